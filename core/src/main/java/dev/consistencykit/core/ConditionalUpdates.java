@@ -1,0 +1,314 @@
+package dev.consistencykit.core;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.or;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Date;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+/**
+ * Guarded single-document updates, in the style of the driver's {@code Filters} and {@code Updates}: each is
+ * one request, idempotent, and returns a typed {@link UpdateOutcome} decided by re-reading the document
+ * whenever the guard did not match (so the common path costs one round trip).
+ *
+ * <ul>
+ *   <li>{@link #transition}: compare-and-set on a state field, stamping {@code lastModified} with server time;</li>
+ *   <li>{@link #applyOnce} / {@link #settleOnce} / {@link #fence}: apply an operation's effect to a document at
+ *       most once, and settle it at most once, through a {@link Marker} array;</li>
+ *   <li>{@link #claim} / {@link #fenced} / {@link #renew} / {@link #release}: leases with a fencing token that
+ *       grows on every claim, so a paused owner whose lease was taken over can no longer write.</li>
+ * </ul>
+ *
+ * <p>Every {@code findOneAndUpdate} sets {@code returnDocument} explicitly. Re-reads go to the primary.
+ * Stateless and thread-safe. None of these methods retries: wrap them in a {@link RetryPolicy}, which is safe
+ * because each is idempotent.
+ */
+public final class ConditionalUpdates {
+
+    private ConditionalUpdates() {
+    }
+
+    /**
+     * Moves document {@code id} from one of {@code transition.from()} to {@code transition.to()} in one
+     * {@code findOneAndUpdate}, stamping the last-modified field with the server's time.
+     *
+     * @return {@link UpdateOutcome#APPLIED} with the document after the change; {@code ALREADY_APPLIED} if the
+     *         document is already in the target state; {@code GUARD_FAILED} with the current document if it is
+     *         in another state or the extra guard refused; {@code MISSING} if there is no such document
+     */
+    public static GuardedResult transition(MongoCollection<Document> collection, Object id, Transition transition) {
+        Objects.requireNonNull(transition, "transition");
+        Inputs.documentId(null, "id", id);
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(transition.from().size() == 1 ? eq(transition.stateField(), transition.from().get(0))
+                : in(transition.stateField(), transition.from()));
+        transition.guard().ifPresent(filters::add);
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.set(transition.stateField(), transition.to()));
+        updates.add(Updates.currentDate(transition.lastModifiedField()));
+        transition.update().ifPresent(updates::add);
+        Document after = collection.findOneAndUpdate(and(filters), Updates.combine(updates),
+                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false));
+        if (after != null) {
+            return GuardedResult.of(UpdateOutcome.APPLIED, after);
+        }
+        Document current = reread(collection, id);
+        if (current == null) {
+            return GuardedResult.of(UpdateOutcome.MISSING, null);
+        }
+        if (transition.to().equals(current.get(transition.stateField()))) {
+            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
+        }
+        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /**
+     * Applies {@code update} to document {@code id} at most once for {@code operationId}: the filter requires the
+     * id to be absent from the marker's pending (and settled) array, and the update pushes it onto the pending
+     * array in the same atomic write.
+     *
+     * @param guard  an extra filter (for example {@code balance >= amount}), or {@code null}
+     * @param update the effect to apply, or {@code null} to only mark the document
+     * @return {@code APPLIED}; {@code ALREADY_APPLIED} if the id is already pending or settled on the document;
+     *         {@code GUARD_FAILED} if the extra guard refused; {@code MISSING} if there is no such document
+     */
+    public static GuardedResult applyOnce(MongoCollection<Document> collection, Object id, Marker marker,
+                                          Object operationId, Bson guard, Bson update) {
+        Inputs.documentId(null, "id", id);
+        Inputs.documentId(null, "operationId", operationId);
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(ne(marker.pendingField(), operationId));
+        marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
+        if (guard != null) {
+            filters.add(guard);
+        }
+        List<Bson> updates = new ArrayList<>();
+        if (update != null) {
+            updates.add(update);
+        }
+        updates.add(Updates.push(marker.pendingField(), operationId));
+        UpdateResult result = collection.updateOne(and(filters), Updates.combine(updates));
+        if (result.getMatchedCount() == 1) {
+            return GuardedResult.of(UpdateOutcome.APPLIED, null);
+        }
+        Document current = reread(collection, id);
+        if (current == null) {
+            return GuardedResult.of(UpdateOutcome.MISSING, null);
+        }
+        if (contains(current, marker.pendingField(), operationId)
+                || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false)) {
+            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
+        }
+        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /**
+     * Settles {@code operationId} on document {@code id} at most once: the filter requires the id in the pending
+     * array, and the update applies {@code update}, pulls the id and (with tombstones) adds it to the settled
+     * array, in one atomic write.
+     *
+     * @param guard  an extra filter, or {@code null}
+     * @param update the effect of settling (a commit's credit, a rollback's reversal), or {@code null}
+     * @return {@code APPLIED}; {@code ALREADY_APPLIED} if it was settled before (with tombstones: the id is in the
+     *         settled array; without: the id is absent, which cannot be told apart from never applied);
+     *         {@code GUARD_FAILED} if the id is pending but the extra guard refused, or (with tombstones) if the id
+     *         was never applied here; {@code MISSING} if there is no such document
+     */
+    public static GuardedResult settleOnce(MongoCollection<Document> collection, Object id, Marker marker,
+                                           Object operationId, Bson guard, Bson update) {
+        Inputs.documentId(null, "id", id);
+        Inputs.documentId(null, "operationId", operationId);
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(eq(marker.pendingField(), operationId));
+        if (guard != null) {
+            filters.add(guard);
+        }
+        List<Bson> updates = new ArrayList<>();
+        if (update != null) {
+            updates.add(update);
+        }
+        updates.add(Updates.pull(marker.pendingField(), operationId));
+        marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
+        UpdateResult result = collection.updateOne(and(filters), Updates.combine(updates));
+        if (result.getMatchedCount() == 1) {
+            return GuardedResult.of(UpdateOutcome.APPLIED, null);
+        }
+        Document current = reread(collection, id);
+        if (current == null) {
+            return GuardedResult.of(UpdateOutcome.MISSING, null);
+        }
+        if (contains(current, marker.pendingField(), operationId)) {
+            return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+        }
+        if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
+            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
+        }
+        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /**
+     * Fences {@code operationId} on document {@code id}: adds a tombstone for an operation that was never applied
+     * there, so that a late {@link #applyOnce} (a paused owner waking up after its operation was canceled) is
+     * refused. Requires a marker with tombstones.
+     *
+     * @return {@code APPLIED} if the tombstone was added; {@code ALREADY_APPLIED} if it was there;
+     *         {@code GUARD_FAILED} if the operation is pending on the document (settle it instead);
+     *         {@code MISSING} if there is no such document
+     * @throws IllegalArgumentException if the marker has no tombstones
+     */
+    public static GuardedResult fence(MongoCollection<Document> collection, Object id, Marker marker,
+                                      Object operationId) {
+        Inputs.documentId(null, "id", id);
+        Inputs.documentId(null, "operationId", operationId);
+        String settled = marker.settledField().orElseThrow(
+                () -> new IllegalArgumentException("fencing needs a marker with tombstones: " + marker));
+        UpdateResult result = collection.updateOne(
+                and(eq("_id", id), ne(marker.pendingField(), operationId), ne(settled, operationId)),
+                Updates.addToSet(settled, operationId));
+        if (result.getMatchedCount() == 1) {
+            return GuardedResult.of(UpdateOutcome.APPLIED, null);
+        }
+        Document current = reread(collection, id);
+        if (current == null) {
+            return GuardedResult.of(UpdateOutcome.MISSING, null);
+        }
+        if (contains(current, settled, operationId)) {
+            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
+        }
+        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /**
+     * Claims the first document (in {@code sort} order) that matches {@code filter} and whose lease is free or
+     * expired by server time, in one {@code findOneAndUpdate}: sets the owner, a lease expiry of server time +
+     * {@code lease}, increments the fencing token, stamps {@code lastModified}, and applies {@code extraUpdate}.
+     *
+     * @param sort        the claim order, or {@code null}
+     * @param extraUpdate an update applied in the same write (a state change), or {@code null}
+     * @return the claim, or empty if nothing is claimable
+     */
+    public static Optional<Claim> claim(MongoCollection<Document> collection, Bson filter, Bson sort, String owner,
+                                        Duration lease, ServerClock clock, LeaseFields fields, Bson extraUpdate) {
+        Objects.requireNonNull(filter, "filter");
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(fields, "fields");
+        requirePositive(lease);
+        Instant now = clock.now();
+        Instant expires = now.plus(lease);
+        Bson claimable = and(filter, or(eq(fields.expiresField(), null), lt(fields.expiresField(), Date.from(now))));
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.set(fields.ownerField(), owner));
+        updates.add(Updates.set(fields.expiresField(), Date.from(expires)));
+        updates.add(Updates.inc(fields.tokenField(), 1L));
+        updates.add(Updates.currentDate(Transition.DEFAULT_LAST_MODIFIED_FIELD));
+        if (extraUpdate != null) {
+            updates.add(extraUpdate);
+        }
+        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                .upsert(false);
+        if (sort != null) {
+            options.sort(sort);
+        }
+        Document after = collection.findOneAndUpdate(claimable, Updates.combine(updates), options);
+        if (after == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new Claim(after.get("_id"), owner, tokenOf(after, fields), expires, after));
+    }
+
+    /**
+     * Applies {@code update} to document {@code id} only if its fencing token is still {@code token}, i.e. no
+     * other process has claimed it since.
+     *
+     * @param guard an extra filter, or {@code null}
+     * @return {@code APPLIED} with the document after the change; {@code GUARD_FAILED} with the current document
+     *         if the token moved on (lease lost) or the guard refused; {@code MISSING}
+     */
+    public static GuardedResult fenced(MongoCollection<Document> collection, Object id, LeaseFields fields,
+                                       long token, Bson guard, Bson update) {
+        Inputs.documentId(null, "id", id);
+        Objects.requireNonNull(update, "update");
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(eq(fields.tokenField(), token));
+        if (guard != null) {
+            filters.add(guard);
+        }
+        Document after = collection.findOneAndUpdate(and(filters),
+                Updates.combine(update, Updates.currentDate(Transition.DEFAULT_LAST_MODIFIED_FIELD)),
+                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false));
+        if (after != null) {
+            return GuardedResult.of(UpdateOutcome.APPLIED, after);
+        }
+        Document current = reread(collection, id);
+        return GuardedResult.of(current == null ? UpdateOutcome.MISSING : UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /** Extends the lease of the holder of {@code token} to server time + {@code lease} (a heartbeat). */
+    public static GuardedResult renew(MongoCollection<Document> collection, Object id, LeaseFields fields, long token,
+                                      Duration lease, ServerClock clock) {
+        requirePositive(lease);
+        return fenced(collection, id, fields, token, null,
+                Updates.set(fields.expiresField(), Date.from(clock.now().plus(lease))));
+    }
+
+    /**
+     * Gives up the lease of the holder of {@code token}: unsets owner and expiry (the token stays, so the next
+     * claim gets a larger one) and applies {@code extraUpdate}.
+     */
+    public static GuardedResult release(MongoCollection<Document> collection, Object id, LeaseFields fields,
+                                        long token, Bson extraUpdate) {
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.unset(fields.ownerField()));
+        updates.add(Updates.unset(fields.expiresField()));
+        if (extraUpdate != null) {
+            updates.add(extraUpdate);
+        }
+        return fenced(collection, id, fields, token, null, Updates.combine(updates));
+    }
+
+    /** The fencing token stored in {@code document}, 0 if none. */
+    public static long tokenOf(Document document, LeaseFields fields) {
+        Object value = document.getEmbedded(List.of(fields.tokenField().split("\\.")), Object.class);
+        return value instanceof Number n ? n.longValue() : 0L;
+    }
+
+    private static Document reread(MongoCollection<Document> collection, Object id) {
+        return collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+    }
+
+    private static boolean contains(Document document, String arrayField, Object value) {
+        Object array = document.get(arrayField);
+        return array instanceof Collection<?> c && c.contains(value);
+    }
+
+    private static void requirePositive(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be > 0, was " + lease);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package dev.consistencykit.core;
+
+import java.time.Duration;
+
+/**
+ * One pattern for making a multi-document change reliable without native transactions.
+ *
+ * <p>Every implementation follows the same protocol: <em>record the intent with one atomic write → apply it
+ * with guarded, idempotent single-document writes → mark it terminal</em>. A recovery pass finds
+ * interrupted operations by an indexed query and finishes or undoes them; it is safe to run at start-up,
+ * periodically and from many processes at once.
+ *
+ * <p>Implementations are thread-safe: one instance may be shared by any number of threads, and any number of
+ * instances (in any number of processes) may work on the same collections. Safety never depends on clocks:
+ * clocks only decide when recovery may take over an operation whose owner went quiet.
+ *
+ * <pre>{@code
+ * ConsistencyStrategy<Transfer> strategy = TwoPhaseCommit.builder(database).name("payments").build();
+ * strategy.ensureIndexes();
+ * OperationResult result = strategy.apply(transfer);   // driven to a terminal state in this thread
+ * strategy.recover(Duration.ofMinutes(1));             // at start-up and periodically
+ * }</pre>
+ *
+ * @param <C> the pattern's change type
+ */
+public interface ConsistencyStrategy<C> {
+
+    /** The instance name, used in every log line, metric and exception of this instance. */
+    String name();
+
+    /**
+     * Creates every index the strategy's queries need on a real MongoDB server. Idempotent.
+     */
+    void ensureIndexes();
+
+    /**
+     * Durably records the intent of {@code change} with one atomic write and returns its id, without applying
+     * it. Idempotent for a caller-supplied id: the same id with the same change returns the same id.
+     *
+     * @throws InvalidInputException         if the change is invalid (nothing is written)
+     * @throws IdempotencyConflictException  if the id exists with a different change (nothing is written)
+     * @throws OutcomeUnknownException       if the write may or may not have been recorded
+     */
+    OperationId submit(C change);
+
+    /**
+     * Submits {@code change} (idempotently) and drives it to a terminal state in the calling thread.
+     *
+     * @return how the operation ended; {@link OperationResult.Outcome#IN_FLIGHT} only when another process
+     *         is driving it and it has not finished yet
+     * @throws InvalidInputException         if the change is invalid (nothing is written)
+     * @throws IdempotencyConflictException  if the id exists with a different change (nothing is written)
+     * @throws OutcomeUnknownException       if the server stopped answering mid-way; the operation is then
+     *                                       left for recovery, which will finish or undo it
+     */
+    OperationResult apply(C change);
+
+    /**
+     * Finishes or undoes every operation interrupted for longer than {@code staleAfter}, measured by the
+     * server's clock. Safe to run concurrently from many processes: each interrupted operation is driven by
+     * exactly one of them.
+     *
+     * @param staleAfter how long an operation must have made no progress before it is taken over; zero takes
+     *                   over every operation not terminal
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    RecoveryReport recover(Duration staleAfter);
+
+    /** Counts per state and the age of the oldest operation in flight, read from the database. */
+    StrategyStatus status();
+
+    /** What this pattern guarantees, for comparisons and documentation. */
+    Guarantees guarantees();
+}

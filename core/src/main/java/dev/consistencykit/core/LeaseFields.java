@@ -1,0 +1,24 @@
+package dev.consistencykit.core;
+
+/**
+ * The fields a claimed document carries: who owns it, when the lease expires (server time), and the fencing token,
+ * incremented on every claim, that every write of the owner must carry.
+ *
+ * @param ownerField   the owner's name
+ * @param expiresField the lease expiry, a date
+ * @param tokenField   the fencing token, a long
+ */
+public record LeaseFields(String ownerField, String expiresField, String tokenField) {
+
+    /** {@code owner}, {@code leaseExpiresAt}, {@code fencingToken}. */
+    public static final LeaseFields DEFAULT = new LeaseFields("owner", "leaseExpiresAt", "fencingToken");
+
+    /**
+     * @throws InvalidInputException if a field name is not plain
+     */
+    public LeaseFields {
+        Inputs.fieldPath(null, "ownerField", ownerField);
+        Inputs.fieldPath(null, "expiresField", expiresField);
+        Inputs.fieldPath(null, "tokenField", tokenField);
+    }
+}

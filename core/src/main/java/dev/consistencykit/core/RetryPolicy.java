@@ -1,0 +1,176 @@
+package dev.consistencykit.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.MongoException;
+
+/**
+ * Retry of transient errors with bounded exponential back-off and jitter.
+ *
+ * <p>Only errors {@link MongoErrors} classifies as transient are retried; every other error is rethrown at once.
+ * Retry is only correct for idempotent requests: every write the toolkit sends is guarded, so a retried write
+ * that had in fact applied is recognised (for example as {@link UpdateOutcome#ALREADY_APPLIED}) rather than
+ * applied twice. When the attempts run out, the result is reported honestly: {@link OutcomeUnknownException}
+ * if any attempt may have reached the server, {@link ServerUnavailableException} if none did.
+ *
+ * <p>Immutable and thread-safe. Defaults: {@value #DEFAULT_MAX_ATTEMPTS} attempts, back-off from
+ * {@link #DEFAULT_INITIAL_BACKOFF} (10 ms) doubling to at most {@link #DEFAULT_MAX_BACKOFF} (1 s), with
+ * {@value #DEFAULT_JITTER} jitter (each delay is drawn uniformly from ±50% of its nominal value).
+ *
+ * <pre>{@code
+ * RetryPolicy retry = RetryPolicy.DEFAULT;
+ * UpdateOutcome outcome = retry.execute("payments", id, "debit",
+ *         () -> ConditionalUpdates.applyOnce(accounts, id, marker, txId, guard, debit).outcome());
+ * }</pre>
+ *
+ * @param maxAttempts    attempts in all, at least 1
+ * @param initialBackoff the delay before the second attempt
+ * @param maxBackoff     the largest delay
+ * @param multiplier     growth of the delay per attempt, at least 1
+ * @param jitter         fraction of each delay drawn at random, in [0, 1]
+ */
+public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
+                          double jitter) {
+
+    /** Default attempts in all: {@value}. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default delay before the second attempt: 10 ms. */
+    public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(10);
+    /** Default largest delay: 1 s. */
+    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(1);
+    /** Default growth per attempt: {@value}. */
+    public static final double DEFAULT_MULTIPLIER = 2.0;
+    /** Default jitter: {@value}. */
+    public static final double DEFAULT_JITTER = 0.5;
+
+    /** The default policy. */
+    public static final RetryPolicy DEFAULT = new RetryPolicy(DEFAULT_MAX_ATTEMPTS, DEFAULT_INITIAL_BACKOFF,
+            DEFAULT_MAX_BACKOFF, DEFAULT_MULTIPLIER, DEFAULT_JITTER);
+
+    /** A policy that tries once and never retries. */
+    public static final RetryPolicy NONE = new RetryPolicy(1, Duration.ZERO, Duration.ZERO, 1.0, 0.0);
+
+    private static final Logger LOG = LoggerFactory.getLogger(RetryPolicy.class);
+
+    /**
+     * @throws IllegalArgumentException for a value out of range
+     * @throws NullPointerException     for a null duration
+     */
+    public RetryPolicy {
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
+        }
+        Objects.requireNonNull(initialBackoff, "initialBackoff");
+        Objects.requireNonNull(maxBackoff, "maxBackoff");
+        if (initialBackoff.isNegative() || maxBackoff.isNegative()) {
+            throw new IllegalArgumentException("back-off must be >= 0");
+        }
+        if (maxBackoff.compareTo(initialBackoff) < 0) {
+            throw new IllegalArgumentException("maxBackoff " + maxBackoff + " < initialBackoff " + initialBackoff);
+        }
+        if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
+            throw new IllegalArgumentException("multiplier must be >= 1, was " + multiplier);
+        }
+        if (!(jitter >= 0.0 && jitter <= 1.0)) {
+            throw new IllegalArgumentException("jitter must be in [0, 1], was " + jitter);
+        }
+    }
+
+    /** This policy with another number of attempts. */
+    public RetryPolicy withMaxAttempts(int attempts) {
+        return new RetryPolicy(attempts, initialBackoff, maxBackoff, multiplier, jitter);
+    }
+
+    /** This policy with other back-off bounds. */
+    public RetryPolicy withBackoff(Duration initial, Duration max) {
+        return new RetryPolicy(maxAttempts, initial, max, multiplier, jitter);
+    }
+
+    /**
+     * The nominal delay after failed attempt number {@code attempt} (1-based), before jitter.
+     */
+    public Duration nominalDelay(int attempt) {
+        double millis = initialBackoff.toNanos() * Math.pow(multiplier, Math.max(0, attempt - 1));
+        long bounded = (long) Math.min(millis, (double) maxBackoff.toNanos());
+        return Duration.ofNanos(bounded);
+    }
+
+    /** The delay after failed attempt {@code attempt}, with jitter applied. */
+    public Duration delay(int attempt) {
+        long nominal = nominalDelay(attempt).toNanos();
+        if (nominal == 0 || jitter == 0.0) {
+            return Duration.ofNanos(nominal);
+        }
+        double factor = 1.0 + jitter * (ThreadLocalRandom.current().nextDouble() * 2.0 - 1.0);
+        return Duration.ofNanos(Math.min((long) (nominal * factor), maxBackoff.toNanos()));
+    }
+
+    /**
+     * Runs {@code request}, retrying transient errors.
+     *
+     * @param instanceName for errors and log lines
+     * @param documentId   the document or operation concerned, for errors; may be {@code null}
+     * @param what         a short description of the request, for errors and log lines
+     * @param request      an idempotent request
+     * @return what {@code request} returned
+     * @throws OutcomeUnknownException    if attempts ran out and one of them may have reached the server
+     * @throws ServerUnavailableException if attempts ran out and none reached the server
+     * @throws MongoException             a non-transient error, unchanged
+     */
+    public <T> T execute(String instanceName, Object documentId, String what, Supplier<T> request) {
+        boolean maybeSent = false;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return request.get();
+            } catch (MongoException e) {
+                MongoErrors.Kind kind = MongoErrors.classify(e);
+                if (kind != MongoErrors.Kind.TRANSIENT_NOT_SENT && kind != MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED) {
+                    throw e;
+                }
+                maybeSent |= kind == MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED;
+                if (attempt >= maxAttempts) {
+                    if (maybeSent) {
+                        throw new OutcomeUnknownException(instanceName, documentId, what
+                                + ": no acknowledgement after " + attempt + " attempts; it may or may not have"
+                                + " been applied and will be resolved by retry or recovery", e);
+                    }
+                    throw new ServerUnavailableException(instanceName, documentId, what
+                            + ": server unavailable after " + attempt + " attempts; nothing was sent", e);
+                }
+                Duration delay = delay(attempt);
+                LOG.debug("[{}] {} failed transiently (attempt {}/{}, {}), retrying in {} ms", instanceName, what,
+                        attempt, maxAttempts, kind, delay.toMillis());
+                sleep(instanceName, documentId, what, delay, maybeSent, e);
+            }
+        }
+    }
+
+    /** {@link #execute(String, Object, String, Supplier)} for a request without a result. */
+    public void run(String instanceName, Object documentId, String what, Runnable request) {
+        execute(instanceName, documentId, what, () -> {
+            request.run();
+            return null;
+        });
+    }
+
+    private static void sleep(String instanceName, Object documentId, String what, Duration delay, boolean maybeSent,
+                              MongoException last) {
+        try {
+            Thread.sleep(delay.toMillis(), (int) (delay.toNanos() % 1_000_000));
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            if (maybeSent) {
+                throw new OutcomeUnknownException(instanceName, documentId, what
+                        + ": interrupted while retrying; it may or may not have been applied", last);
+            }
+            throw new ServerUnavailableException(instanceName, documentId, what
+                    + ": interrupted while retrying; nothing was sent", last);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.consistencykit.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.Objects;
+
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.client.MongoDatabase;
+
+/**
+ * An estimate of the server's clock, used to judge how stale an operation is and when a lease expires.
+ *
+ * <p>Timestamps the patterns store come from the server ({@code $currentDate}); comparing them with a client's
+ * own clock would make recovery take over too early or too late on a client whose clock is skewed. This class
+ * measures the offset between an injectable local {@link Clock} and the server's {@code localTime} (reported by
+ * the {@code isMaster} command, by MongoDB and by the embedded server alike), taking the sample with the
+ * shortest round trip and halving it, and adds it to the local clock. It re-measures every
+ * {@link #DEFAULT_RESYNC_INTERVAL} (5 minutes).
+ *
+ * <p>Safety never depends on this estimate: it only decides <em>when</em> recovery may take over. An estimate
+ * off by any amount delays or hastens a takeover, and the fencing guards make an early takeover harmless.
+ *
+ * <p>Thread-safe.
+ *
+ * <pre>{@code
+ * ServerClock clock = ServerClock.of(database);
+ * Instant cutoff = clock.now().minus(Duration.ofSeconds(30));   // older than this is stale
+ * }</pre>
+ */
+public final class ServerClock {
+
+    /** How often the offset is measured again: 5 minutes. */
+    public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ofMinutes(5);
+
+    private static final int SAMPLES = 3;
+    private static final Logger LOG = LoggerFactory.getLogger(ServerClock.class);
+
+    private final MongoDatabase database;
+    private final Clock localClock;
+    private final Duration resyncInterval;
+
+    private volatile Measurement measurement;
+
+    private record Measurement(Duration offset, Duration uncertainty, Instant measuredAtLocal) {
+    }
+
+    private ServerClock(MongoDatabase database, Clock localClock, Duration resyncInterval) {
+        this.database = Objects.requireNonNull(database, "database");
+        this.localClock = Objects.requireNonNull(localClock, "localClock");
+        this.resyncInterval = Objects.requireNonNull(resyncInterval, "resyncInterval");
+        if (resyncInterval.isNegative() || resyncInterval.isZero()) {
+            throw new IllegalArgumentException("resyncInterval must be > 0, was " + resyncInterval);
+        }
+    }
+
+    /** A server clock for {@code database} measured against the system clock. */
+    public static ServerClock of(MongoDatabase database) {
+        return new ServerClock(database, Clock.systemUTC(), DEFAULT_RESYNC_INTERVAL);
+    }
+
+    /**
+     * A server clock measured against {@code localClock}; tests inject a skewed clock to show that the estimate
+     * of server time, and so recovery, is unaffected by client clock skew.
+     */
+    public static ServerClock of(MongoDatabase database, Clock localClock) {
+        return new ServerClock(database, localClock, DEFAULT_RESYNC_INTERVAL);
+    }
+
+    /** A server clock with a custom re-measure interval. */
+    public static ServerClock of(MongoDatabase database, Clock localClock, Duration resyncInterval) {
+        return new ServerClock(database, localClock, resyncInterval);
+    }
+
+    /** The estimated current time on the server. Measures the offset first if it is missing or old. */
+    public Instant now() {
+        Measurement m = current();
+        return localClock.instant().plus(m.offset());
+    }
+
+    /** The estimated server time minus {@code age}: anything last modified before it is older than {@code age}. */
+    public Date cutoff(Duration age) {
+        Objects.requireNonNull(age, "age");
+        return Date.from(now().minus(age));
+    }
+
+    /** The estimated age, by server time, of a server-stamped instant. Never negative. */
+    public Duration ageOf(Instant serverStamp) {
+        Duration age = Duration.between(serverStamp, now());
+        return age.isNegative() ? Duration.ZERO : age;
+    }
+
+    /** The measured offset: server time minus local time. */
+    public Duration offset() {
+        return current().offset();
+    }
+
+    /** Half the round trip of the best sample: how far off the estimate may be. */
+    public Duration uncertainty() {
+        return current().uncertainty();
+    }
+
+    /** Measures the offset now, regardless of its age. */
+    public void resync() {
+        measurement = measure();
+    }
+
+    private Measurement current() {
+        Measurement m = measurement;
+        if (m == null || Duration.between(m.measuredAtLocal(), localClock.instant()).abs().compareTo(resyncInterval) > 0) {
+            m = measure();
+            measurement = m;
+        }
+        return m;
+    }
+
+    private Measurement measure() {
+        Measurement best = null;
+        for (int i = 0; i < SAMPLES; i++) {
+            Instant before = localClock.instant();
+            Document reply = database.runCommand(new Document("isMaster", 1));
+            Instant after = localClock.instant();
+            Object localTime = reply.get("localTime");
+            if (!(localTime instanceof Date serverTime)) {
+                throw new ConsistencyException(null, null,
+                        "the server did not report localTime in isMaster; cannot measure server time");
+            }
+            Duration roundTrip = Duration.between(before, after);
+            Instant midpoint = before.plus(roundTrip.dividedBy(2));
+            Measurement sample = new Measurement(Duration.between(midpoint, serverTime.toInstant()),
+                    roundTrip.dividedBy(2), after);
+            if (best == null || sample.uncertainty().compareTo(best.uncertainty()) < 0) {
+                best = sample;
+            }
+        }
+        LOG.debug("server clock offset {} ms (±{} ms)", best.offset().toMillis(), best.uncertainty().toMillis());
+        return best;
+    }
+}

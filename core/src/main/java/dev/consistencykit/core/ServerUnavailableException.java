@@ -1,0 +1,20 @@
+package dev.consistencykit.core;
+
+/**
+ * The server could not be reached and the request is known not to have been sent (for example no
+ * server could be selected before the timeout). Nothing was written by the failed request.
+ */
+public class ServerUnavailableException extends ConsistencyException {
+
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * @param instanceName the instance that tried
+     * @param documentId   the document or operation concerned, may be {@code null}
+     * @param message      what was being done
+     * @param cause        the last error seen
+     */
+    public ServerUnavailableException(String instanceName, Object documentId, String message, Throwable cause) {
+        super(instanceName, documentId, message, cause);
+    }
+}

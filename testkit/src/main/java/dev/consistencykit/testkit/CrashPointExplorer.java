@@ -1,0 +1,408 @@
+package dev.consistencykit.testkit;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyException;
+
+/**
+ * Crashes an operation at every write it sends, in every {@link FaultMode}, and checks that recovery in a fresh
+ * instance always restores the invariants.
+ *
+ * <p>First the operation runs once without faults to count its write sites (and its invariants are checked).
+ * Then, for every site × every mode × each number of concurrent recoverers (1 and 2 by default), on fresh data:
+ * the operation runs with that one fault in its own thread (a process); the recovery step runs as a new process
+ * would, on the plain database, once per recoverer at the same time; the invariants are checked on data read back;
+ * recovery runs once more and the invariants are checked again. For {@link FaultMode#PAUSE} the recoverers run
+ * while the operation is paused before its write, then the paused owner wakes and sends it (a zombie), and
+ * recovery runs again. Optionally, each scenario is repeated with a crash during recovery at each of recovery's
+ * own write sites, followed by a clean recovery.
+ *
+ * <pre>{@code
+ * ExplorationReport report = CrashPointExplorer.builder(client)
+ *         .name("transfer")
+ *         .setup(db -> seedAccounts(db))
+ *         .operation(db -> newStrategy(db).apply(transfer))
+ *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))
+ *         .invariants(db -> checkMoney(db))
+ *         .build()
+ *         .explore();
+ * assertThat(report.violations()).isEmpty();
+ * }</pre>
+ *
+ * <p>Each scenario gets its own database, dropped afterwards. Not thread-safe: run one exploration at a time per
+ * instance.
+ */
+public final class CrashPointExplorer {
+
+    /** The longest an operation or a recovery may take before the scenario is reported as hung. */
+    public static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private final MongoClient client;
+    private final String name;
+    private final Consumer<MongoDatabase> setup;
+    private final Consumer<MongoDatabase> operation;
+    private final Consumer<MongoDatabase> recovery;
+    private final Function<MongoDatabase, List<String>> invariants;
+    private final Set<FaultMode> modes;
+    private final List<Integer> recoverers;
+    private final boolean recoveryFaults;
+    private final Predicate<Throwable> expectedFailure;
+
+    /**
+     * One scenario, enough to replay it with {@link #run(Scenario)}.
+     *
+     * @param site          the operation's write site to fault, from 1
+     * @param mode          the fault
+     * @param recoverers    recoverers run at once
+     * @param recoverySite  a recovery write site to crash at, if any
+     * @param recoveryMode  the fault at that recovery site
+     */
+    public record Scenario(int site, FaultMode mode, int recoverers, Optional<Integer> recoverySite,
+                           Optional<FaultMode> recoveryMode) {
+
+        /** A scenario without a fault during recovery. */
+        public static Scenario of(int site, FaultMode mode, int recoverers) {
+            return new Scenario(site, mode, recoverers, Optional.empty(), Optional.empty());
+        }
+
+        @Override
+        public String toString() {
+            String s = mode + " at write #" + site + ", " + recoverers + " recoverer" + (recoverers == 1 ? "" : "s");
+            if (recoverySite.isPresent()) {
+                s += ", then " + recoveryMode.orElseThrow() + " at recovery write #" + recoverySite.get();
+            }
+            return s;
+        }
+    }
+
+    /**
+     * A scenario whose invariants did not hold, or that failed in a way it must not.
+     *
+     * @param scenario what was run
+     * @param where    the write sites of the fault-free run, for reading the scenario
+     * @param problems what went wrong
+     */
+    public record Violation(Scenario scenario, String where, List<String> problems) {
+        @Override
+        public String toString() {
+            return scenario + " (" + where + "): " + String.join("; ", problems);
+        }
+    }
+
+    /**
+     * What an exploration did.
+     *
+     * @param name       the exploration's name
+     * @param sites      the write sites of the fault-free run
+     * @param scenarios  scenarios run, the fault-free one included
+     * @param violations every scenario that went wrong
+     */
+    public record ExplorationReport(String name, List<WriteSite> sites, int scenarios, List<Violation> violations) {
+
+        /** Copies the lists. */
+        public ExplorationReport {
+            sites = List.copyOf(sites);
+            violations = List.copyOf(violations);
+        }
+
+        /** How many write sites the operation has. */
+        public int writeSites() {
+            return sites.size();
+        }
+
+        /** Whether every scenario kept the invariants. */
+        public boolean passed() {
+            return violations.isEmpty();
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder sb = new StringBuilder(name).append(": ").append(writeSites()).append(" write sites ")
+                    .append(sites).append(", ").append(scenarios).append(" scenarios, ").append(violations.size())
+                    .append(" violations");
+            for (Violation v : violations) {
+                sb.append("\n  - ").append(v);
+            }
+            return sb.toString();
+        }
+    }
+
+    private CrashPointExplorer(Builder b) {
+        this.client = b.client;
+        this.name = b.name;
+        this.setup = b.setup;
+        this.operation = Objects.requireNonNull(b.operation, "operation");
+        this.recovery = Objects.requireNonNull(b.recovery, "recovery");
+        this.invariants = Objects.requireNonNull(b.invariants, "invariants");
+        this.modes = Set.copyOf(b.modes);
+        this.recoverers = List.copyOf(b.recoverers);
+        this.recoveryFaults = b.recoveryFaults;
+        this.expectedFailure = b.expectedFailure;
+    }
+
+    /** A builder exploring on databases of {@code client}. */
+    public static Builder builder(MongoClient client) {
+        return new Builder(client);
+    }
+
+    /** Runs every scenario. */
+    public ExplorationReport explore() {
+        ExecutorService executor = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "explorer-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            return explore(executor);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("exploration interrupted", e);
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    /** Runs one scenario and returns its problems (empty when it kept the invariants). */
+    public List<String> run(Scenario scenario) {
+        ExecutorService executor = Executors.newCachedThreadPool();
+        try {
+            return runScenario(executor, scenario);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("scenario interrupted", e);
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    private ExplorationReport explore(ExecutorService executor) throws InterruptedException {
+        List<Violation> violations = new ArrayList<>();
+        int scenarios = 1;
+        MongoDatabase db = freshDatabase();
+        FaultInjector counting = FaultInjector.counting();
+        List<WriteSite> sites;
+        try {
+            setup.accept(db);
+            Outcomes.Ended ended = Outcomes.await(executor.submit(() -> operation.accept(counting.wrap(db))), TIMEOUT);
+            sites = counting.sites();
+            List<String> problems = new ArrayList<>();
+            ended.failure().ifPresent(t -> problems.add("the fault-free run failed: " + Outcomes.describe(t)));
+            problems.addAll(invariants.apply(db));
+            if (!problems.isEmpty()) {
+                violations.add(new Violation(Scenario.of(0, FaultMode.CRASH_BEFORE, 0), "no fault", problems));
+            }
+        } finally {
+            db.drop();
+        }
+        String where = sites.toString();
+        for (WriteSite site : sites) {
+            for (FaultMode mode : EnumSet.copyOf(modes)) {
+                for (int r : recoverers) {
+                    Scenario scenario = Scenario.of(site.number(), mode, r);
+                    scenarios++;
+                    List<String> problems = runScenario(executor, scenario);
+                    if (!problems.isEmpty()) {
+                        violations.add(new Violation(scenario, where, problems));
+                    }
+                }
+                if (recoveryFaults && mode.isCrash()) {
+                    for (FaultMode recoveryMode : List.of(FaultMode.CRASH_BEFORE, FaultMode.CRASH_AFTER)) {
+                        for (int j = 1; ; j++) {
+                            Scenario scenario = new Scenario(site.number(), mode, 1, Optional.of(j),
+                                    Optional.of(recoveryMode));
+                            ScenarioRun run = runScenarioDetailed(executor, scenario);
+                            if (!run.recoveryFaultReached()) {
+                                break;
+                            }
+                            scenarios++;
+                            if (!run.problems().isEmpty()) {
+                                violations.add(new Violation(scenario, where, run.problems()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return new ExplorationReport(name, sites, scenarios, violations);
+    }
+
+    private record ScenarioRun(List<String> problems, boolean recoveryFaultReached) {
+    }
+
+    private List<String> runScenario(ExecutorService executor, Scenario scenario) throws InterruptedException {
+        return runScenarioDetailed(executor, scenario).problems();
+    }
+
+    private ScenarioRun runScenarioDetailed(ExecutorService executor, Scenario scenario) throws InterruptedException {
+        List<String> problems = new ArrayList<>();
+        boolean recoveryFaultReached = false;
+        MongoDatabase db = freshDatabase();
+        try {
+            setup.accept(db);
+            FaultInjector injector = FaultInjector.at(scenario.site(), scenario.mode());
+            Future<?> op = executor.submit(() -> operation.accept(injector.wrap(db)));
+            if (scenario.mode() == FaultMode.PAUSE) {
+                if (!injector.awaitPaused(TIMEOUT)) {
+                    problems.add("the operation never reached write #" + scenario.site());
+                }
+                recoverConcurrently(executor, db, scenario.recoverers(), problems, "recovery while the owner is paused");
+                injector.release();
+            }
+            Outcomes.Ended ended = Outcomes.await(op, TIMEOUT);
+            checkOperationEnd(ended, problems);
+            if (injector.faults().isEmpty()) {
+                problems.add("the operation never reached write #" + scenario.site());
+            }
+            if (scenario.recoverySite().isPresent()) {
+                FaultInjector recoveryInjector = FaultInjector.at(scenario.recoverySite().get(),
+                        scenario.recoveryMode().orElseThrow());
+                Outcomes.Ended crashedRecovery = Outcomes.await(
+                        executor.submit(() -> recovery.accept(recoveryInjector.wrap(db))), TIMEOUT);
+                recoveryFaultReached = !recoveryInjector.faults().isEmpty();
+                crashedRecovery.failure().filter(t -> !(t instanceof InjectedCrash))
+                        .ifPresent(t -> problems.add("the faulted recovery failed: " + Outcomes.describe(t)));
+            }
+            recoverConcurrently(executor, db, scenario.recoverers(), problems, "recovery");
+            problems.addAll(invariants.apply(db));
+            if (problems.isEmpty()) {
+                recoverConcurrently(executor, db, 1, problems, "second recovery");
+                invariants.apply(db).forEach(p -> problems.add("after a second recovery: " + p));
+            }
+        } finally {
+            db.drop();
+        }
+        return new ScenarioRun(problems, recoveryFaultReached);
+    }
+
+    private void checkOperationEnd(Outcomes.Ended ended, List<String> problems) {
+        if (ended.timedOut()) {
+            problems.add("the operation did not finish within " + TIMEOUT);
+            return;
+        }
+        ended.failure().filter(expectedFailure.negate())
+                .ifPresent(t -> problems.add("the operation failed unexpectedly: " + Outcomes.describe(t)));
+    }
+
+    private void recoverConcurrently(ExecutorService executor, MongoDatabase db, int count, List<String> problems,
+                                     String what) throws InterruptedException {
+        List<Future<?>> futures = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            futures.add(executor.submit(() -> recovery.accept(db)));
+        }
+        for (Future<?> future : futures) {
+            Outcomes.Ended ended = Outcomes.await(future, TIMEOUT);
+            ended.failure().ifPresent(t -> problems.add(what + " failed: " + Outcomes.describe(t)));
+        }
+    }
+
+    private MongoDatabase freshDatabase() {
+        return client.getDatabase(MongoTestExtension.freshName("x" + name));
+    }
+
+    /** Builds a {@link CrashPointExplorer}. */
+    public static final class Builder {
+        private final MongoClient client;
+        private String name = "exploration";
+        private Consumer<MongoDatabase> setup = db -> { };
+        private Consumer<MongoDatabase> operation;
+        private Consumer<MongoDatabase> recovery;
+        private Function<MongoDatabase, List<String>> invariants;
+        private Set<FaultMode> modes = FaultInjector.allModes();
+        private List<Integer> recoverers = List.of(1, 2);
+        private boolean recoveryFaults;
+        private Predicate<Throwable> expectedFailure = t -> t instanceof InjectedCrash
+                || t instanceof ConsistencyException;
+
+        private Builder(MongoClient client) {
+            this.client = Objects.requireNonNull(client, "client");
+        }
+
+        /** A name for reports. */
+        public Builder name(String value) {
+            this.name = Objects.requireNonNull(value, "name");
+            return this;
+        }
+
+        /** Creates the scenario's data on a fresh database (no faults). */
+        public Builder setup(Consumer<MongoDatabase> value) {
+            this.setup = Objects.requireNonNull(value, "setup");
+            return this;
+        }
+
+        /** The operation under test; it gets the fault-injecting database and must build its instance from it. */
+        public Builder operation(Consumer<MongoDatabase> value) {
+            this.operation = Objects.requireNonNull(value, "operation");
+            return this;
+        }
+
+        /** Recovery as a freshly started process runs it (a new instance on the given database). */
+        public Builder recovery(Consumer<MongoDatabase> value) {
+            this.recovery = Objects.requireNonNull(value, "recovery");
+            return this;
+        }
+
+        /** The invariants, read back from the database: one message per violation, empty when all hold. */
+        public Builder invariants(Function<MongoDatabase, List<String>> value) {
+            this.invariants = Objects.requireNonNull(value, "invariants");
+            return this;
+        }
+
+        /** The fault modes to inject (default: all). */
+        public Builder modes(Set<FaultMode> value) {
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException("at least one fault mode");
+            }
+            this.modes = Set.copyOf(value);
+            return this;
+        }
+
+        /** The numbers of concurrent recoverers to run each scenario with (default: 1 and 2). */
+        public Builder recoverers(Integer... counts) {
+            for (int c : counts) {
+                if (c < 1) {
+                    throw new IllegalArgumentException("recoverers must be >= 1, was " + c);
+                }
+            }
+            this.recoverers = List.of(counts);
+            return this;
+        }
+
+        /** Also crash recovery itself at each of its write sites, then recover cleanly (default: off). */
+        public Builder recoveryFaults(boolean value) {
+            this.recoveryFaults = value;
+            return this;
+        }
+
+        /**
+         * Which failures of the faulted operation are acceptable (default: an {@link InjectedCrash} or any
+         * {@link ConsistencyException}); any other is a violation.
+         */
+        public Builder expectedFailure(Predicate<Throwable> value) {
+            this.expectedFailure = Objects.requireNonNull(value, "expectedFailure");
+            return this;
+        }
+
+        /** Builds the explorer. */
+        public CrashPointExplorer build() {
+            if (operation == null || recovery == null || invariants == null) {
+                throw new IllegalStateException("operation, recovery and invariants are required");
+            }
+            return new CrashPointExplorer(this);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package dev.consistencykit.testkit;
+
+/** What the {@link FaultInjector} does to the write it is told to fault. */
+public enum FaultMode {
+    /** The process dies just before the write is sent: the write never reaches the server. */
+    CRASH_BEFORE,
+    /** The write is applied on the server, then the process dies before it sees the acknowledgement. */
+    CRASH_AFTER,
+    /**
+     * The connection fails while sending: the write is not applied, and the caller gets a transient, retryable
+     * error that does not say whether it was applied.
+     */
+    TRANSIENT_BEFORE,
+    /**
+     * The write is applied, then the connection fails before the reply: the caller gets a transient, retryable
+     * error and must not take it as a failure.
+     */
+    TRANSIENT_AFTER,
+    /**
+     * The caller stops just before sending (a zombie: a long GC pause, a stopped VM) until released, then sends
+     * the write as if nothing had happened.
+     */
+    PAUSE;
+
+    /** Whether the process dies in this mode. */
+    public boolean isCrash() {
+        return this == CRASH_BEFORE || this == CRASH_AFTER;
+    }
+}

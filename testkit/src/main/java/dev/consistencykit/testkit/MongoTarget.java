@@ -1,0 +1,129 @@
+package dev.consistencykit.testkit;
+
+import java.util.Objects;
+import java.util.Optional;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
+/**
+ * The server everything runs against: a real MongoDB given by URI, or else the embedded server.
+ *
+ * <p>{@link #fromEnvironment()} reads the {@code consistency.test.uri} system property, then the {@code MONGODB_URI}
+ * environment variable; with neither, it starts one embedded server for the whole JVM (stopped at exit). Its
+ * {@link #client()} is shared and created with a {@link CommandListenerHub}, so round trips can be counted on it.
+ *
+ * <p>Thread-safe.
+ */
+public final class MongoTarget implements AutoCloseable {
+
+    /** The system property that points tests at a real server. */
+    public static final String URI_PROPERTY = "consistency.test.uri";
+    /** The environment variable that points tests and the CLI at a real server. */
+    public static final String URI_ENVIRONMENT = "MONGODB_URI";
+
+    private static final Object LOCK = new Object();
+    private static MongoTarget shared;
+
+    private final ConnectionString connectionString;
+    private final EmbeddedMongo embedded;
+    private final CommandListenerHub hub = new CommandListenerHub();
+    private final MongoClient client;
+
+    private MongoTarget(ConnectionString connectionString, EmbeddedMongo embedded) {
+        this.connectionString = connectionString;
+        this.embedded = embedded;
+        this.client = MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(connectionString)
+                .addCommandListener(hub)
+                .applicationName("consistency-kit")
+                .build());
+    }
+
+    /**
+     * The JVM-wide target chosen by the environment, created on first use.
+     */
+    public static MongoTarget fromEnvironment() {
+        synchronized (LOCK) {
+            if (shared == null) {
+                Optional<String> uri = configuredUri();
+                shared = uri.isPresent() ? forUri(uri.get()) : embedded(EmbeddedMongo.start());
+                MongoTarget target = shared;
+                Runtime.getRuntime().addShutdownHook(new Thread(target::close, "consistency-kit-target-close"));
+            }
+            return shared;
+        }
+    }
+
+    /** The URI configured by system property or environment, if any. */
+    public static Optional<String> configuredUri() {
+        String uri = System.getProperty(URI_PROPERTY);
+        if (uri == null || uri.isBlank()) {
+            uri = System.getenv(URI_ENVIRONMENT);
+        }
+        return uri == null || uri.isBlank() ? Optional.empty() : Optional.of(uri.trim());
+    }
+
+    /** A target for a real server. The caller closes it. */
+    public static MongoTarget forUri(String uri) {
+        return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null);
+    }
+
+    /** A target for an embedded server, which closing the target also stops. */
+    public static MongoTarget embedded(EmbeddedMongo server) {
+        return new MongoTarget(new ConnectionString(server.connectionString()), server);
+    }
+
+    /** The shared client for this target. */
+    public MongoClient client() {
+        return client;
+    }
+
+    /** The hub every command of {@link #client()} is reported to. */
+    public CommandListenerHub commandListeners() {
+        return hub;
+    }
+
+    /** Whether this is the embedded server. */
+    public boolean isEmbedded() {
+        return embedded != null;
+    }
+
+    /** The connection string, credentials included. */
+    public ConnectionString connectionString() {
+        return connectionString;
+    }
+
+    /**
+     * {@code embedded} for the embedded server; otherwise the URI with any credentials removed, safe to print.
+     */
+    public String description() {
+        return isEmbedded() ? "embedded" : redact(connectionString.getConnectionString());
+    }
+
+    /** A connection string with the user-info part (credentials) removed. */
+    public static String redact(String uri) {
+        int scheme = uri.indexOf("://");
+        if (scheme < 0) {
+            return uri;
+        }
+        int start = scheme + 3;
+        int slash = uri.indexOf('/', start);
+        int hostEnd = slash < 0 ? uri.length() : slash;
+        int at = uri.lastIndexOf('@', hostEnd - 1);
+        if (at < start) {
+            return uri;
+        }
+        return uri.substring(0, start) + uri.substring(at + 1);
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        if (embedded != null) {
+            embedded.close();
+        }
+    }
+}

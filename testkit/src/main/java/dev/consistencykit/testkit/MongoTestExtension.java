@@ -1,0 +1,80 @@
+package dev.consistencykit.testkit;
+
+import java.util.Locale;
+import java.util.UUID;
+
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+
+/**
+ * JUnit 5 extension that gives each test method a fresh, uniquely named database on the
+ * {@linkplain MongoTarget#fromEnvironment() configured server} and drops it afterwards.
+ *
+ * <p>Test methods, constructors and lifecycle methods may declare parameters of type {@link MongoDatabase} (the
+ * test's fresh database), {@link MongoClient} (the shared client) and {@link MongoTarget}.
+ *
+ * <pre>{@code
+ * @ExtendWith(MongoTestExtension.class)
+ * class AccountTest {
+ *     @Test
+ *     void shouldDebitOnce(MongoDatabase db) { ... }
+ * }
+ * }</pre>
+ */
+public final class MongoTestExtension implements ParameterResolver, AfterEachCallback {
+
+    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(
+            MongoTestExtension.class);
+    private static final String DATABASE_KEY = "database";
+
+    @Override
+    public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+        Class<?> type = parameterContext.getParameter().getType();
+        return type == MongoDatabase.class || type == MongoClient.class || type == MongoTarget.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+        Class<?> type = parameterContext.getParameter().getType();
+        MongoTarget target = MongoTarget.fromEnvironment();
+        if (type == MongoTarget.class) {
+            return target;
+        }
+        if (type == MongoClient.class) {
+            return target.client();
+        }
+        if (type == MongoDatabase.class) {
+            ExtensionContext.Store store = extensionContext.getStore(NAMESPACE);
+            String name = store.getOrComputeIfAbsent(DATABASE_KEY, key -> freshName(extensionContext), String.class);
+            return target.client().getDatabase(name);
+        }
+        throw new ParameterResolutionException("unsupported parameter type " + type);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        String name = context.getStore(NAMESPACE).remove(DATABASE_KEY, String.class);
+        if (name != null) {
+            MongoTarget.fromEnvironment().client().getDatabase(name).drop();
+        }
+    }
+
+    /** A unique database name: {@code ck_<test>_<random>}, within MongoDB's 63-byte limit. */
+    public static String freshName(String hint) {
+        String clean = hint.replaceAll("[^A-Za-z0-9]", "").toLowerCase(Locale.ROOT);
+        if (clean.length() > 30) {
+            clean = clean.substring(0, 30);
+        }
+        return "ck_" + clean + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    private static String freshName(ExtensionContext context) {
+        return freshName(context.getTestMethod().map(m -> m.getName()).orElse(context.getDisplayName()));
+    }
+}

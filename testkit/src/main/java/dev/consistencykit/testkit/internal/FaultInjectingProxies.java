@@ -1,0 +1,98 @@
+package dev.consistencykit.testkit.internal;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.Optional;
+import java.util.Set;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.testkit.FaultInjector;
+
+/** Dynamic proxies over the driver's {@code MongoDatabase} and {@code MongoCollection} for {@link FaultInjector}. */
+public final class FaultInjectingProxies {
+
+    private static final Set<String> WRITE_METHODS = Set.of("insertOne", "insertMany", "updateOne", "updateMany",
+            "replaceOne", "deleteOne", "deleteMany", "findOneAndUpdate", "findOneAndReplace", "findOneAndDelete",
+            "bulkWrite");
+
+    private FaultInjectingProxies() {
+    }
+
+    /** A proxy of {@code database} reporting to {@code injector}. */
+    public static MongoDatabase database(MongoDatabase database, FaultInjector injector) {
+        return (MongoDatabase) Proxy.newProxyInstance(FaultInjectingProxies.class.getClassLoader(),
+                new Class<?>[] {MongoDatabase.class}, new Handler(database, injector, null));
+    }
+
+    /** A proxy of {@code collection} reporting to {@code injector}. */
+    @SuppressWarnings("unchecked")
+    public static <T> MongoCollection<T> collection(MongoCollection<T> collection, FaultInjector injector) {
+        return (MongoCollection<T>) Proxy.newProxyInstance(FaultInjectingProxies.class.getClassLoader(),
+                new Class<?>[] {MongoCollection.class}, new Handler(collection, injector,
+                        collection.getNamespace().getCollectionName()));
+    }
+
+    private static final class Handler implements InvocationHandler {
+
+        private final Object target;
+        private final FaultInjector injector;
+        private final String collectionName;
+
+        Handler(Object target, FaultInjector injector, String collectionName) {
+            this.target = target;
+            this.injector = injector;
+            this.collectionName = collectionName;
+        }
+
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            if (method.getDeclaringClass() == Object.class) {
+                return switch (method.getName()) {
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    default -> "FaultInjecting[" + target + "]";
+                };
+            }
+            String name = method.getName();
+            injector.checkAlive(name);
+            if (collectionName != null && WRITE_METHODS.contains(name)) {
+                Optional<FaultInjector.InjectedFault> fault = injector.beforeWrite(name, collectionName);
+                if (fault.isPresent()) {
+                    injector.applyBefore(fault.get());
+                    Object result;
+                    try {
+                        result = call(method, args);
+                    } finally {
+                        // A crash after the write dies even when the server answered with an error; a transient
+                        // error after the write replaces its outcome: either way the reply is lost.
+                        injector.applyAfter(fault.get());
+                    }
+                    return wrapResult(result);
+                }
+            }
+            return wrapResult(call(method, args));
+        }
+
+        private Object call(Method method, Object[] args) throws Throwable {
+            try {
+                return method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+
+        private Object wrapResult(Object result) {
+            if (result instanceof MongoCollection<?> c && !(Proxy.isProxyClass(result.getClass()))) {
+                return collection(c, injector);
+            }
+            if (result instanceof MongoDatabase d && !(Proxy.isProxyClass(result.getClass()))) {
+                return database(d, injector);
+            }
+            return result;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package dev.consistencykit.testkit.internal;
+
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+
+/**
+ * The embedded server's in-memory backend with two defects of the stock one fixed through its own extension
+ * points (see {@link ReadAtomicMemoryCollection}): reads hand out copies made under the collection lock, so no
+ * reader can observe a document half-way through an update; and a query with a plain {@code _id} equality is
+ * served from the {@code _id} index, as mongod does.
+ */
+public final class ReadAtomicMemoryBackend extends MemoryBackend {
+
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String databaseName) {
+        return new ReadAtomicMemoryDatabase(databaseName, getCursorRegistry());
+    }
+}

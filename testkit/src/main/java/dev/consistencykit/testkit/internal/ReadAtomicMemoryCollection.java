@@ -1,0 +1,146 @@
+package dev.consistencykit.testkit.internal;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.regex.Pattern;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.Cursor;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryParameters;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
+
+/**
+ * A memory collection with single-document read atomicity and {@code _id}-index lookups.
+ *
+ * <p><b>Torn reads.</b> The stock collection returns its live stored documents from a query; the server
+ * serialises them to the wire after the collection lock is released, so a concurrent update that mutates the
+ * stored document in place can be observed half-way (EMBEDDED-SERVER.md, item 1). Here every document that
+ * leaves the collection — a query's results, a cursor's later batches, a findAndModify's returned value — is a
+ * deep copy taken while the collection lock is held. The collection's own write paths (update, findAndModify,
+ * delete) also query through {@link #handleQuery} and must get the live documents to mutate them; they run under
+ * the same lock, and mark that with {@link #internalDepth}.
+ *
+ * <p><b>{@code _id} lookups.</b> The stock collection uses a unique index only when the query's keys equal the
+ * index's keys exactly, so {@code {_id: X, state: "pending"}} scans the whole collection. Here a query with a plain
+ * {@code _id} equality is narrowed through the {@code _id} index to that one document, which is then matched
+ * against the whole filter, as mongod does.
+ */
+final class ReadAtomicMemoryCollection extends MemoryCollection {
+
+    /** Nesting depth of the collection's own write paths on the lock-holding thread. Guarded by {@code this}. */
+    private int internalDepth;
+
+    ReadAtomicMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
+                               CursorRegistry cursorRegistry) {
+        super(database, collectionName, options, cursorRegistry);
+    }
+
+    @Override
+    public synchronized QueryResult handleQuery(QueryParameters queryParameters) {
+        QueryResult result = super.handleQuery(queryParameters);
+        if (internalDepth > 0) {
+            return result;
+        }
+        List<Document> copies = new ArrayList<>();
+        for (Document document : result) {
+            copies.add(document.cloneDeeply());
+        }
+        return new QueryResult(copies, result.getCursorId());
+    }
+
+    @Override
+    protected Cursor createCursor(List<Document> remainingDocuments) {
+        // Later batches are served after the lock is released: hand the cursor copies, taken now.
+        List<Document> copies = new ArrayList<>(remainingDocuments.size());
+        for (Document document : remainingDocuments) {
+            copies.add(document.cloneDeeply());
+        }
+        return super.createCursor(copies);
+    }
+
+    @Override
+    public synchronized Document findAndModify(Document query) {
+        internalDepth++;
+        try {
+            Document result = super.findAndModify(query);
+            Object value = result.get("value");
+            if (value instanceof Document document) {
+                result.put("value", document.cloneDeeply());
+            }
+            return result;
+        } finally {
+            internalDepth--;
+        }
+    }
+
+    @Override
+    public synchronized Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
+                                                 boolean isMulti, boolean isUpsert, Oplog oplog) {
+        internalDepth++;
+        try {
+            return super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog);
+        } finally {
+            internalDepth--;
+        }
+    }
+
+    @Override
+    public synchronized int deleteDocuments(Document selector, int limit, Oplog oplog) {
+        internalDepth++;
+        try {
+            return super.deleteDocuments(selector, limit, oplog);
+        } finally {
+            internalDepth--;
+        }
+    }
+
+    @Override
+    protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                         Document fieldSelector) {
+        Object id = query.get(getIdField());
+        if (query.size() > 1 && isPlainValue(id)) {
+            Index<Integer> idIndex = idIndex();
+            if (idIndex != null) {
+                Iterable<Integer> positions = idIndex.getPositions(new Document(getIdField(), id));
+                return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
+        }
+        return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    private Index<Integer> idIndex() {
+        for (Index<Integer> index : getIndexes()) {
+            List<IndexKey> keys = index.getKeys();
+            if (index.isUnique() && keys.size() == 1 && keys.get(0).getKey().equals(getIdField())) {
+                return index;
+            }
+        }
+        return null;
+    }
+
+    /** An equality value the index can look up directly: not an operator document, a list or a regex. */
+    private static boolean isPlainValue(Object value) {
+        if (value == null || value instanceof Collection<?> || value instanceof Pattern
+                || value instanceof BsonRegularExpression) {
+            return false;
+        }
+        if (value instanceof Document document) {
+            for (String key : document.keySet()) {
+                if (key.startsWith("$")) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+}
