@@ -1,11 +1,21 @@
 package dev.consistencykit.testkit.internal;
 
+import java.util.List;
+
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.DatabaseResolver;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
+import io.netty.channel.Channel;
 
-/** A memory database whose collections are {@link ReadAtomicMemoryCollection}s. */
+/**
+ * A memory database whose collections are {@link ReadAtomicMemoryCollection}s, and whose {@code insert} command
+ * reports how many documents were really inserted: the stock one reports {@code n} = every document sent, even
+ * when some were refused (a duplicate key in an unordered batch), so a bulk write's inserted count was wrong.
+ */
 final class ReadAtomicMemoryDatabase extends MemoryDatabase {
 
     ReadAtomicMemoryDatabase(String databaseName, CursorRegistry cursorRegistry) {
@@ -15,5 +25,24 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
     @Override
     protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
         return new ReadAtomicMemoryCollection(this, collectionName, options, cursorRegistry);
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver,
+                                  Oplog oplog) {
+        Document result = super.handleCommand(channel, command, query, databaseResolver, oplog);
+        if (command.equalsIgnoreCase("insert") && result.get("writeErrors") instanceof List<?> errors
+                && !errors.isEmpty() && query.get("documents") instanceof List<?> documents) {
+            boolean ordered = !Boolean.FALSE.equals(query.get("ordered"));
+            int inserted;
+            if (ordered) {
+                // an ordered insert stops at its first error: everything before it was inserted
+                inserted = ((Number) ((Document) errors.get(0)).get("index")).intValue();
+            } else {
+                inserted = documents.size() - errors.size();
+            }
+            result.put("n", inserted);
+        }
+        return result;
     }
 }

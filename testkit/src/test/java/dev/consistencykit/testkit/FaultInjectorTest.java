@@ -1,0 +1,182 @@
+package dev.consistencykit.testkit;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.MongoSocketReadException;
+import com.mongodb.MongoSocketWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.MongoErrors;
+
+@ExtendWith(MongoTestExtension.class)
+class FaultInjectorTest {
+
+    private static MongoCollection<Document> counters(MongoDatabase db) {
+        MongoCollection<Document> c = db.getCollection("counters");
+        c.insertOne(new Document("_id", "c").append("n", 0));
+        return c;
+    }
+
+    private static int n(MongoDatabase db) {
+        return db.getCollection("counters").find(eq("_id", "c")).first().getInteger("n");
+    }
+
+    private static void increment(MongoDatabase db) {
+        db.getCollection("counters").updateOne(eq("_id", "c"), Updates.inc("n", 1));
+    }
+
+    @Test
+    void shouldNumberEveryWriteSiteWhenCounting(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.counting();
+        MongoDatabase faulty = injector.wrap(db);
+
+        increment(faulty);
+        faulty.getCollection("counters").find().first();
+        faulty.getCollection("other").insertOne(new Document("_id", 1));
+        faulty.getCollection("counters").findOneAndUpdate(eq("_id", "c"), Updates.inc("n", 1));
+        faulty.getCollection("other").withDocumentClass(Document.class).deleteOne(eq("_id", 1));
+
+        assertThat(injector.writes()).isEqualTo(4);
+        assertThat(injector.sites()).extracting(WriteSite::method)
+                .containsExactly("updateOne", "insertOne", "findOneAndUpdate", "deleteOne");
+        assertThat(injector.sites()).extracting(WriteSite::collection)
+                .containsExactly("counters", "other", "counters", "other");
+        assertThat(n(db)).isEqualTo(2);
+    }
+
+    @Test
+    void shouldNotSendWriteWhenCrashingBefore(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.CRASH_BEFORE);
+
+        assertThatThrownBy(() -> increment(injector.wrap(db))).isInstanceOf(InjectedCrash.class);
+
+        assertThat(n(db)).as("write never reached the server").isZero();
+        assertThat(injector.isDead()).isTrue();
+    }
+
+    @Test
+    void shouldApplyWriteAndLoseAcknowledgementWhenCrashingAfter(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.CRASH_AFTER);
+
+        assertThatThrownBy(() -> increment(injector.wrap(db))).isInstanceOf(InjectedCrash.class)
+                .hasMessageContaining("CRASH_AFTER").hasMessageContaining("updateOne on counters");
+
+        assertThat(n(db)).as("write is on the server").isEqualTo(1);
+    }
+
+    @Test
+    void shouldSendNothingMoreWhenProcessIsDead(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.CRASH_AFTER);
+        MongoDatabase faulty = injector.wrap(db);
+        assertThatThrownBy(() -> increment(faulty)).isInstanceOf(InjectedCrash.class);
+
+        assertThatThrownBy(() -> increment(faulty)).isInstanceOf(InjectedCrash.class)
+                .hasMessageContaining("process is dead");
+        assertThatThrownBy(() -> faulty.getCollection("counters").find().first()).isInstanceOf(InjectedCrash.class);
+
+        assertThat(n(db)).isEqualTo(1);
+        assertThat(injector.writes()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldNotApplyWriteAndRaiseRetryableErrorWhenTransientBefore(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.TRANSIENT_BEFORE);
+        MongoDatabase faulty = injector.wrap(db);
+
+        assertThatThrownBy(() -> increment(faulty)).isInstanceOf(MongoSocketWriteException.class)
+                .satisfies(e -> assertThat(MongoErrors.isTransient((MongoSocketWriteException) e)).isTrue());
+
+        assertThat(n(db)).isZero();
+        assertThat(injector.isDead()).as("a transient error is not a crash").isFalse();
+        increment(faulty);
+        assertThat(n(db)).as("the process goes on").isEqualTo(1);
+    }
+
+    @Test
+    void shouldApplyWriteAndRaiseRetryableErrorWhenTransientAfter(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.TRANSIENT_AFTER);
+
+        assertThatThrownBy(() -> increment(injector.wrap(db))).isInstanceOf(MongoSocketReadException.class)
+                .satisfies(e -> assertThat(((MongoSocketReadException) e)
+                        .hasErrorLabel(MongoErrors.RETRYABLE_WRITE_ERROR_LABEL)).isTrue());
+
+        assertThat(n(db)).as("the write applied though the caller saw an error").isEqualTo(1);
+    }
+
+    @Test
+    void shouldHoldWriteUntilReleasedWhenPaused(MongoDatabase db) throws Exception {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.PAUSE);
+        MongoDatabase faulty = injector.wrap(db);
+
+        CompletableFuture<Void> zombie = CompletableFuture.runAsync(() -> increment(faulty));
+        assertThat(injector.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        increment(db);
+        assertThat(n(db)).as("only the other writer's write so far").isEqualTo(1);
+        assertThat(zombie).isNotDone();
+
+        injector.release();
+        zombie.get(10, TimeUnit.SECONDS);
+        assertThat(n(db)).as("the zombie's write arrives late").isEqualTo(2);
+    }
+
+    @Test
+    void shouldFaultOnlyTheChosenSite(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(2, FaultMode.CRASH_BEFORE);
+        MongoDatabase faulty = injector.wrap(db);
+
+        increment(faulty);
+        assertThatThrownBy(() -> increment(faulty)).isInstanceOf(InjectedCrash.class);
+
+        assertThat(n(db)).isEqualTo(1);
+        assertThat(injector.faults()).singleElement().satisfies(f -> {
+            assertThat(f.site().number()).isEqualTo(2);
+            assertThat(f.mode()).isEqualTo(FaultMode.CRASH_BEFORE);
+        });
+    }
+
+    @Test
+    void shouldProduceSameScheduleWhenSeedIsSame(MongoDatabase db) {
+        counters(db);
+        List<FaultInjector.InjectedFault> first = randomFaults(db, 42);
+        List<FaultInjector.InjectedFault> second = randomFaults(db, 42);
+        List<FaultInjector.InjectedFault> other = randomFaults(db, 43);
+
+        assertThat(first).isNotEmpty().isEqualTo(second);
+        assertThat(other).isNotEqualTo(first);
+    }
+
+    private static List<FaultInjector.InjectedFault> randomFaults(MongoDatabase db, long seed) {
+        FaultInjector injector = FaultInjector.random(seed, 0.3,
+                List.of(FaultMode.TRANSIENT_BEFORE, FaultMode.TRANSIENT_AFTER), Duration.ofMillis(1));
+        MongoDatabase faulty = injector.wrap(db);
+        for (int i = 0; i < 60; i++) {
+            try {
+                increment(faulty);
+            } catch (MongoSocketReadException | MongoSocketWriteException expected) {
+                // injected transient errors
+            }
+        }
+        return injector.faults();
+    }
+}
