@@ -1,0 +1,59 @@
+package dev.consistencykit.examples.cli;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import org.bson.Document;
+
+import dev.consistencykit.testkit.EmbeddedMongo;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code serve}: runs the embedded server (with the read-atomicity fix) in the foreground until interrupted, so
+ * other processes and clients can use it.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Run the embedded MongoDB-compatible server on loopback until interrupted.")
+final class ServeCommand implements Callable<Integer> {
+
+    @ParentCommand
+    ConsistencyKitCli parent;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "27017",
+            description = "loopback port to listen on, 0 for any free port (default: ${DEFAULT-VALUE})")
+    int port;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (port < 0 || port > 65_535) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--port must be in [0, 65535], was " + port);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        EmbeddedMongo server = EmbeddedMongo.start(port);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "consistency-kit-serve-stop"));
+        if (parent.json) {
+            out.println(Json.line(new Document("connectionString", server.connectionString())
+                    .append("port", server.port())));
+        } else {
+            out.println("Embedded server listening on " + server.connectionString()
+                    + " (in memory; Ctrl-C to stop)");
+            out.println("Try: ./consistency-kit --uri " + server.connectionString() + " verify-server");
+        }
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+}

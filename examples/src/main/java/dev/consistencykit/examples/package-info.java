@@ -1,0 +1,2 @@
+/** Runnable examples of each pattern and the cross-pattern comparison. */
+package dev.consistencykit.examples;

@@ -1,0 +1,171 @@
+package dev.consistencykit.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The module graph is a star: each pattern module depends on core only (and on testkit for its tests); no module
+ * imports another module's {@code internal} package; nothing but examples imports examples; the embedded server is
+ * never a runtime dependency of core or of a pattern module. Checked on the sources and POMs of the reactor.
+ */
+class ModuleGraphTest {
+
+    /** Package segment after {@code dev.consistencykit.} → module folder. */
+    private static final Map<String, String> PACKAGE_TO_MODULE = Map.of(
+            "core", "core", "testkit", "testkit", "examples", "examples",
+            "syncflag", "sync-flag", "jobqueue", "job-queue", "twophase", "two-phase",
+            "logreconciliation", "log-reconciliation", "versioning", "versioning");
+    private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "examples");
+    private static final Pattern IMPORT = Pattern.compile(
+            "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
+    private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
+    private static final Pattern DEPENDENCY = Pattern.compile("<dependency>(.*?)</dependency>", Pattern.DOTALL);
+
+    private static Path root() {
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null) {
+            Path pom = dir.resolve("pom.xml");
+            if (Files.exists(pom) && read(pom).contains("<modules>")
+                    && read(pom).contains("<artifactId>consistency-kit-parent</artifactId>")) {
+                return dir;
+            }
+            dir = dir.getParent();
+        }
+        throw new IllegalStateException("reactor root not found above " + Path.of("").toAbsolutePath());
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<String> modules() {
+        List<String> modules = new ArrayList<>();
+        Matcher m = MODULE.matcher(read(root().resolve("pom.xml")));
+        while (m.find()) {
+            modules.add(m.group(1).trim());
+        }
+        return modules;
+    }
+
+    private static List<Path> javaFiles(String module, String sourceSet) {
+        Path dir = root().resolve(module).resolve("src").resolve(sourceSet).resolve("java");
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(f -> f.toString().endsWith(".java")).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<String> violations() {
+        List<String> violations = new ArrayList<>();
+        for (String module : modules()) {
+            boolean pattern = !INFRASTRUCTURE.contains(module);
+            for (String sourceSet : List.of("main", "test")) {
+                for (Path file : javaFiles(module, sourceSet)) {
+                    Matcher m = IMPORT.matcher(read(file));
+                    while (m.find()) {
+                        String imported = PACKAGE_TO_MODULE.getOrDefault(m.group(1), "?" + m.group(1));
+                        String where = module + "/" + root().resolve(module).relativize(file) + " imports "
+                                + "dev.consistencykit." + m.group(1) + m.group(2);
+                        if (imported.equals(module)) {
+                            continue;
+                        }
+                        if (m.group(2).startsWith(".internal")) {
+                            violations.add(where + ": another module's internal package");
+                        }
+                        if (imported.equals("examples")) {
+                            violations.add(where + ": nothing may depend on examples");
+                        }
+                        if (!INFRASTRUCTURE.contains(imported)) {
+                            violations.add(where + ": pattern modules are imported by examples only");
+                        }
+                        if (module.equals("core")) {
+                            violations.add(where + ": core depends on no other module");
+                        }
+                        if (module.equals("testkit") && !imported.equals("core")) {
+                            violations.add(where + ": testkit depends on core only");
+                        }
+                        if (pattern && sourceSet.equals("main") && !imported.equals("core")) {
+                            violations.add(where + ": a pattern's main code depends on core only");
+                        }
+                    }
+                }
+            }
+        }
+        return violations;
+    }
+
+    @Test
+    void shouldHaveEveryModuleFolderInTheReactor() {
+        assertThat(modules()).contains("core", "testkit", "examples");
+        for (String module : modules()) {
+            assertThat(root().resolve(module).resolve("pom.xml")).exists();
+        }
+        for (String folder : PACKAGE_TO_MODULE.values()) {
+            if (Files.exists(root().resolve(folder).resolve("pom.xml"))) {
+                assertThat(modules()).as("module folder " + folder + " is built").contains(folder);
+            }
+        }
+    }
+
+    @Test
+    void shouldImportNoOtherModulesInternalsAndNoPatternFromAnother() {
+        assertThat(violations()).isEmpty();
+    }
+
+    @Test
+    void shouldNeverShipEmbeddedServerWithCoreOrPattern() {
+        Set<String> offenders = new TreeSet<>();
+        for (String module : modules()) {
+            if (module.equals("testkit") || module.equals("examples")) {
+                continue;
+            }
+            Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml")));
+            while (m.find()) {
+                String dependency = m.group(1);
+                boolean testScoped = dependency.contains("<scope>test</scope>");
+                if (dependency.contains("mongo-java-server") && !testScoped) {
+                    offenders.add(module + ": mongo-java-server outside test scope");
+                }
+                if (dependency.contains("consistency-kit-testkit") && !testScoped) {
+                    offenders.add(module + ": testkit outside test scope");
+                }
+                if (dependency.contains("<artifactId>consistency-kit-") && !dependency.contains("-core<")
+                        && !dependency.contains("-testkit<")) {
+                    offenders.add(module + ": depends on another pattern or examples: " + dependency.strip());
+                }
+            }
+        }
+        assertThat(offenders).isEmpty();
+    }
+
+    @Test
+    void shouldDetectInternalImportWhenOneExists() {
+        // the rule must be able to fail: run its matcher on a line that breaks it
+        Matcher m = IMPORT.matcher("import dev.consistencykit.twophase.internal.Driver;\n");
+        assertThat(m.find()).isTrue();
+        assertThat(m.group(1)).isEqualTo("twophase");
+        assertThat(m.group(2)).startsWith(".internal");
+    }
+}
