@@ -2,6 +2,8 @@ package dev.consistencykit.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Set;
+
 import org.bson.BsonDocument;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +23,7 @@ class MongoErrorsTest {
     @Test
     void shouldClassifyDuplicateKeyByErrorCategory() {
         MongoWriteException e = new MongoWriteException(new WriteError(11000, "E11000 dup", new BsonDocument()),
-                ADDRESS);
+                ADDRESS, Set.of());
         MongoCommandException c = new MongoCommandException(BsonDocument.parse("{ok: 0, code: 11000, errmsg: 'x'}"),
                 ADDRESS);
 
@@ -32,7 +34,7 @@ class MongoErrorsTest {
     @Test
     void shouldNotClassifyByMessageText() {
         MongoWriteException e = new MongoWriteException(new WriteError(2, "E11000 duplicate key (not really)",
-                new BsonDocument()), ADDRESS);
+                new BsonDocument()), ADDRESS, Set.of());
 
         assertThat(MongoErrors.classify(e)).isEqualTo(MongoErrors.Kind.PERMANENT);
     }
