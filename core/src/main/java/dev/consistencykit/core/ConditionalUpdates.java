@@ -12,18 +12,25 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.result.UpdateResult;
 
 /**
@@ -167,6 +174,127 @@ public final class ConditionalUpdates {
             return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
         }
         return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+    }
+
+    /**
+     * {@link #applyOnce} for several documents of one collection in a single request (an unordered bulk write), so
+     * that an operation touching N documents of a collection costs one round trip. Each document is guarded on its
+     * own, so a bulk that applies only partly (a crash, a guard refusing one document) is still classified per
+     * document.
+     *
+     * @return each document's result, by id, in the order given. When every write matched, all are
+     *         {@code APPLIED}; otherwise every document is re-read (one more request) and a change found in place
+     *         is reported {@code ALREADY_APPLIED}, since one bulk reply cannot say which writes matched
+     * @throws IllegalArgumentException if two writes name the same document
+     */
+    public static Map<Object, GuardedResult> applyOnceAll(MongoCollection<Document> collection, Marker marker,
+                                                                    Object operationId, List<MarkerWrite> writes) {
+        Inputs.documentId(null, "operationId", operationId);
+        requireDistinct(writes);
+        if (writes.size() == 1) {
+            MarkerWrite w = writes.get(0);
+            return Map.of(w.id(), applyOnce(collection, w.id(), marker, operationId, w.guard(), w.update()));
+        }
+        List<WriteModel<Document>> models = new ArrayList<>();
+        for (MarkerWrite w : writes) {
+            List<Bson> filters = new ArrayList<>();
+            filters.add(eq("_id", w.id()));
+            filters.add(ne(marker.pendingField(), operationId));
+            marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
+            if (w.guard() != null) {
+                filters.add(w.guard());
+            }
+            List<Bson> updates = new ArrayList<>();
+            if (w.update() != null) {
+                updates.add(w.update());
+            }
+            updates.add(Updates.push(marker.pendingField(), operationId));
+            models.add(new UpdateOneModel<>(and(filters), Updates.combine(updates)));
+        }
+        int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
+                .getMatchedCount();
+        return classifyAll(collection, writes, matched, current -> {
+            if (contains(current, marker.pendingField(), operationId)
+                    || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false)) {
+                return UpdateOutcome.ALREADY_APPLIED;
+            }
+            return UpdateOutcome.GUARD_FAILED;
+        });
+    }
+
+    /**
+     * {@link #settleOnce} for several documents of one collection in a single request; see {@link #applyOnceAll}
+     * for how results are classified.
+     *
+     * @throws IllegalArgumentException if two writes name the same document
+     */
+    public static Map<Object, GuardedResult> settleOnceAll(MongoCollection<Document> collection,
+                                                                     Marker marker, Object operationId,
+                                                                     List<MarkerWrite> writes) {
+        Inputs.documentId(null, "operationId", operationId);
+        requireDistinct(writes);
+        if (writes.size() == 1) {
+            MarkerWrite w = writes.get(0);
+            return Map.of(w.id(), settleOnce(collection, w.id(), marker, operationId, w.guard(),
+                    w.update()));
+        }
+        List<WriteModel<Document>> models = new ArrayList<>();
+        for (MarkerWrite w : writes) {
+            List<Bson> filters = new ArrayList<>();
+            filters.add(eq("_id", w.id()));
+            filters.add(eq(marker.pendingField(), operationId));
+            if (w.guard() != null) {
+                filters.add(w.guard());
+            }
+            List<Bson> updates = new ArrayList<>();
+            if (w.update() != null) {
+                updates.add(w.update());
+            }
+            updates.add(Updates.pull(marker.pendingField(), operationId));
+            marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
+            models.add(new UpdateOneModel<>(and(filters), Updates.combine(updates)));
+        }
+        int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
+                .getMatchedCount();
+        return classifyAll(collection, writes, matched, current -> {
+            if (contains(current, marker.pendingField(), operationId)) {
+                return UpdateOutcome.GUARD_FAILED;
+            }
+            if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
+                return UpdateOutcome.ALREADY_APPLIED;
+            }
+            return UpdateOutcome.GUARD_FAILED;
+        });
+    }
+
+    private static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
+            List<MarkerWrite> writes, int matched, Function<Document, UpdateOutcome> classify) {
+        Map<Object, GuardedResult> results = new LinkedHashMap<>();
+        if (matched == writes.size()) {
+            for (MarkerWrite w : writes) {
+                results.put(w.id(), GuardedResult.of(UpdateOutcome.APPLIED, null));
+            }
+            return results;
+        }
+        Map<Object, Document> current = new HashMap<>();
+        collection.withReadPreference(ReadPreference.primary())
+                .find(in("_id", writes.stream().map(MarkerWrite::id).toList()))
+                .forEach(d -> current.put(d.get("_id"), d));
+        for (MarkerWrite w : writes) {
+            Document d = current.get(w.id());
+            results.put(w.id(), d == null ? GuardedResult.of(UpdateOutcome.MISSING, null)
+                    : GuardedResult.of(classify.apply(d), d));
+        }
+        return results;
+    }
+
+    private static void requireDistinct(List<MarkerWrite> writes) {
+        if (writes.isEmpty()) {
+            throw new IllegalArgumentException("no writes");
+        }
+        if (writes.stream().map(MarkerWrite::id).distinct().count() != writes.size()) {
+            throw new IllegalArgumentException("two writes name the same document: " + writes);
+        }
     }
 
     /**

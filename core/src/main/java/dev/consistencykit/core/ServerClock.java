@@ -43,6 +43,7 @@ public final class ServerClock {
     private final MongoDatabase database;
     private final Clock localClock;
     private final Duration resyncInterval;
+    private final boolean synchronizedWithServer;
 
     private volatile Measurement measurement;
 
@@ -50,7 +51,12 @@ public final class ServerClock {
     }
 
     private ServerClock(MongoDatabase database, Clock localClock, Duration resyncInterval) {
-        this.database = Objects.requireNonNull(database, "database");
+        this(database, localClock, resyncInterval, true);
+    }
+
+    private ServerClock(MongoDatabase database, Clock localClock, Duration resyncInterval, boolean sync) {
+        this.synchronizedWithServer = sync;
+        this.database = sync ? Objects.requireNonNull(database, "database") : database;
         this.localClock = Objects.requireNonNull(localClock, "localClock");
         this.resyncInterval = Objects.requireNonNull(resyncInterval, "resyncInterval");
         if (resyncInterval.isNegative() || resyncInterval.isZero()) {
@@ -74,6 +80,15 @@ public final class ServerClock {
     /** A server clock with a custom re-measure interval. */
     public static ServerClock of(MongoDatabase database, Clock localClock, Duration resyncInterval) {
         return new ServerClock(database, localClock, resyncInterval);
+    }
+
+    /**
+     * A clock that takes {@code localClock} for the server's time without measuring the offset. For tests only: it
+     * models a process whose idea of server time is wrong by however much {@code localClock} is skewed, to show that
+     * such a process can make recovery take over early or late but never break safety.
+     */
+    public static ServerClock unsynchronized(Clock localClock) {
+        return new ServerClock(null, localClock, DEFAULT_RESYNC_INTERVAL, false);
     }
 
     /** The estimated current time on the server. Measures the offset first if it is missing or old. */
@@ -106,10 +121,16 @@ public final class ServerClock {
 
     /** Measures the offset now, regardless of its age. */
     public void resync() {
+        if (!synchronizedWithServer) {
+            return;
+        }
         measurement = measure();
     }
 
     private Measurement current() {
+        if (!synchronizedWithServer) {
+            return new Measurement(Duration.ZERO, Duration.ZERO, localClock.instant());
+        }
         Measurement m = measurement;
         if (m == null || Duration.between(m.measuredAtLocal(), localClock.instant()).abs().compareTo(resyncInterval) > 0) {
             m = measure();

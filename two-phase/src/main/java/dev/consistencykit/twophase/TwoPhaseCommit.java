@@ -1,0 +1,405 @@
+package dev.consistencykit.twophase;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import org.bson.types.ObjectId;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Guarantees;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.twophase.internal.TransactionEngine;
+
+/**
+ * Two-phase commit over a transactions collection: MongoDB's published recipe, generalised to any number of
+ * participants and with its traps closed.
+ *
+ * <p><b>What it guarantees.</b> A transaction either commits on every participant or has no net effect on any, even
+ * if any process dies at any moment: one atomic write records it, each participant is prepared by one guarded write
+ * that also marks it, one compare-and-set on the transaction's state decides commit or cancel (so both can never
+ * win), and each participant is then settled once. Two workers never both drive one transaction; a paused owner
+ * that wakes after recovery took over can neither apply twice nor apply under a canceled transaction (its fencing
+ * token is stale and settled marks stay behind as tombstones for {@link TwoPhaseConfig#retention()}); a lost
+ * acknowledgement is retried and recognised, never reported as a failure. Safety never depends on clocks.
+ *
+ * <p><b>What a concurrent reader may see.</b> Between prepare and settle, participants carry the transaction id in
+ * their {@code pendingTransactions} array. With the default {@link TransferVariant#RESERVE_THEN_CREDIT}, a reader
+ * may see the source debited before the destination is credited (money in neither account, never in both); with
+ * {@link TransferVariant#APPLY_AT_PREPARE} it may see a credit that is later reversed. {@link #readSettled} returns
+ * documents only when no transaction is in flight on them.
+ *
+ * <p>Thread-safe; any number of instances in any number of processes may share the collections.
+ *
+ * <pre>{@code
+ * TwoPhaseCommit payments = TwoPhaseCommit.builder(database).name("payments").build();
+ * payments.ensureIndexes();
+ * payments.transfer(Transfer.of(OperationId.of("t-1001"), "alice", "bob", 2_500));  // 25.00, 5 round trips
+ * payments.recover(Duration.ofMinutes(1));   // at start-up and periodically, from any number of processes
+ * }</pre>
+ */
+public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransaction> {
+
+    private final TwoPhaseConfig config;
+    private final TransactionEngine engine;
+
+    private TwoPhaseCommit(TwoPhaseConfig config, MongoDatabase database, ServerClock clock, TwoPhaseListener listener,
+                           Supplier<String> ownerIds) {
+        this.config = config;
+        this.engine = new TransactionEngine(config, database, clock, listener, ownerIds);
+    }
+
+    /** A builder for an instance on {@code database}. */
+    public static Builder builder(MongoDatabase database) {
+        return new Builder(database);
+    }
+
+    /** An instance with the default settings. */
+    public static TwoPhaseCommit on(MongoDatabase database) {
+        return builder(database).build();
+    }
+
+    /** The settings. */
+    public TwoPhaseConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    @Override
+    public void ensureIndexes() {
+        engine.ensureIndexes();
+    }
+
+    /**
+     * Records {@code transaction} in {@code initial} for a worker ({@link #processNext()}) to run; one write.
+     *
+     * @throws InvalidInputException        if the transaction is invalid (nothing is written)
+     * @throws IdempotencyConflictException if its id is used by a transaction with other participants
+     */
+    @Override
+    public OperationId submit(TwoPhaseTransaction transaction) {
+        return engine.submit(engine.encode(transaction, Map.of()));
+    }
+
+    /**
+     * Records {@code transaction} and drives it to {@code done} or {@code canceled} in this thread. Applying the
+     * same transaction again returns its outcome.
+     *
+     * @return committed; aborted if recovery canceled it; in flight if another process is driving it
+     * @throws InvalidInputException          if the transaction is invalid (nothing is written)
+     * @throws IdempotencyConflictException   if its id is used by a transaction with other participants
+     * @throws TransactionCanceledException   (a subclass naming the reason) if a participant could not be prepared;
+     *                                        the transaction was canceled with no net effect
+     * @throws OutcomeUnknownException        if the server stopped answering; recovery will finish or undo it
+     * @throws CommitStuckException           if it committed but a participant refused its commit update
+     */
+    @Override
+    public OperationResult apply(TwoPhaseTransaction transaction) {
+        return engine.apply(engine.encode(transaction, Map.of()));
+    }
+
+    /**
+     * Moves {@code transfer.amount()} minor units between two documents of the configured accounts collection, in
+     * the configured {@link TransferVariant}. An uncontended transfer takes five round trips.
+     *
+     * @throws InsufficientFundsException  if the source balance does not cover the amount (no net effect)
+     * @throws ParticipantMissingException if an account does not exist (no net effect)
+     * @throws PreconditionFailedException if an account is closed ({@code closed: true}) (no net effect)
+     * @throws InvalidInputException       for a non-positive amount, equal accounts or ids that are not plain values
+     */
+    public OperationResult transfer(Transfer transfer) {
+        return engine.apply(engine.encode(transferTransaction(transfer), Map.of(0, config.balanceField())));
+    }
+
+    /** Records a transfer for a worker to run; see {@link #transfer(Transfer)}. */
+    public OperationId submitTransfer(Transfer transfer) {
+        return engine.submit(engine.encode(transferTransaction(transfer), Map.of(0, config.balanceField())));
+    }
+
+    /**
+     * The two-participant transaction a transfer stands for, in the configured variant: validated, nothing
+     * written.
+     */
+    public TwoPhaseTransaction transferTransaction(Transfer transfer) {
+        Objects.requireNonNull(transfer, "transfer");
+        Inputs.documentId(name(), "from", transfer.from());
+        Inputs.documentId(name(), "to", transfer.to());
+        long amount = Inputs.positive(name(), "amount", transfer.amount());
+        if (transfer.from().equals(transfer.to())) {
+            throw new InvalidInputException(name(), "to", "to must differ from from, both were " + transfer.from());
+        }
+        String balance = config.balanceField();
+        String accounts = config.accountsCollection();
+        Participant source = Participant.on(accounts, transfer.from())
+                .when(Filters.ne("closed", true))
+                .when(Filters.gte(balance, amount))
+                .prepare(Updates.inc(balance, -amount))
+                .rollback(Updates.inc(balance, amount));
+        Participant destination = Participant.on(accounts, transfer.to())
+                .when(Filters.ne("closed", true))
+                .when(Filters.lte(balance, Long.MAX_VALUE - amount));
+        destination = switch (config.transferVariant()) {
+            case RESERVE_THEN_CREDIT -> destination.commit(Updates.inc(balance, amount));
+            case APPLY_AT_PREPARE -> destination.prepare(Updates.inc(balance, amount))
+                    .rollback(Updates.inc(balance, -amount));
+        };
+        return new TwoPhaseTransaction(transfer.id(), "transfer", List.of(source, destination));
+    }
+
+    /**
+     * Claims the oldest submitted ({@code initial}) transaction and drives it in this thread. Safe from any number
+     * of workers at once: each transaction is claimed by exactly one.
+     *
+     * @return its result (cancellations are returned as aborted results), or empty if none was waiting
+     */
+    public Optional<OperationResult> processNext() {
+        return engine.processNext();
+    }
+
+    /**
+     * Finishes or undoes every transaction that made no progress for {@code staleAfter} (server time):
+     * {@code applied} and {@code canceling} ones are driven to their end, stale {@code pending} ones are rolled back
+     * (or forward, per {@link TwoPhaseConfig#stalePendingPolicy()}), never-started {@code initial} ones are run.
+     * Safe from many processes at once.
+     */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        return engine.recover(staleAfter);
+    }
+
+    /** {@link #recover(Duration)} with {@link TwoPhaseConfig#staleAfter()}. */
+    public RecoveryReport recover() {
+        return engine.recover(config.staleAfter());
+    }
+
+    @Override
+    public StrategyStatus status() {
+        return engine.status();
+    }
+
+    /**
+     * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} after
+     * removing their tombstones from the participants. Safe from many processes at once.
+     *
+     * @return transactions deleted
+     */
+    public int prune() {
+        return engine.prune(config.retention());
+    }
+
+    /**
+     * Reads documents {@code ids} of {@code collection} as of one moment with no transaction in flight on any of
+     * them: reads them, and if none carries an unsettled mark, reads them again and returns them only if nothing
+     * changed in between (a transaction that touched one would have left a tombstone). Retries with back-off until
+     * {@code maxWait}, then answers "in flight" explicitly. Two round trips when nothing is in flight.
+     */
+    public SettledRead readSettled(String collection, List<?> ids, Duration maxWait) {
+        return engine.readSettled(collection, ids, maxWait);
+    }
+
+    /** This instance's counters. */
+    public TwoPhaseMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
+    public Guarantees guarantees() {
+        String reader = config.transferVariant() == TransferVariant.RESERVE_THEN_CREDIT
+                ? "may see a source debited before its destination is credited (money in neither account, never"
+                  + " in both); never an uncommitted credit; readSettled() waits for a settled view"
+                : "may see a credit before the transaction commits, reversed if it is canceled; readSettled() waits"
+                  + " for a settled view";
+        return new Guarantees(
+                "all-or-nothing: once decided, every participant gets its commit update or its rollback",
+                reader,
+                "none between transactions; participants are prepared in the order given",
+                "stale applied/canceling finished, stale pending rolled "
+                        + (config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK ? "back" : "forward")
+                        + "; takeover by compare-and-set on a fencing token");
+    }
+
+    /** Builds a {@link TwoPhaseCommit}; every setter checks its argument, {@link #build()} their combination. */
+    public static final class Builder {
+        private final MongoDatabase database;
+        private String name = TwoPhaseConfig.DEFAULT_NAME;
+        private String transactionsCollection = TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION;
+        private String accountsCollection = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
+        private String balanceField = TwoPhaseConfig.DEFAULT_BALANCE_FIELD;
+        private TransferVariant transferVariant = TransferVariant.RESERVE_THEN_CREDIT;
+        private String markerField = TwoPhaseConfig.DEFAULT_MARKER_FIELD;
+        private String tombstoneField = TwoPhaseConfig.DEFAULT_TOMBSTONE_FIELD;
+        private Duration lease = TwoPhaseConfig.DEFAULT_LEASE;
+        private Duration staleAfter = TwoPhaseConfig.DEFAULT_STALE_AFTER;
+        private StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
+        private int maxPendingPerDocument = TwoPhaseConfig.DEFAULT_MAX_PENDING_PER_DOCUMENT;
+        private Duration retention = TwoPhaseConfig.DEFAULT_RETENTION;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Clock clock = Clock.systemUTC();
+        private ServerClock serverClock;
+        private TwoPhaseListener listener = new TwoPhaseListener() { };
+        private Supplier<String> ownerIds;
+
+        private Builder(MongoDatabase database) {
+            this.database = Objects.requireNonNull(database, "database");
+        }
+
+        /** The instance name (default {@value TwoPhaseConfig#DEFAULT_NAME}). */
+        public Builder name(String value) {
+            Objects.requireNonNull(value, "name");
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
+        public Builder transactionsCollection(String value) {
+            this.transactionsCollection = Objects.requireNonNull(value, "transactionsCollection");
+            return this;
+        }
+
+        /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
+        public Builder accountsCollection(String value) {
+            this.accountsCollection = Objects.requireNonNull(value, "accountsCollection");
+            return this;
+        }
+
+        /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
+        public Builder balanceField(String value) {
+            this.balanceField = Objects.requireNonNull(value, "balanceField");
+            return this;
+        }
+
+        /** How the transfer preset moves money (default {@link TransferVariant#RESERVE_THEN_CREDIT}). */
+        public Builder transferVariant(TransferVariant value) {
+            this.transferVariant = Objects.requireNonNull(value, "transferVariant");
+            return this;
+        }
+
+        /** The marker array and the tombstone array on participants. */
+        public Builder markerFields(String marker, String tombstone) {
+            this.markerField = Objects.requireNonNull(marker, "marker");
+            this.tombstoneField = Objects.requireNonNull(tombstone, "tombstone");
+            return this;
+        }
+
+        /** How long an owner holds a transaction (default 30 s). */
+        public Builder lease(Duration value) {
+            Objects.requireNonNull(value, "lease");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("lease must be > 0, was " + value);
+            }
+            this.lease = value;
+            return this;
+        }
+
+        /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
+        public Builder staleAfter(Duration value) {
+            Objects.requireNonNull(value, "staleAfter");
+            if (value.isNegative()) {
+                throw new IllegalArgumentException("staleAfter must be >= 0, was " + value);
+            }
+            this.staleAfter = value;
+            return this;
+        }
+
+        /** What recovery does with stale pending transactions (default {@link StalePendingPolicy#ROLL_BACK}). */
+        public Builder stalePendingPolicy(StalePendingPolicy value) {
+            this.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
+            return this;
+        }
+
+        /** The most unsettled transactions one document may carry (default 100). */
+        public Builder maxPendingPerDocument(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("maxPendingPerDocument must be >= 1, was " + value);
+            }
+            this.maxPendingPerDocument = value;
+            return this;
+        }
+
+        /** How long terminal transactions and tombstones are kept (default 24 h). */
+        public Builder retention(Duration value) {
+            Objects.requireNonNull(value, "retention");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("retention must be > 0, was " + value);
+            }
+            this.retention = value;
+            return this;
+        }
+
+        /** Retry of transient errors (default {@link RetryPolicy#DEFAULT}). */
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** The local clock server time is estimated from (default the system clock). */
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
+        public Builder serverClock(ServerClock value) {
+            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            return this;
+        }
+
+        /** Hooks called as transactions progress. */
+        public Builder listener(TwoPhaseListener value) {
+            this.listener = Objects.requireNonNull(value, "listener");
+            return this;
+        }
+
+        /** Unique owner names, one per drive (default: name, a random part, a counter). */
+        public Builder ownerIds(Supplier<String> value) {
+            this.ownerIds = Objects.requireNonNull(value, "ownerIds");
+            return this;
+        }
+
+        /**
+         * Builds the instance.
+         *
+         * @throws dev.consistencykit.core.UnsafeConfigurationException if the database's write concern is
+         *                                                               unacknowledged
+         * @throws IllegalStateException if the settings contradict each other
+         */
+        public TwoPhaseCommit build() {
+            TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
+                    transferVariant, markerField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                    maxPendingPerDocument, retention, retryPolicy, clock);
+            Inputs.acknowledged(name, database);
+            ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
+            Supplier<String> owners = ownerIds;
+            if (owners == null) {
+                String prefix = name + "/" + new ObjectId().toHexString().substring(16);
+                java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
+                owners = () -> prefix + "#" + counter.incrementAndGet();
+            }
+            return new TwoPhaseCommit(config, database, time, listener, owners);
+        }
+    }
+}

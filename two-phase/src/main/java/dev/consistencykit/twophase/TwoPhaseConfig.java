@@ -1,0 +1,114 @@
+package dev.consistencykit.twophase;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.RetryPolicy;
+
+/**
+ * The immutable settings of a {@link TwoPhaseCommit} instance; built by {@link TwoPhaseCommit.Builder}.
+ *
+ * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
+ * {@value #DEFAULT_ACCOUNTS_COLLECTION}.{@value #DEFAULT_BALANCE_FIELD} in {@link TransferVariant#RESERVE_THEN_CREDIT};
+ * participant marks in {@value #DEFAULT_MARKER_FIELD} with tombstones in {@value #DEFAULT_TOMBSTONE_FIELD}; an owner's
+ * lease of 30 s ({@link #DEFAULT_LEASE}); {@code recover()} takes over after 60 s without progress
+ * ({@link #DEFAULT_STALE_AFTER}) and rolls stale {@code pending} transactions back; at most
+ * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; tombstones and terminal
+ * transactions kept 24 h ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
+ *
+ * @param name                  the instance name, in logs, metrics and exceptions
+ * @param transactionsCollection the collection of transaction documents
+ * @param accountsCollection    the collection the transfer preset works on
+ * @param balanceField          the balance field the transfer preset works on
+ * @param transferVariant       how the transfer preset moves money
+ * @param markerField           the array on participant documents holding unsettled transaction ids
+ * @param tombstoneField        the array on participant documents holding settled transaction ids
+ * @param lease                 how long an owner holds a transaction before workers may take it over
+ * @param staleAfter            how long without progress before {@code recover()} takes a transaction over
+ * @param stalePendingPolicy    what recovery does with a stale {@code pending} transaction
+ * @param maxPendingPerDocument the most unsettled transactions one participant document may carry
+ * @param retention             how long terminal transactions and their tombstones are kept; must exceed the longest
+ *                              time any owner can stay paused, since a tombstone is what refuses its late write
+ * @param retryPolicy           retry of transient errors
+ * @param clock                 the local clock, from which server time is estimated
+ */
+public record TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection,
+                             String balanceField, TransferVariant transferVariant, String markerField,
+                             String tombstoneField, Duration lease, Duration staleAfter,
+                             StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument, Duration retention,
+                             RetryPolicy retryPolicy, Clock clock) {
+
+    /** Default instance name: {@value}. */
+    public static final String DEFAULT_NAME = "two-phase";
+    /** Default transactions collection: {@value}. */
+    public static final String DEFAULT_TRANSACTIONS_COLLECTION = "transactions";
+    /** Default accounts collection of the transfer preset: {@value}. */
+    public static final String DEFAULT_ACCOUNTS_COLLECTION = "accounts";
+    /** Default balance field of the transfer preset: {@value}. */
+    public static final String DEFAULT_BALANCE_FIELD = "balance";
+    /** Default marker array: {@value}. */
+    public static final String DEFAULT_MARKER_FIELD = "pendingTransactions";
+    /** Default tombstone array: {@value}. */
+    public static final String DEFAULT_TOMBSTONE_FIELD = "settledTransactions";
+    /** Default lease: 30 s. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** Default staleness threshold of {@code recover()}: 60 s. */
+    public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
+    /** Default cap of unsettled transactions per document: {@value}. */
+    public static final int DEFAULT_MAX_PENDING_PER_DOCUMENT = 100;
+    /** Default retention of terminal transactions and tombstones: 24 h. */
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+
+    /**
+     * @throws NullPointerException     for a null setting
+     * @throws IllegalArgumentException for a value out of range
+     * @throws IllegalStateException    for settings that contradict each other
+     */
+    public TwoPhaseConfig {
+        Objects.requireNonNull(name, "name");
+        Inputs.fieldName(name, "transactionsCollection", transactionsCollection);
+        Inputs.fieldName(name, "accountsCollection", accountsCollection);
+        Inputs.fieldPath(name, "balanceField", balanceField);
+        Objects.requireNonNull(transferVariant, "transferVariant");
+        Inputs.fieldName(name, "markerField", markerField);
+        Inputs.fieldName(name, "tombstoneField", tombstoneField);
+        positive("lease", lease);
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");
+        if (maxPendingPerDocument < 1) {
+            throw new IllegalArgumentException("maxPendingPerDocument must be >= 1, was " + maxPendingPerDocument);
+        }
+        positive("retention", retention);
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        Objects.requireNonNull(clock, "clock");
+        if (markerField.equals(tombstoneField)) {
+            throw new IllegalStateException("markerField and tombstoneField must differ: " + markerField);
+        }
+        if (balanceField.equals(markerField) || balanceField.equals(tombstoneField)) {
+            throw new IllegalStateException("balanceField must differ from the marker fields: " + balanceField);
+        }
+        if (retention.compareTo(lease) <= 0) {
+            throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
+        }
+    }
+
+    private static void positive(String what, Duration value) {
+        Objects.requireNonNull(value, what);
+        if (value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(what + " must be > 0, was " + value);
+        }
+    }
+
+    /** The default settings. */
+    public static TwoPhaseConfig defaults() {
+        return new TwoPhaseConfig(DEFAULT_NAME, DEFAULT_TRANSACTIONS_COLLECTION, DEFAULT_ACCOUNTS_COLLECTION,
+                DEFAULT_BALANCE_FIELD, TransferVariant.RESERVE_THEN_CREDIT, DEFAULT_MARKER_FIELD,
+                DEFAULT_TOMBSTONE_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
+                DEFAULT_MAX_PENDING_PER_DOCUMENT, DEFAULT_RETENTION, RetryPolicy.DEFAULT, Clock.systemUTC());
+    }
+}

@@ -1,0 +1,318 @@
+package dev.consistencykit.twophase.internal;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.model.Filters;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+
+/**
+ * Validates participant updates and preconditions, and stores them in a form a document can hold. An update is
+ * stored as a list of {@code {op, path, value}} and a precondition as a list of {@code {path, op, value}}: MongoDB
+ * cannot portably store {@code $}-prefixed or dotted keys, and a whitelist of operators keeps every stored spec one
+ * that recovery can replay. Rejections are {@link InvalidInputException}s naming the field and the value.
+ */
+public final class SpecCodec {
+
+    static final Set<String> UPDATE_OPERATORS = Set.of("set", "unset", "inc", "mul", "min", "max", "push", "pull",
+            "addToSet", "currentDate");
+    static final Set<String> CONDITION_OPERATORS = Set.of("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin",
+            "exists");
+
+    private final String instanceName;
+    private final Set<String> reservedFields;
+
+    /**
+     * @param instanceName   for messages
+     * @param reservedFields fields no spec may touch (the marker arrays); {@code _id} is always reserved
+     */
+    public SpecCodec(String instanceName, Set<String> reservedFields) {
+        this.instanceName = instanceName;
+        this.reservedFields = Set.copyOf(reservedFields);
+    }
+
+    private static BsonDocument render(Bson bson) {
+        return bson.toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+    }
+
+    /** Validates an update and returns its stored form (empty array for none). */
+    public BsonArray encodeUpdate(String field, Optional<Bson> update) {
+        BsonArray ops = new BsonArray();
+        if (update.isEmpty()) {
+            return ops;
+        }
+        BsonDocument doc = Inputs.updateSpec(instanceName, field, update.get());
+        List<String> paths = new ArrayList<>();
+        for (Map.Entry<String, BsonValue> operator : doc.entrySet()) {
+            String op = operator.getKey().substring(1);
+            if (!UPDATE_OPERATORS.contains(op)) {
+                throw invalid(field, field + ": operator " + operator.getKey() + " is not supported (use one of "
+                        + UPDATE_OPERATORS.stream().map(o -> "$" + o).sorted().toList() + ")");
+            }
+            for (Map.Entry<String, BsonValue> target : operator.getValue().asDocument().entrySet()) {
+                String path = checkPath(field, target.getKey());
+                BsonValue value = target.getValue();
+                switch (op) {
+                    case "inc", "mul" -> {
+                        if (!value.isNumber() && !value.isDecimal128()) {
+                            throw invalid(field, field + ": $" + op + " of " + path + " needs a number, was " + value);
+                        }
+                    }
+                    case "currentDate" -> {
+                        if (!value.equals(BsonBoolean.TRUE)) {
+                            throw invalid(field, field + ": $currentDate of " + path + " takes true, was " + value);
+                        }
+                    }
+                    case "unset" -> value = new BsonString("");
+                    default -> checkPlainValue(field, path, value);
+                }
+                paths.add(path);
+                ops.add(new BsonDocument("op", new BsonString(op)).append("path", new BsonString(path))
+                        .append("value", value));
+            }
+        }
+        checkNoConflicts(field, paths);
+        return ops;
+    }
+
+    /** Validates a precondition and returns its stored form (empty array for none). */
+    public BsonArray encodeCondition(String field, Optional<Bson> condition) {
+        BsonArray conditions = new BsonArray();
+        if (condition.isEmpty()) {
+            return conditions;
+        }
+        BsonDocument doc = render(condition.get());
+        flatten(field, doc, conditions);
+        return conditions;
+    }
+
+    private void flatten(String field, BsonDocument doc, BsonArray out) {
+        for (Map.Entry<String, BsonValue> entry : doc.entrySet()) {
+            String key = entry.getKey();
+            if (key.equals("$and") && entry.getValue().isArray()) {
+                for (BsonValue part : entry.getValue().asArray()) {
+                    if (!part.isDocument()) {
+                        throw invalid(field, field + ": $and must hold documents, was " + part);
+                    }
+                    flatten(field, part.asDocument(), out);
+                }
+                continue;
+            }
+            if (key.startsWith("$")) {
+                throw invalid(field, field + ": top-level operator " + key + " is not supported; a precondition is"
+                        + " an AND of field conditions");
+            }
+            String path = checkPath(field, key);
+            BsonValue value = entry.getValue();
+            if (value.isDocument() && !value.asDocument().isEmpty()
+                    && value.asDocument().keySet().stream().anyMatch(k -> k.startsWith("$"))) {
+                for (Map.Entry<String, BsonValue> op : value.asDocument().entrySet()) {
+                    String name = op.getKey();
+                    if (!name.startsWith("$") || !CONDITION_OPERATORS.contains(name.substring(1))) {
+                        throw invalid(field, field + ": condition " + name + " on " + path + " is not supported (use"
+                                + " one of " + CONDITION_OPERATORS.stream().map(o -> "$" + o).sorted().toList()
+                                + ")");
+                    }
+                    String o = name.substring(1);
+                    if ((o.equals("in") || o.equals("nin")) && !op.getValue().isArray()) {
+                        throw invalid(field, field + ": " + name + " on " + path + " needs an array");
+                    }
+                    if (!o.equals("in") && !o.equals("nin")) {
+                        checkPlainValue(field, path, op.getValue());
+                    }
+                    out.add(condition(path, o, op.getValue()));
+                }
+            } else {
+                checkPlainValue(field, path, value);
+                out.add(condition(path, "eq", value));
+            }
+        }
+    }
+
+    private static BsonDocument condition(String path, String op, BsonValue value) {
+        return new BsonDocument("path", new BsonString(path)).append("op", new BsonString(op)).append("value", value);
+    }
+
+    private String checkPath(String field, String path) {
+        Inputs.fieldPath(instanceName, field, path);
+        String root = path.split("\\.", 2)[0];
+        if (root.equals("_id")) {
+            throw invalid(field, field + " must not touch _id, was " + path);
+        }
+        if (reservedFields.contains(root)) {
+            throw invalid(field, field + " must not touch the transaction markers, was " + path);
+        }
+        return path;
+    }
+
+    private void checkPlainValue(String field, String path, BsonValue value) {
+        if (value.isDocument()) {
+            for (Map.Entry<String, BsonValue> e : value.asDocument().entrySet()) {
+                if (e.getKey().startsWith("$") || e.getKey().contains(".")) {
+                    throw invalid(field, field + ": value of " + path + " has key '" + e.getKey()
+                            + "', which must not start with '$' or contain '.'");
+                }
+                checkPlainValue(field, path + "." + e.getKey(), e.getValue());
+            }
+        } else if (value.isArray()) {
+            for (BsonValue v : value.asArray()) {
+                checkPlainValue(field, path, v);
+            }
+        }
+    }
+
+    private void checkNoConflicts(String field, List<String> paths) {
+        for (int i = 0; i < paths.size(); i++) {
+            for (int j = 0; j < paths.size(); j++) {
+                if (i == j) {
+                    continue;
+                }
+                String a = paths.get(i);
+                String b = paths.get(j);
+                if (a.equals(b) || b.startsWith(a + ".")) {
+                    throw invalid(field, field + " updates " + a + " and " + b
+                            + " in one write, which the server refuses");
+                }
+            }
+        }
+    }
+
+    private InvalidInputException invalid(String field, String message) {
+        return new InvalidInputException(instanceName, field, message);
+    }
+
+    // ---- decoding -------------------------------------------------------------------------------------------
+
+    /** The update a stored op list stands for, or {@code null} when it is empty. */
+    public static Bson decodeUpdate(List<?> ops) {
+        if (ops == null || ops.isEmpty()) {
+            return null;
+        }
+        Map<String, Document> byOperator = new LinkedHashMap<>();
+        for (Object o : ops) {
+            Map<String, Object> op = asMap(o);
+            byOperator.computeIfAbsent("$" + op.get("op"), k -> new Document())
+                    .append((String) op.get("path"), op.get("value"));
+        }
+        return new Document(byOperator);
+    }
+
+    /** The filter a stored condition list stands for, or {@code null} when it is empty. */
+    public static Bson decodeCondition(List<?> conditions) {
+        if (conditions == null || conditions.isEmpty()) {
+            return null;
+        }
+        List<Bson> filters = new ArrayList<>();
+        for (Object o : conditions) {
+            Map<String, Object> c = asMap(o);
+            filters.add(new Document((String) c.get("path"), new Document("$" + c.get("op"), c.get("value"))));
+        }
+        return filters.size() == 1 ? filters.get(0) : Filters.and(filters);
+    }
+
+    /**
+     * The first stored condition {@code document} does not satisfy, as {@code path op value (was x)}, if it can be
+     * told on the client; used only to word a cancellation reason.
+     */
+    public static Optional<String> firstUnmet(List<?> conditions, Document document) {
+        if (conditions == null) {
+            return Optional.empty();
+        }
+        for (Object o : conditions) {
+            Map<String, Object> c = asMap(o);
+            String path = (String) c.get("path");
+            String op = (String) c.get("op");
+            Object expected = c.get("value");
+            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
+            Boolean holds = holds(op, actual, expected);
+            if (Boolean.FALSE.equals(holds)) {
+                return Optional.of(path + " " + symbol(op) + " " + expected + " (was " + actual + ")");
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The path of the first unmet condition, if it can be told. */
+    public static Optional<String> firstUnmetPath(List<?> conditions, Document document) {
+        if (conditions == null) {
+            return Optional.empty();
+        }
+        for (Object o : conditions) {
+            Map<String, Object> c = asMap(o);
+            String path = (String) c.get("path");
+            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
+            if (Boolean.FALSE.equals(holds((String) c.get("op"), actual, c.get("value")))) {
+                return Optional.of(path);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Boolean holds(String op, Object actual, Object expected) {
+        switch (op) {
+            case "exists":
+                return (actual != null) == Boolean.TRUE.equals(expected);
+            case "eq":
+                return same(actual, expected);
+            case "ne":
+                return !same(actual, expected);
+            case "in":
+                return expected instanceof Collection<?> c && c.stream().anyMatch(v -> same(actual, v));
+            case "nin":
+                return expected instanceof Collection<?> c && c.stream().noneMatch(v -> same(actual, v));
+            default:
+                if (!(actual instanceof Number a) || !(expected instanceof Number e)) {
+                    return actual == null ? Boolean.FALSE : null;
+                }
+                int cmp = new BigDecimal(a.toString()).compareTo(new BigDecimal(e.toString()));
+                return switch (op) {
+                    case "gt" -> cmp > 0;
+                    case "gte" -> cmp >= 0;
+                    case "lt" -> cmp < 0;
+                    case "lte" -> cmp <= 0;
+                    default -> null;
+                };
+        }
+    }
+
+    private static boolean same(Object a, Object b) {
+        if (a instanceof Number x && b instanceof Number y) {
+            return new BigDecimal(x.toString()).compareTo(new BigDecimal(y.toString())) == 0;
+        }
+        return a == null ? b == null : a.equals(b);
+    }
+
+    private static String symbol(String op) {
+        return switch (op) {
+            case "eq" -> "==";
+            case "ne" -> "!=";
+            case "gt" -> ">";
+            case "gte" -> ">=";
+            case "lt" -> "<";
+            case "lte" -> "<=";
+            default -> op;
+        };
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(Object o) {
+        return (Map<String, Object>) o;
+    }
+}

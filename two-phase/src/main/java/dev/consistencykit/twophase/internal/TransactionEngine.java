@@ -1,0 +1,924 @@
+package dev.consistencykit.twophase.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+
+import org.bson.BsonDocument;
+import org.bson.BsonDocumentReader;
+import org.bson.Document;
+import org.bson.codecs.DecoderContext;
+import org.bson.codecs.DocumentCodec;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+import dev.consistencykit.core.ConditionalUpdates;
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Marker;
+import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Transition;
+import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.twophase.CommitStuckException;
+import dev.consistencykit.twophase.InsufficientFundsException;
+import dev.consistencykit.twophase.Participant;
+import dev.consistencykit.twophase.ParticipantMissingException;
+import dev.consistencykit.twophase.ParticipantRejectedException;
+import dev.consistencykit.twophase.PreconditionFailedException;
+import dev.consistencykit.twophase.SettledRead;
+import dev.consistencykit.twophase.StalePendingPolicy;
+import dev.consistencykit.twophase.TooManyPendingTransactionsException;
+import dev.consistencykit.twophase.TransactionCanceledException;
+import dev.consistencykit.twophase.TransactionState;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
+import dev.consistencykit.twophase.TwoPhaseMetrics;
+import dev.consistencykit.twophase.TwoPhaseTransaction;
+
+/**
+ * The two-phase commit state machine.
+ *
+ * <p><b>Protocol.</b> One atomic write records the transaction with all its participants (state {@code pending}
+ * when the caller drives it, {@code initial} when a worker will). Prepare applies each participant's prepare update
+ * in the same write that pushes the transaction id onto its marker array, guarded by {@code $ne} on the marker and
+ * on the tombstone array, by its precondition and by the per-document cap; participants of one collection go in
+ * one unordered bulk write. The decision is one compare-and-set of the transaction's state ({@code pending →
+ * applied} or {@code pending → canceling}) carrying the owner's fencing token, so commit and rollback can never both
+ * win. Settling moves the mark to the tombstone array in the write that applies the commit (or rollback) update; a
+ * participant never prepared is fenced with a tombstone, so a paused owner's late prepare is refused.
+ *
+ * <p><b>Ownership.</b> Whoever drives a transaction holds its current fencing token; every state change carries
+ * it. Recovery takes a transaction over by incrementing the token in a compare-and-set on the token it read, so
+ * two recoverers never both take one, and the former owner's next state change fails: it then reports what the
+ * transaction became. Participant writes need no token: markers and tombstones make each apply-once and
+ * settle-once.
+ *
+ * <p>An uncontended transfer costs five round trips: record, prepare (one bulk), decide, settle (one bulk),
+ * finish.
+ */
+public final class TransactionEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionEngine.class);
+
+    // transaction document fields
+    static final String STATE = "state";
+    static final String LABEL = "label";
+    static final String PARTICIPANTS = "participants";
+    static final String HISTORY = "history";
+    static final String OWNER = "owner";
+    static final String LEASE = "leaseExpiresAt";
+    static final String TOKEN = "fencingToken";
+    static final String LAST_MODIFIED = Transition.DEFAULT_LAST_MODIFIED_FIELD;
+    static final String CREATED = "createdAt";
+    static final String REASON = "reason";
+    static final String LAST_ERROR = "lastError";
+    // participant entry fields
+    static final String P_COLLECTION = "c";
+    static final String P_ID = "id";
+    static final String P_PRE = "pre";
+    static final String P_PREPARE = "prepare";
+    static final String P_COMMIT = "commit";
+    static final String P_ROLLBACK = "rollback";
+    static final String P_FUNDS = "funds";
+
+    /** Reason codes stored on canceled transactions. */
+    public static final String INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS";
+    public static final String PARTICIPANT_MISSING = "PARTICIPANT_MISSING";
+    public static final String PRECONDITION_FAILED = "PRECONDITION_FAILED";
+    public static final String TOO_MANY_PENDING = "TOO_MANY_PENDING";
+    public static final String PARTICIPANT_REJECTED = "PARTICIPANT_REJECTED";
+    public static final String STALE = "STALE";
+
+    private static final Set<String> CALLER_REASONS = Set.of(INSUFFICIENT_FUNDS, PARTICIPANT_MISSING,
+            PRECONDITION_FAILED, TOO_MANY_PENDING, PARTICIPANT_REJECTED);
+    private static final List<String> IN_FLIGHT = TransactionState.IN_FLIGHT.stream().map(TransactionState::stored)
+            .sorted().toList();
+    private static final int RECOVERY_BATCH = 100;
+
+    private final TwoPhaseConfig config;
+    private final MongoDatabase database;
+    private final MongoCollection<Document> transactions;
+    private final Marker marker;
+    private final ServerClock clock;
+    private final TwoPhaseListener listener;
+    private final Supplier<String> ownerIds;
+    private final SpecCodec codec;
+
+    private final LongAdder committed = new LongAdder();
+    private final LongAdder canceled = new LongAdder();
+    private final LongAdder recoveredForward = new LongAdder();
+    private final LongAdder recoveredBack = new LongAdder();
+    private final LongAdder leaseLost = new LongAdder();
+    private final LongAdder commitStuck = new LongAdder();
+    private final LongAdder pruned = new LongAdder();
+
+    /**
+     * @param config    validated settings
+     * @param database  the application's database, acknowledged writes
+     * @param clock     server time
+     * @param listener  hooks
+     * @param ownerIds  unique owner names, one per drive
+     */
+    public TransactionEngine(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        this.config = config;
+        this.database = database;
+        this.transactions = database.getCollection(config.transactionsCollection());
+        this.marker = Marker.of(config.markerField()).withTombstones(config.tombstoneField());
+        this.clock = clock;
+        this.listener = listener;
+        this.ownerIds = ownerIds;
+        this.codec = new SpecCodec(config.name(), Set.of(config.markerField(), config.tombstoneField()));
+    }
+
+    // ---- encoding and validation ----------------------------------------------------------------------------
+
+    /** A validated transaction, in its stored form. */
+    public record Encoded(Object id, String label, List<Document> participants) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+    }
+
+    /**
+     * Validates {@code tx} and renders it in stored form; nothing is written.
+     *
+     * @param fundsPaths for each participant index, the field whose unmet condition means insufficient funds
+     */
+    public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
+        Object id = Inputs.documentId(config.name(), "transaction id", tx.id().value());
+        if (tx.participants().isEmpty()) {
+            throw new InvalidInputException(config.name(), "participants", "a transaction needs at least one"
+                    + " participant");
+        }
+        Set<String> seen = new HashSet<>();
+        List<Document> participants = new ArrayList<>();
+        for (int i = 0; i < tx.participants().size(); i++) {
+            Participant p = tx.participants().get(i);
+            String where = "participants[" + i + "]";
+            Inputs.fieldName(config.name(), where + ".collection", p.collection());
+            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId());
+            if (p.collection().equals(config.transactionsCollection())) {
+                throw new InvalidInputException(config.name(), where + ".collection", where
+                        + " must not be the transactions collection '" + p.collection() + "'");
+            }
+            if (!seen.add(p.collection() + "\u0000" + docId)) {
+                throw new InvalidInputException(config.name(), where, where + " names document " + p
+                        + " a second time; a document takes part in a transaction once");
+            }
+            Document entry = new Document(P_COLLECTION, p.collection()).append(P_ID, docId)
+                    .append(P_PRE, codec.encodeCondition(where + ".precondition", p.precondition()))
+                    .append(P_PREPARE, codec.encodeUpdate(where + ".prepare", p.prepare()))
+                    .append(P_COMMIT, codec.encodeUpdate(where + ".commit", p.commit()))
+                    .append(P_ROLLBACK, codec.encodeUpdate(where + ".rollback", p.rollback()));
+            String funds = fundsPaths.get(i);
+            if (funds != null) {
+                entry.append(P_FUNDS, funds);
+            }
+            participants.add(asStored(entry));
+        }
+        Inputs.fieldName(config.name(), "label", tx.label());
+        return new Encoded(id, tx.label(), participants);
+    }
+
+    /** {@code entry} as it will read back from the server: BSON values decoded to the driver's Java types. */
+    private static Document asStored(Document entry) {
+        BsonDocument bson = entry.toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+        return new DocumentCodec().decode(new BsonDocumentReader(bson), DecoderContext.builder().build());
+    }
+
+    private static BsonDocument canonical(String label, List<?> participants) {
+        return new Document(LABEL, label).append(PARTICIPANTS, participants)
+                .toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+    }
+
+    private static Encoded decode(Document tx) {
+        return new Encoded(tx.get("_id"), tx.getString(LABEL), tx.getList(PARTICIPANTS, Document.class));
+    }
+
+    // ---- recording the intent -------------------------------------------------------------------------------
+
+    private record Recorded(boolean inserted, Document existing) {
+    }
+
+    /**
+     * Records {@code tx} with one upsert whose filter never matches an existing document, so a reused id is a
+     * duplicate-key error rather than a change to the existing transaction.
+     */
+    private Recorded record(Encoded tx, TransactionState state, String owner) {
+        Document fields = new Document(STATE, state.stored()).append(LABEL, tx.label())
+                .append(PARTICIPANTS, tx.participants()).append(HISTORY, List.of(state.stored()))
+                .append(TOKEN, owner == null ? 0L : 1L);
+        if (owner != null) {
+            fields.append(OWNER, owner).append(LEASE, leaseExpiry());
+        }
+        Bson update = Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(CREATED),
+                Updates.currentDate(LAST_MODIFIED));
+        Document existing = config.retryPolicy().execute(config.name(), tx.id(), "record transaction", () -> {
+            try {
+                UpdateResult r = transactions.updateOne(and(eq("_id", tx.id()), exists(STATE, false)), update,
+                        new UpdateOptions().upsert(true));
+                if (r.getUpsertedId() != null) {
+                    return null;
+                }
+                throw new ConsistencyException(config.name(), tx.id(), "recording the transaction matched an"
+                        + " existing document without a state; the transactions collection holds foreign data");
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                return readPrimary(tx.id());
+            }
+        });
+        if (existing == null) {
+            return new Recorded(true, null);
+        }
+        if (!canonical(tx.label(), tx.participants()).equals(canonical(existing.getString(LABEL),
+                existing.getList(PARTICIPANTS, Document.class)))) {
+            throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
+                    + " is already used by a transaction with other participants; nothing was written");
+        }
+        return new Recorded(false, existing);
+    }
+
+    private Document readPrimary(Object id) {
+        return transactions.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+    }
+
+    private Date leaseExpiry() {
+        return Date.from(clock.now().plus(config.lease()));
+    }
+
+    // ---- the entry points -----------------------------------------------------------------------------------
+
+    /** Records {@code tx} in {@code initial} for a worker to run. */
+    public OperationId submit(Encoded tx) {
+        record(tx, TransactionState.INITIAL, null);
+        return tx.operationId();
+    }
+
+    /** Records {@code tx} and drives it to a terminal state in this thread. */
+    public OperationResult apply(Encoded tx) {
+        String owner = ownerIds.get();
+        Recorded recorded = record(tx, TransactionState.PENDING, owner);
+        Outcome outcome;
+        if (recorded.inserted()) {
+            outcome = drive(tx, TransactionState.PENDING, 1L, false);
+        } else {
+            outcome = resume(tx, recorded.existing(), owner);
+        }
+        return toResult(tx, outcome, true);
+    }
+
+    /** Drives a transaction that already existed when {@code apply()} recorded it. */
+    private Outcome resume(Encoded tx, Document existing, String owner) {
+        TransactionState state = TransactionState.fromStored(existing.getString(STATE));
+        if (state.isTerminal()) {
+            return Outcome.of(state, existing);
+        }
+        Date lease = existing.getDate(LEASE);
+        boolean claimable = state == TransactionState.INITIAL || lease == null
+                || !lease.toInstant().isAfter(clock.now());
+        if (!claimable) {
+            return Outcome.inFlight(state);
+        }
+        Optional<Document> claimed = takeOver(existing, owner);
+        if (claimed.isEmpty()) {
+            Document now = readPrimary(tx.id());
+            return now == null ? Outcome.inFlight(state) : Outcome.of(TransactionState.fromStored(
+                    now.getString(STATE)), now);
+        }
+        Document doc = claimed.get();
+        return drive(tx, TransactionState.fromStored(doc.getString(STATE)), doc.getLong(TOKEN), false);
+    }
+
+    /**
+     * Claims the oldest {@code initial} transaction and drives it. Cancellations are returned as aborted results,
+     * not thrown.
+     */
+    public Optional<OperationResult> processNext() {
+        String owner = ownerIds.get();
+        Document claimed = config.retryPolicy().execute(config.name(), null, "claim next transaction",
+                () -> transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
+                        claimUpdate(owner, true),
+                        new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
+                                .returnDocument(ReturnDocument.AFTER).upsert(false)));
+        if (claimed == null) {
+            return Optional.empty();
+        }
+        Encoded tx = decode(claimed);
+        Outcome outcome = drive(tx, TransactionState.PENDING, claimed.getLong(TOKEN), false);
+        return Optional.of(toResult(tx, outcome, false));
+    }
+
+    private Bson claimUpdate(String owner, boolean fromInitial) {
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.set(OWNER, owner));
+        updates.add(Updates.set(LEASE, leaseExpiry()));
+        updates.add(Updates.inc(TOKEN, 1L));
+        updates.add(Updates.currentDate(LAST_MODIFIED));
+        if (fromInitial) {
+            updates.add(Updates.set(STATE, TransactionState.PENDING.stored()));
+            updates.add(Updates.push(HISTORY, TransactionState.PENDING.stored()));
+        }
+        return Updates.combine(updates);
+    }
+
+    /** Takes {@code seen} over by a compare-and-set on its state and fencing token; empty if another won. */
+    private Optional<Document> takeOver(Document seen, String owner) {
+        boolean initial = TransactionState.INITIAL.stored().equals(seen.getString(STATE));
+        Bson filter = and(eq("_id", seen.get("_id")), eq(STATE, seen.getString(STATE)),
+                eq(TOKEN, seen.get(TOKEN)));
+        Document claimed = config.retryPolicy().execute(config.name(), seen.get("_id"), "take over transaction",
+                () -> transactions.findOneAndUpdate(filter, claimUpdate(owner, initial),
+                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false)));
+        if (claimed == null) {
+            // a retried claim whose first attempt applied finds the token moved on: ours if the owner is ours
+            Document now = readPrimary(seen.get("_id"));
+            if (now != null && owner.equals(now.getString(OWNER))) {
+                return Optional.of(now);
+            }
+            return Optional.empty();
+        }
+        return Optional.of(claimed);
+    }
+
+    // ---- driving --------------------------------------------------------------------------------------------
+
+    /** Where a drive ended. */
+    record Outcome(TransactionState state, boolean lost, Document reason) {
+
+        static Outcome of(TransactionState state, Document tx) {
+            return new Outcome(state, false, tx == null ? null : tx.get(REASON, Document.class));
+        }
+
+        static Outcome inFlight(TransactionState state) {
+            return new Outcome(state, true, null);
+        }
+    }
+
+    /** Thrown inside a drive when the fencing token moved on: another process owns the transaction now. */
+    private static final class LostOwnership extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient Document current;
+
+        LostOwnership(Document current) {
+            super(null, null, false, false);
+            this.current = current;
+        }
+    }
+
+    private Outcome drive(Encoded tx, TransactionState start, long token, boolean rollBackPending) {
+        TransactionState state = start;
+        try {
+            while (true) {
+                switch (state) {
+                    case INITIAL, PENDING -> {
+                        if (rollBackPending) {
+                            state = decide(tx, token, TransactionState.CANCELING, reason(STALE, null,
+                                    "recovered after going stale in pending"));
+                            break;
+                        }
+                        Prepared prepared = prepareAll(tx);
+                        if (prepared.fenced()) {
+                            Document now = readPrimary(tx.id());
+                            throw new LostOwnership(now);
+                        }
+                        state = prepared.failure() == null ? decide(tx, token, TransactionState.APPLIED, null)
+                                : decide(tx, token, TransactionState.CANCELING, prepared.failure());
+                    }
+                    case APPLIED -> {
+                        commitAll(tx, token);
+                        state = finish(tx, token, TransactionState.APPLIED, TransactionState.DONE);
+                    }
+                    case CANCELING -> {
+                        rollbackAll(tx);
+                        state = finish(tx, token, TransactionState.CANCELING, TransactionState.CANCELED);
+                    }
+                    case DONE -> {
+                        committed.increment();
+                        notify(() -> listener.onCommitted(tx.operationId()));
+                        return new Outcome(TransactionState.DONE, false, null);
+                    }
+                    case CANCELED -> {
+                        Document done = readPrimary(tx.id());
+                        Document reason = done == null ? null : done.get(REASON, Document.class);
+                        canceled.increment();
+                        String code = reason == null ? null : reason.getString("code");
+                        notify(() -> listener.onCanceled(tx.operationId(), code));
+                        return new Outcome(TransactionState.CANCELED, false, reason);
+                    }
+                    default -> throw new IllegalStateException("unknown state " + state);
+                }
+            }
+        } catch (LostOwnership lost) {
+            leaseLost.increment();
+            notify(() -> listener.onLeaseLost(tx.operationId()));
+            Document now = lost.current;
+            if (now == null) {
+                return Outcome.inFlight(state);
+            }
+            TransactionState current = TransactionState.fromStored(now.getString(STATE));
+            LOG.debug("[{}] transaction {} taken over by {}, now {}", config.name(), tx.id(), now.get(OWNER),
+                    current);
+            return current.isTerminal() ? Outcome.of(current, now) : Outcome.inFlight(current);
+        }
+    }
+
+    private static Document reason(String code, String participant, String message) {
+        Document reason = new Document("code", code).append("message", message);
+        if (participant != null) {
+            reason.append("participant", participant);
+        }
+        return reason;
+    }
+
+    /** The decision: one fenced compare-and-set from {@code pending}. */
+    private TransactionState decide(Encoded tx, long token, TransactionState to, Document reason) {
+        Bson extra = reason == null ? null : Updates.set(REASON, reason);
+        return move(tx, token, TransactionState.PENDING, to, extra);
+    }
+
+    private TransactionState finish(Encoded tx, long token, TransactionState from, TransactionState to) {
+        return move(tx, token, from, to, null);
+    }
+
+    private TransactionState move(Encoded tx, long token, TransactionState from, TransactionState to, Bson extra) {
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.push(HISTORY, to.stored()));
+        updates.add(Updates.set(LEASE, leaseExpiry()));
+        if (extra != null) {
+            updates.add(extra);
+        }
+        Transition transition = Transition.of(STATE, from.stored(), to.stored()).guardedBy(eq(TOKEN, token))
+                .alsoUpdating(Updates.combine(updates));
+        GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
+                + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
+        Document doc = result.document().orElse(null);
+        switch (result.outcome()) {
+            case APPLIED:
+                LOG.debug("[{}] transaction {} {} -> {}", config.name(), tx.id(), from.stored(), to.stored());
+                return to;
+            case MISSING:
+                throw new ConsistencyException(config.name(), tx.id(), "the transaction document disappeared while"
+                        + " in " + from.stored());
+            default:
+                if (doc != null && Objects.equals(ConditionalUpdates.tokenOf(doc, tokenFields()), token)) {
+                    // our own earlier attempt applied (its reply was lost), or we are behind our own state
+                    return TransactionState.fromStored(doc.getString(STATE));
+                }
+                throw new LostOwnership(doc);
+        }
+    }
+
+    private static dev.consistencykit.core.LeaseFields tokenFields() {
+        return new dev.consistencykit.core.LeaseFields(OWNER, LEASE, TOKEN);
+    }
+
+    // ---- participants ---------------------------------------------------------------------------------------
+
+    private record Prepared(Document failure, boolean fenced) {
+    }
+
+    private Map<String, List<Integer>> byCollection(Encoded tx) {
+        Map<String, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < tx.participants().size(); i++) {
+            groups.computeIfAbsent(tx.participants().get(i).getString(P_COLLECTION), k -> new ArrayList<>()).add(i);
+        }
+        return groups;
+    }
+
+    private Prepared prepareAll(Encoded tx) {
+        Bson capGuard = exists(config.markerField() + "." + (config.maxPendingPerDocument() - 1), false);
+        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
+            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            List<MarkerWrite> writes = new ArrayList<>();
+            for (int i : group.getValue()) {
+                Document p = tx.participants().get(i);
+                Bson pre = SpecCodec.decodeCondition(p.getList(P_PRE, Object.class));
+                writes.add(new MarkerWrite(p.get(P_ID), pre == null ? capGuard : and(pre, capGuard),
+                        SpecCodec.decodeUpdate(p.getList(P_PREPARE, Object.class))));
+            }
+            Map<Object, GuardedResult> results;
+            try {
+                results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
+                        () -> ConditionalUpdates.applyOnceAll(collection, marker, tx.id(), writes));
+            } catch (MongoBulkWriteException | MongoWriteException e) {
+                return new Prepared(rejected(tx, group, e), false);
+            }
+            for (int i : group.getValue()) {
+                Document p = tx.participants().get(i);
+                GuardedResult r = results.get(p.get(P_ID));
+                Document current = r.document().orElse(null);
+                if (current != null && contains(current, config.tombstoneField(), tx.id())) {
+                    return new Prepared(null, true);
+                }
+                if (r.isInPlace()) {
+                    continue;
+                }
+                return new Prepared(failure(tx, p, r), false);
+            }
+        }
+        return new Prepared(null, false);
+    }
+
+    private Document failure(Encoded tx, Document p, GuardedResult r) {
+        String who = p.getString(P_COLLECTION) + "/" + p.get(P_ID);
+        if (r.outcome() == UpdateOutcome.MISSING) {
+            return reason(PARTICIPANT_MISSING, who, "participant " + who + " does not exist");
+        }
+        Document current = r.document().orElseThrow();
+        List<?> pending = current.getList(config.markerField(), Object.class, List.of());
+        if (pending.size() >= config.maxPendingPerDocument()) {
+            return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
+                    + pending.size() + " unsettled transactions (the cap is " + config.maxPendingPerDocument() + ")");
+        }
+        List<?> conditions = p.getList(P_PRE, Object.class);
+        Optional<String> unmet = SpecCodec.firstUnmet(conditions, current);
+        String funds = p.getString(P_FUNDS);
+        if (funds != null && SpecCodec.firstUnmetPath(conditions, current).filter(funds::equals).isPresent()) {
+            return reason(INSUFFICIENT_FUNDS, who, "insufficient funds in " + who + ": " + unmet.orElse(funds));
+        }
+        return reason(PRECONDITION_FAILED, who, "precondition failed for " + who
+                + unmet.map(u -> ": " + u).orElse(""));
+    }
+
+    private Document rejected(Encoded tx, Map.Entry<String, List<Integer>> group, MongoException e) {
+        int index = 0;
+        if (e instanceof MongoBulkWriteException be && !be.getWriteErrors().isEmpty()) {
+            index = be.getWriteErrors().get(0).getIndex();
+        }
+        Document p = tx.participants().get(group.getValue().get(Math.min(index, group.getValue().size() - 1)));
+        String who = p.getString(P_COLLECTION) + "/" + p.get(P_ID);
+        LOG.warn("[{}] the server refused the prepare of {} for transaction {}: {}", config.name(), who, tx.id(),
+                e.getMessage());
+        return reason(PARTICIPANT_REJECTED, who, "the server refused the prepare update of " + who + ": "
+                + e.getMessage());
+    }
+
+    private void commitAll(Encoded tx, long token) {
+        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
+            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            List<MarkerWrite> writes = new ArrayList<>();
+            for (int i : group.getValue()) {
+                Document p = tx.participants().get(i);
+                writes.add(MarkerWrite.of(p.get(P_ID), SpecCodec.decodeUpdate(p.getList(P_COMMIT, Object.class))));
+            }
+            Map<Object, GuardedResult> results;
+            try {
+                results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
+                        () -> ConditionalUpdates.settleOnceAll(collection, marker, tx.id(), writes));
+            } catch (MongoBulkWriteException | MongoWriteException e) {
+                stuck(tx, token, group.getKey(), e);
+                return;
+            }
+            results.forEach((id, r) -> {
+                if (!r.isInPlace()) {
+                    LOG.warn("[{}] committed transaction {} found {}/{} neither marked nor settled ({}); its tombstone"
+                            + " may have been pruned early or the document replaced", config.name(), tx.id(),
+                            group.getKey(), id, r.outcome());
+                }
+            });
+        }
+    }
+
+    private void stuck(Encoded tx, long token, String collection, MongoException e) {
+        commitStuck.increment();
+        String error = e.getMessage();
+        LOG.warn("[{}] the server refused a commit update of transaction {} on {}: {}", config.name(), tx.id(),
+                collection, error);
+        transactions.updateOne(and(eq("_id", tx.id()), eq(TOKEN, token)), Updates.combine(
+                Updates.set(LAST_ERROR, new Document("collection", collection).append("message", error)),
+                Updates.currentDate(LAST_MODIFIED)));
+        notify(() -> listener.onCommitStuck(tx.operationId(), collection, error));
+        throw new CommitStuckException(config.name(), tx.id(), "transaction " + tx.id() + " is committed but the"
+                + " server refused a commit update on " + collection + "; recovery will retry it: " + error, e);
+    }
+
+    private void rollbackAll(Encoded tx) {
+        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
+            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            List<MarkerWrite> writes = new ArrayList<>();
+            for (int i : group.getValue()) {
+                Document p = tx.participants().get(i);
+                writes.add(MarkerWrite.of(p.get(P_ID), SpecCodec.decodeUpdate(p.getList(P_ROLLBACK,
+                        Object.class))));
+            }
+            Map<Object, GuardedResult> results = config.retryPolicy().execute(config.name(), tx.id(),
+                    "roll back " + group.getKey(),
+                    () -> ConditionalUpdates.settleOnceAll(collection, marker, tx.id(), writes));
+            for (MarkerWrite w : writes) {
+                GuardedResult r = results.get(w.id());
+                if (r.outcome() == UpdateOutcome.GUARD_FAILED) {
+                    fenceOrSettle(tx, collection, w);
+                }
+            }
+        }
+    }
+
+    /**
+     * A participant that was not prepared when rollback ran is fenced with a tombstone, so that a late prepare is
+     * refused. If a late prepare slips in between, it is pending now: settle it with its rollback update.
+     */
+    private void fenceOrSettle(Encoded tx, MongoCollection<Document> collection, MarkerWrite w) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            GuardedResult fenced = config.retryPolicy().execute(config.name(), tx.id(), "fence " + w.id(),
+                    () -> ConditionalUpdates.fence(collection, w.id(), marker, tx.id()));
+            if (fenced.outcome() != UpdateOutcome.GUARD_FAILED) {
+                return;
+            }
+            GuardedResult settled = config.retryPolicy().execute(config.name(), tx.id(), "roll back " + w.id(),
+                    () -> ConditionalUpdates.settleOnce(collection, w.id(), marker, tx.id(), null, w.update()));
+            if (settled.outcome() != UpdateOutcome.GUARD_FAILED) {
+                return;
+            }
+        }
+        throw new ConsistencyException(config.name(), tx.id(), "could not fence or roll back "
+                + collection.getNamespace().getCollectionName() + "/" + w.id() + " after 3 attempts");
+    }
+
+    private static boolean contains(Document document, String field, Object value) {
+        Object array = document.get(field);
+        return array instanceof Collection<?> c && c.contains(value);
+    }
+
+    // ---- results --------------------------------------------------------------------------------------------
+
+    private OperationResult toResult(Encoded tx, Outcome outcome, boolean throwOnPrecondition) {
+        OperationId id = tx.operationId();
+        return switch (outcome.state()) {
+            case DONE -> OperationResult.committed(id, TransactionState.DONE.stored());
+            case CANCELED -> {
+                Document reason = outcome.reason();
+                String code = reason == null ? null : reason.getString("code");
+                String message = reason == null ? "canceled" : reason.getString("message");
+                if (throwOnPrecondition && code != null && CALLER_REASONS.contains(code)) {
+                    throw canceledException(id, code, reason.getString("participant"), message);
+                }
+                yield OperationResult.aborted(id, TransactionState.CANCELED.stored(), message);
+            }
+            default -> OperationResult.inFlight(id, outcome.state().stored());
+        };
+    }
+
+    private TransactionCanceledException canceledException(OperationId id, String code, String participant,
+                                                           String message) {
+        return switch (code) {
+            case INSUFFICIENT_FUNDS -> new InsufficientFundsException(config.name(), id, code, participant, message);
+            case PARTICIPANT_MISSING -> new ParticipantMissingException(config.name(), id, code, participant, message);
+            case TOO_MANY_PENDING -> new TooManyPendingTransactionsException(config.name(), id, code, participant,
+                    message);
+            case PARTICIPANT_REJECTED -> new ParticipantRejectedException(config.name(), id, code, participant,
+                    message);
+            default -> new PreconditionFailedException(config.name(), id, code, participant, message);
+        };
+    }
+
+    // ---- recovery -------------------------------------------------------------------------------------------
+
+    /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        long start = System.nanoTime();
+        Date cutoff = clock.cutoff(staleAfter);
+        int examined = 0;
+        int forward = 0;
+        int back = 0;
+        int skipped = 0;
+        Set<Object> seen = new HashSet<>();
+        while (true) {
+            List<Document> batch = transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, cutoff)))
+                    .projection(Projections.include(STATE, TOKEN, LAST_MODIFIED))
+                    .sort(Sorts.ascending(LAST_MODIFIED)).limit(RECOVERY_BATCH).into(new ArrayList<>());
+            batch.removeIf(d -> !seen.add(d.get("_id")));
+            if (batch.isEmpty()) {
+                break;
+            }
+            for (Document candidate : batch) {
+                examined++;
+                switch (recoverOne(candidate)) {
+                    case DONE -> forward++;
+                    case CANCELED -> back++;
+                    default -> skipped++;
+                }
+            }
+        }
+        RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
+                Duration.ofNanos(System.nanoTime() - start));
+        if (examined > 0) {
+            LOG.info("[{}] recovery: {} stale transactions, {} rolled forward, {} rolled back, {} left to others",
+                    config.name(), examined, forward, back, skipped);
+        }
+        return report;
+    }
+
+    private TransactionState recoverOne(Document candidate) {
+        TransactionState from = TransactionState.fromStored(candidate.getString(STATE));
+        String owner = ownerIds.get();
+        Optional<Document> claimed = takeOver(candidate, owner);
+        if (claimed.isEmpty()) {
+            return from;
+        }
+        Document doc = claimed.get();
+        Encoded tx = decode(doc);
+        TransactionState state = TransactionState.fromStored(doc.getString(STATE));
+        boolean rollBack = from == TransactionState.PENDING
+                && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
+        Outcome outcome;
+        try {
+            outcome = drive(tx, state, doc.getLong(TOKEN), rollBack);
+        } catch (CommitStuckException stuck) {
+            return TransactionState.APPLIED;
+        }
+        if (outcome.state() == TransactionState.DONE) {
+            recoveredForward.increment();
+        } else if (outcome.state() == TransactionState.CANCELED) {
+            recoveredBack.increment();
+        }
+        LOG.info("[{}] recovered transaction {}: {} -> {}", config.name(), tx.id(), from.stored(),
+                outcome.state().stored());
+        TransactionState end = outcome.lost() ? from : outcome.state();
+        notify(() -> listener.onRecovered(tx.operationId(), from, end));
+        return outcome.lost() ? from : outcome.state();
+    }
+
+    // ---- status, pruning, reads, indexes --------------------------------------------------------------------
+
+    /** Counts per state and the oldest in-flight age. */
+    public StrategyStatus status() {
+        Map<String, Long> counts = new HashMap<>();
+        for (Document d : transactions.aggregate(List.of(Aggregates.group("$" + STATE,
+                Accumulators.sum("n", 1L))))) {
+            counts.put(String.valueOf(d.get("_id")), ((Number) d.get("n")).longValue());
+        }
+        long inFlight = IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s, 0L)).sum();
+        Document oldest = transactions.find(in(STATE, IN_FLIGHT)).projection(Projections.include(LAST_MODIFIED))
+                .sort(Sorts.ascending(LAST_MODIFIED)).first();
+        Optional<Duration> age = Optional.ofNullable(oldest).map(d -> d.getDate(LAST_MODIFIED))
+                .map(date -> clock.ageOf(date.toInstant()));
+        return new StrategyStatus(config.name(), counts, inFlight, age);
+    }
+
+    /** Deletes terminal transactions older than {@code retention}, after pulling their tombstones. */
+    public int prune(Duration retention) {
+        Objects.requireNonNull(retention, "retention");
+        Date cutoff = clock.cutoff(retention);
+        List<String> terminal = List.of(TransactionState.DONE.stored(), TransactionState.CANCELED.stored());
+        int count = 0;
+        for (Document tx : transactions.find(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff)))) {
+            Object id = tx.get("_id");
+            for (Map.Entry<String, List<Object>> group : idsByCollection(tx).entrySet()) {
+                config.retryPolicy().run(config.name(), id, "prune tombstones", () -> database
+                        .getCollection(group.getKey())
+                        .updateMany(in("_id", group.getValue()), Updates.pull(config.tombstoneField(), id)));
+            }
+            long deleted = config.retryPolicy().execute(config.name(), id, "prune transaction",
+                    () -> transactions.deleteOne(and(eq("_id", id), in(STATE, terminal))).getDeletedCount());
+            count += (int) deleted;
+        }
+        pruned.add(count);
+        if (count > 0) {
+            LOG.info("[{}] pruned {} terminal transactions older than {}", config.name(), count, retention);
+        }
+        return count;
+    }
+
+    private static Map<String, List<Object>> idsByCollection(Document tx) {
+        Map<String, List<Object>> groups = new LinkedHashMap<>();
+        for (Document p : tx.getList(PARTICIPANTS, Document.class)) {
+            groups.computeIfAbsent(p.getString(P_COLLECTION), k -> new ArrayList<>()).add(p.get(P_ID));
+        }
+        return groups;
+    }
+
+    /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#readSettled}. */
+    public SettledRead readSettled(String collectionName, List<?> ids, Duration maxWait) {
+        Inputs.fieldName(config.name(), "collection", collectionName);
+        for (Object id : ids) {
+            Inputs.documentId(config.name(), "id", id);
+        }
+        Objects.requireNonNull(maxWait, "maxWait");
+        MongoCollection<Document> collection = database.getCollection(collectionName)
+                .withReadPreference(ReadPreference.primary());
+        Instant deadline = Instant.now().plus(maxWait);
+        long backoff = 1;
+        List<Object> pending = List.of();
+        while (true) {
+            List<Document> first = readOrdered(collection, ids);
+            pending = pendingOn(first);
+            if (pending.isEmpty()) {
+                List<Document> second = readOrdered(collection, ids);
+                if (second.equals(first)) {
+                    return new SettledRead(second, List.of());
+                }
+                pending = pendingOn(second);
+            }
+            if (!Instant.now().plusMillis(backoff).isBefore(deadline)) {
+                return new SettledRead(List.of(), pending.isEmpty() ? List.of("(changing)") : pending);
+            }
+            sleep(backoff);
+            backoff = Math.min(backoff * 2, 50);
+        }
+    }
+
+    private static List<Document> readOrdered(MongoCollection<Document> collection, List<?> ids) {
+        Map<Object, Document> byId = new HashMap<>();
+        collection.find(in("_id", ids)).forEach(d -> byId.put(d.get("_id"), d));
+        List<Document> ordered = new ArrayList<>();
+        for (Object id : ids) {
+            Document d = byId.get(id);
+            if (d != null) {
+                ordered.add(d);
+            }
+        }
+        return ordered;
+    }
+
+    private List<Object> pendingOn(List<Document> documents) {
+        List<Object> pending = new ArrayList<>();
+        for (Document d : documents) {
+            pending.addAll(d.getList(config.markerField(), Object.class, List.of()));
+        }
+        return pending;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConsistencyException(null, null, "interrupted while waiting for a settled read");
+        }
+    }
+
+    /** Creates the indexes the queries need on a real server. */
+    public void ensureIndexes() {
+        transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions().name("state_lastModified"));
+        transactions.createIndex(Indexes.ascending(OWNER), new IndexOptions().name("owner").sparse(true));
+    }
+
+    /** The metrics snapshot. */
+    public TwoPhaseMetrics metrics() {
+        return new TwoPhaseMetrics(committed.sum(), canceled.sum(), recoveredForward.sum(), recoveredBack.sum(),
+                leaseLost.sum(), commitStuck.sum(), pruned.sum());
+    }
+
+    private void notify(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
+        }
+    }
+}
