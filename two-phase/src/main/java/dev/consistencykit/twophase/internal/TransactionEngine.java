@@ -731,14 +731,17 @@ public final class TransactionEngine {
             throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
         }
         long start = System.nanoTime();
-        Date cutoff = clock.cutoff(staleAfter);
+        // Zero means every transaction not terminal: a time filter would miss one stamped by the server within the
+        // error of our estimate of server time.
+        Bson stale = staleAfter.isZero() ? in(STATE, IN_FLIGHT)
+                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)));
         int examined = 0;
         int forward = 0;
         int back = 0;
         int skipped = 0;
         Set<Object> seen = new HashSet<>();
         while (true) {
-            List<Document> batch = transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, cutoff)))
+            List<Document> batch = transactions.find(stale)
                     .projection(Projections.include(STATE, TOKEN, LAST_MODIFIED))
                     .sort(Sorts.ascending(LAST_MODIFIED)).limit(RECOVERY_BATCH).into(new ArrayList<>());
             batch.removeIf(d -> !seen.add(d.get("_id")));
