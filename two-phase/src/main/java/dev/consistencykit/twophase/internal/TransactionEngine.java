@@ -324,6 +324,10 @@ public final class TransactionEngine {
         if (state.isTerminal()) {
             return Outcome.of(state, existing);
         }
+        if (owner.equals(existing.getString(OWNER))) {
+            // our own record: the write applied but its acknowledgement was lost, and the retry found it
+            return drive(tx, state, existing.getLong(TOKEN), false);
+        }
         Date lease = existing.getDate(LEASE);
         boolean claimable = state == TransactionState.INITIAL || lease == null
                 || !lease.toInstant().isAfter(clock.now());
