@@ -38,8 +38,6 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Accumulators;
-import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
@@ -804,10 +802,13 @@ public final class TransactionEngine {
 
     /** Counts per state and the oldest in-flight age. */
     public StrategyStatus status() {
+        // one indexed count per state rather than a $group over the whole collection
         Map<String, Long> counts = new HashMap<>();
-        for (Document d : transactions.aggregate(List.of(Aggregates.group("$" + STATE,
-                Accumulators.sum("n", 1L))))) {
-            counts.put(String.valueOf(d.get("_id")), ((Number) d.get("n")).longValue());
+        for (TransactionState s : TransactionState.values()) {
+            long n = transactions.countDocuments(eq(STATE, s.stored()));
+            if (n > 0) {
+                counts.put(s.stored(), n);
+            }
         }
         long inFlight = IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s, 0L)).sum();
         Document oldest = transactions.find(in(STATE, IN_FLIGHT)).projection(Projections.include(LAST_MODIFIED))

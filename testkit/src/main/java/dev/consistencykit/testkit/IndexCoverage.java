@@ -1,0 +1,149 @@
+package dev.consistencykit.testkit;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.Document;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandStartedEvent;
+
+/**
+ * Captures the filter of every query the code under test sends to one database (find, count, aggregate's first
+ * {@code $match}, update, delete, findAndModify) and checks each against the indexes declared on its collection: a
+ * query is covered when it has an equality on {@code _id}, or when the first key of a declared index is one of its
+ * top-level fields. The embedded server ignores secondary indexes, so without this check a missing index would only
+ * show on a real server, as a collection scan.
+ *
+ * <pre>{@code
+ * try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+ *     strategy.ensureIndexes();
+ *     runWorkload(strategy);
+ *     assertThat(coverage.uncovered(db)).isEmpty();
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe.
+ */
+public final class IndexCoverage implements CommandListener, AutoCloseable {
+
+    private final String databaseName;
+    private final CommandListenerHub hub;
+    private final Map<String, Set<String>> filtersByCollection = new ConcurrentHashMap<>();
+
+    private IndexCoverage(String databaseName, CommandListenerHub hub) {
+        this.databaseName = databaseName;
+        this.hub = hub;
+    }
+
+    /** Starts capturing the queries {@code target}'s client sends to {@code databaseName}. */
+    public static IndexCoverage attach(MongoTarget target, String databaseName) {
+        IndexCoverage coverage = new IndexCoverage(Objects.requireNonNull(databaseName, "databaseName"),
+                target.commandListeners());
+        target.commandListeners().add(coverage);
+        return coverage;
+    }
+
+    @Override
+    public void commandStarted(CommandStartedEvent event) {
+        if (!databaseName.equals(event.getDatabaseName())) {
+            return;
+        }
+        BsonDocument command = event.getCommand();
+        String name = event.getCommandName();
+        BsonValue target = command.get(name);
+        if (target == null || !target.isString()) {
+            return;
+        }
+        String collection = target.asString().getValue();
+        switch (name) {
+            case "find" -> record(collection, command.get("filter", new BsonDocument()));
+            case "count" -> record(collection, command.get("query", new BsonDocument()));
+            case "findAndModify" -> record(collection, command.get("query"));
+            case "update" -> command.getArray("updates", new org.bson.BsonArray())
+                    .forEach(u -> record(collection, u.asDocument().get("q")));
+            case "delete" -> command.getArray("deletes", new org.bson.BsonArray())
+                    .forEach(d -> record(collection, d.asDocument().get("q")));
+            case "aggregate" -> {
+                var pipeline = command.getArray("pipeline", new org.bson.BsonArray());
+                if (!pipeline.isEmpty() && pipeline.get(0).asDocument().containsKey("$match")) {
+                    record(collection, pipeline.get(0).asDocument().get("$match"));
+                } else {
+                    record(collection, new BsonDocument());
+                }
+            }
+            default -> {
+                // not a query
+            }
+        }
+    }
+
+    private void record(String collection, BsonValue filter) {
+        if (filter == null || !filter.isDocument()) {
+            return;
+        }
+        filtersByCollection.computeIfAbsent(collection, c -> ConcurrentHashMap.newKeySet())
+                .add(filter.asDocument().toJson());
+    }
+
+    /** Every captured filter, per collection. */
+    public Map<String, Set<String>> captured() {
+        Map<String, Set<String>> copy = new java.util.TreeMap<>();
+        filtersByCollection.forEach((c, f) -> copy.put(c, new java.util.TreeSet<>(f)));
+        return copy;
+    }
+
+    /**
+     * The captured queries no declared index of {@code database} serves, each as {@code collection: filter}; an
+     * empty filter (a whole-collection read, such as a status count) is reported too.
+     */
+    public List<String> uncovered(MongoDatabase database) {
+        List<String> problems = new ArrayList<>();
+        captured().forEach((collection, filters) -> {
+            Set<String> leadingKeys = new LinkedHashSet<>();
+            for (Document index : database.getCollection(collection).listIndexes()) {
+                Document key = index.get("key", Document.class);
+                if (key != null && !key.isEmpty()) {
+                    leadingKeys.add(key.keySet().iterator().next());
+                }
+            }
+            for (String json : filters) {
+                BsonDocument filter = BsonDocument.parse(json);
+                if (!covered(filter, leadingKeys)) {
+                    problems.add(collection + ": " + json + " (leading index keys: " + leadingKeys + ")");
+                }
+            }
+        });
+        return problems;
+    }
+
+    private static boolean covered(BsonDocument filter, Set<String> leadingKeys) {
+        Set<String> fields = new LinkedHashSet<>();
+        collectFields(filter, fields);
+        return fields.stream().anyMatch(leadingKeys::contains);
+    }
+
+    private static void collectFields(BsonDocument filter, Set<String> fields) {
+        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
+            if (e.getKey().equals("$and")) {
+                e.getValue().asArray().forEach(v -> collectFields(v.asDocument(), fields));
+            } else if (!e.getKey().startsWith("$")) {
+                fields.add(e.getKey());
+            }
+        }
+    }
+
+    /** Stops capturing. */
+    @Override
+    public void close() {
+        hub.remove(this);
+    }
+}

@@ -1,0 +1,56 @@
+package dev.consistencykit.testkit;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Updates;
+
+@ExtendWith(MongoTestExtension.class)
+class IndexCoverageTest {
+
+    @Test
+    void shouldReportQueriesNoDeclaredIndexServes(MongoTarget target, MongoDatabase db) {
+        MongoCollection<Document> jobs = db.getCollection("jobs");
+        jobs.createIndex(Indexes.ascending("state", "runAt"));
+        jobs.insertOne(new Document("_id", 1).append("state", "TODO").append("owner", "w"));
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            jobs.find(and(eq("state", "TODO"), gt("runAt", 0))).first();
+            jobs.updateOne(and(eq("_id", 1), eq("owner", "w")), Updates.set("x", 1));
+            jobs.find(eq("owner", "w")).first();
+            jobs.aggregate(List.of(Aggregates.group("$state"))).first();
+            jobs.deleteMany(eq("runAt", 5));
+
+            assertThat(coverage.uncovered(db)).containsExactlyInAnyOrder(
+                    "jobs: {\"owner\": \"w\"} (leading index keys: [_id, state])",
+                    "jobs: {} (leading index keys: [_id, state])",
+                    "jobs: {\"runAt\": 5} (leading index keys: [_id, state])");
+        }
+    }
+
+    @Test
+    void shouldIgnoreOtherDatabasesAndStopWhenClosed(MongoTarget target, MongoDatabase db) {
+        IndexCoverage coverage = IndexCoverage.attach(target, db.getName());
+        MongoDatabase other = target.client().getDatabase(MongoTestExtension.freshName("other"));
+        try {
+            other.getCollection("c").find(eq("x", 1)).first();
+            coverage.close();
+            db.getCollection("c").find(eq("x", 1)).first();
+
+            assertThat(coverage.captured()).isEmpty();
+        } finally {
+            other.drop();
+        }
+    }
+}
