@@ -218,6 +218,17 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         return engine.readSettled(collection, ids, maxWait);
     }
 
+    /**
+     * Reads every transaction and the participants of terminal ones, and reports structural problems (illegal
+     * histories, participants still marked by a terminal transaction, markers naming no transaction), the
+     * transactions in flight, and the net {@code $inc} committed transactions applied to {@code field} on each
+     * participant, which a reconciliation can compare with the documents. Reads whole collections: an operator's
+     * tool, not a hot path.
+     */
+    public TwoPhaseAudit audit(String field) {
+        return engine.audit(field);
+    }
+
     /** This instance's counters. */
     public TwoPhaseMetrics metrics() {
         return engine.metrics();

@@ -2,7 +2,6 @@ package dev.consistencykit.twophase;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -10,7 +9,9 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
-/** Accounts for the tests, and the invariants of a bank, read back from the server. */
+import dev.consistencykit.testkit.Accounts;
+
+/** Accounts for the tests, and the invariants of a bank run by two-phase commit, read back from the server. */
 final class Bank {
 
     static final String ACCOUNTS = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
@@ -19,19 +20,12 @@ final class Bank {
     private Bank() {
     }
 
-    /** Accounts a0..a(n-1), each with {@code balance}. */
     static Map<String, Long> accounts(int n, long balance) {
-        Map<String, Long> accounts = new LinkedHashMap<>();
-        for (int i = 0; i < n; i++) {
-            accounts.put("a" + i, balance);
-        }
-        return accounts;
+        return Accounts.named(n, balance);
     }
 
     static void seed(MongoDatabase db, Map<String, Long> accounts) {
-        List<Document> docs = new ArrayList<>();
-        accounts.forEach((id, balance) -> docs.add(new Document("_id", id).append("balance", balance)));
-        db.getCollection(ACCOUNTS).insertMany(docs);
+        Accounts.seed(db, ACCOUNTS, accounts);
     }
 
     static long balance(MongoDatabase db, String account) {
@@ -39,80 +33,21 @@ final class Bank {
     }
 
     /**
-     * Every invariant of a bank whose transactions move money with {@code $inc} on {@code balance}: total conserved,
-     * (optionally) no negative balance, each account equal to its initial balance plus the effect of exactly the
-     * transactions that ended {@code done}, every transaction terminal with a legal history, no unsettled marker.
+     * Every invariant: total conserved, (optionally) no negative balance, each account equal to its initial balance
+     * plus the effect of exactly the transactions that ended {@code done}, every transaction terminal with a legal
+     * history, no participant still marked.
      */
     static List<String> invariants(MongoDatabase db, Map<String, Long> initial, boolean noNegative) {
-        List<String> problems = new ArrayList<>();
-        Map<Object, Long> expected = new HashMap<>();
-        initial.forEach(expected::put);
-        for (Document tx : db.getCollection(TRANSACTIONS).find()) {
-            String state = tx.getString("state");
-            List<String> history = tx.getList("history", String.class);
-            checkHistory(tx.get("_id"), history, state, problems);
-            if (!TransactionState.fromStored(state).isTerminal()) {
-                problems.add("transaction " + tx.get("_id") + " not terminal: " + state);
+        TwoPhaseAudit audit = TwoPhaseCommit.on(db).audit(Accounts.BALANCE);
+        List<String> problems = new ArrayList<>(audit.problems());
+        audit.inFlight().forEach(id -> problems.add("transaction " + id + " not terminal"));
+        Map<Object, Long> committed = new HashMap<>();
+        audit.committedEffects().forEach((participant, delta) -> {
+            if (participant.startsWith(ACCOUNTS + "/")) {
+                committed.put(participant.substring(ACCOUNTS.length() + 1), delta);
             }
-            if ("done".equals(state)) {
-                for (Document p : tx.getList("participants", Document.class)) {
-                    long delta = inc(p.getList("prepare", Document.class)) + inc(p.getList("commit", Document.class));
-                    expected.merge(p.get("id"), delta, Long::sum);
-                }
-            }
-        }
-        long total = 0;
-        for (Document account : db.getCollection(ACCOUNTS).find()) {
-            Object id = account.get("_id");
-            long balance = account.getLong("balance");
-            total += balance;
-            if (noNegative && balance < 0) {
-                problems.add("account " + id + " is negative: " + balance);
-            }
-            if (!Long.valueOf(balance).equals(expected.get(id))) {
-                problems.add("account " + id + " holds " + balance + ", the done transactions say " + expected.get(id));
-            }
-            List<Object> pending = account.getList("pendingTransactions", Object.class, List.of());
-            if (!pending.isEmpty()) {
-                problems.add("account " + id + " still carries unsettled transactions " + pending);
-            }
-        }
-        long initialTotal = initial.values().stream().mapToLong(Long::longValue).sum();
-        if (total != initialTotal) {
-            problems.add("total " + total + " != initial total " + initialTotal);
-        }
+        });
+        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial, committed, noNegative));
         return problems;
-    }
-
-    private static long inc(List<Document> ops) {
-        long sum = 0;
-        for (Document op : ops) {
-            if ("inc".equals(op.getString("op")) && "balance".equals(op.getString("path"))) {
-                sum += ((Number) op.get("value")).longValue();
-            }
-        }
-        return sum;
-    }
-
-    private static void checkHistory(Object id, List<String> history, String state, List<String> problems) {
-        if (history == null || history.isEmpty()) {
-            problems.add("transaction " + id + " has no history");
-            return;
-        }
-        if (!history.get(history.size() - 1).equals(state)) {
-            problems.add("transaction " + id + " history " + history + " does not end in its state " + state);
-        }
-        String first = history.get(0);
-        if (!first.equals("initial") && !first.equals("pending")) {
-            problems.add("transaction " + id + " history starts with " + first);
-        }
-        for (int i = 1; i < history.size(); i++) {
-            TransactionState from = TransactionState.fromStored(history.get(i - 1));
-            TransactionState to = TransactionState.fromStored(history.get(i));
-            if (!from.canMoveTo(to)) {
-                problems.add("transaction " + id + " made an illegal transition " + from + " -> " + to + " in "
-                        + history);
-            }
-        }
     }
 }

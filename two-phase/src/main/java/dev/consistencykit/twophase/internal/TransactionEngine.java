@@ -75,6 +75,7 @@ import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.TooManyPendingTransactionsException;
 import dev.consistencykit.twophase.TransactionCanceledException;
 import dev.consistencykit.twophase.TransactionState;
+import dev.consistencykit.twophase.TwoPhaseAudit;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.TwoPhaseMetrics;
@@ -908,6 +909,72 @@ public final class TransactionEngine {
             Thread.currentThread().interrupt();
             throw new ConsistencyException(null, null, "interrupted while waiting for a settled read");
         }
+    }
+
+    /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#audit(String)}. */
+    public TwoPhaseAudit audit(String field) {
+        Inputs.fieldPath(config.name(), "field", field);
+        List<String> problems = new ArrayList<>();
+        List<Object> inFlight = new ArrayList<>();
+        Map<String, Long> effects = new HashMap<>();
+        Map<String, Set<Object>> terminalByCollection = new HashMap<>();
+        Set<Object> known = new HashSet<>();
+        for (Document tx : transactions.find()) {
+            Object id = tx.get("_id");
+            known.add(id);
+            TransactionState state = TransactionState.fromStored(tx.getString(STATE));
+            List<String> history = tx.getList(HISTORY, String.class, List.of());
+            if (history.isEmpty() || !history.get(history.size() - 1).equals(state.stored())) {
+                problems.add("transaction " + id + ": history " + history + " does not end in its state "
+                        + state.stored());
+            } else if (!history.get(0).equals(TransactionState.INITIAL.stored())
+                    && !history.get(0).equals(TransactionState.PENDING.stored())) {
+                problems.add("transaction " + id + ": history " + history + " starts with " + history.get(0));
+            }
+            for (int i = 1; i < history.size(); i++) {
+                if (!TransactionState.fromStored(history.get(i - 1)).canMoveTo(
+                        TransactionState.fromStored(history.get(i)))) {
+                    problems.add("transaction " + id + ": illegal transition " + history.get(i - 1) + " -> "
+                            + history.get(i) + " in " + history);
+                }
+            }
+            if (!state.isTerminal()) {
+                inFlight.add(id);
+                continue;
+            }
+            for (Document p : tx.getList(PARTICIPANTS, Document.class)) {
+                terminalByCollection.computeIfAbsent(p.getString(P_COLLECTION), k -> new HashSet<>()).add(id);
+                if (state == TransactionState.DONE) {
+                    long delta = increments(p.getList(P_PREPARE, Document.class), field)
+                            + increments(p.getList(P_COMMIT, Document.class), field);
+                    effects.merge(p.getString(P_COLLECTION) + "/" + p.get(P_ID), delta, Long::sum);
+                }
+            }
+        }
+        Set<String> collections = new HashSet<>(terminalByCollection.keySet());
+        for (String name : collections) {
+            for (Document d : database.getCollection(name).find(exists(config.markerField() + ".0"))) {
+                for (Object marked : d.getList(config.markerField(), Object.class, List.of())) {
+                    if (terminalByCollection.get(name).contains(marked)) {
+                        problems.add(name + "/" + d.get("_id") + " still carries terminal transaction " + marked);
+                    } else if (!known.contains(marked)) {
+                        problems.add(name + "/" + d.get("_id") + " carries unknown transaction " + marked);
+                    }
+                }
+            }
+        }
+        return new TwoPhaseAudit(problems, inFlight, effects);
+    }
+
+    private static long increments(List<Document> ops, String field) {
+        long sum = 0;
+        for (Document op : ops) {
+            if ("inc".equals(op.getString("op")) && field.equals(op.getString("path"))
+                    && op.get("value") instanceof Number n) {
+                sum += n.longValue();
+            }
+        }
+        return sum;
     }
 
     /** Creates the indexes the queries need on a real server. */
