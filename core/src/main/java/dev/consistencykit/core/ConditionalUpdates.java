@@ -27,6 +27,7 @@ import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
@@ -75,8 +76,11 @@ public final class ConditionalUpdates {
         updates.add(Updates.set(transition.stateField(), transition.to()));
         updates.add(Updates.currentDate(transition.lastModifiedField()));
         transition.update().ifPresent(updates::add);
-        Document after = collection.findOneAndUpdate(and(filters), Updates.combine(updates),
-                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false));
+        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                .upsert(false);
+        transition.projection().ifPresent(p -> options.projection(
+                Projections.fields(p, Projections.include(transition.stateField()))));
+        Document after = collection.findOneAndUpdate(and(filters), Updates.combine(updates), options);
         if (after != null) {
             return GuardedResult.of(UpdateOutcome.APPLIED, after);
         }

@@ -21,9 +21,10 @@ import org.bson.conversions.Bson;
  * @param guard             an extra filter, if any
  * @param update            an extra update applied in the same write, if any
  * @param lastModifiedField the field stamped with {@code $currentDate}
+ * @param projection        the fields of the document to return, if not all
  */
 public record Transition(String stateField, List<String> from, String to, Optional<Bson> guard,
-                         Optional<Bson> update, String lastModifiedField) {
+                         Optional<Bson> update, String lastModifiedField, Optional<Bson> projection) {
 
     /** The default field stamped with the server's time: {@value}. */
     public static final String DEFAULT_LAST_MODIFIED_FIELD = "lastModified";
@@ -45,31 +46,41 @@ public record Transition(String stateField, List<String> from, String to, Option
         Objects.requireNonNull(guard, "guard");
         Objects.requireNonNull(update, "update");
         Inputs.fieldName(null, "lastModifiedField", lastModifiedField);
+        Objects.requireNonNull(projection, "projection");
     }
 
     /** A transition from {@code from} to {@code to} on {@code stateField}. */
     public static Transition of(String stateField, String from, String to) {
         return new Transition(stateField, List.of(from), to, Optional.empty(), Optional.empty(),
-                DEFAULT_LAST_MODIFIED_FIELD);
+                DEFAULT_LAST_MODIFIED_FIELD, Optional.empty());
     }
 
     /** A transition from any of {@code from} to {@code to} on {@code stateField}. */
     public static Transition of(String stateField, List<String> from, String to) {
-        return new Transition(stateField, from, to, Optional.empty(), Optional.empty(), DEFAULT_LAST_MODIFIED_FIELD);
+        return new Transition(stateField, from, to, Optional.empty(), Optional.empty(), DEFAULT_LAST_MODIFIED_FIELD,
+                Optional.empty());
     }
 
     /** This transition, allowed only where {@code extraGuard} also matches. */
     public Transition guardedBy(Bson extraGuard) {
-        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField);
+        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField, projection);
     }
 
     /** This transition, also applying {@code extraUpdate} in the same write. */
     public Transition alsoUpdating(Bson extraUpdate) {
-        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField);
+        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField, projection);
     }
 
     /** This transition stamping another field with the server's time. */
     public Transition stamping(String field) {
-        return new Transition(stateField, from, to, guard, update, field);
+        return new Transition(stateField, from, to, guard, update, field, projection);
+    }
+
+    /**
+     * This transition returning only the projected fields of the document (the state field is always included):
+     * less for the server to send when the caller needs only a few fields.
+     */
+    public Transition returning(Bson fields) {
+        return new Transition(stateField, from, to, guard, update, lastModifiedField, Optional.of(fields));
     }
 }

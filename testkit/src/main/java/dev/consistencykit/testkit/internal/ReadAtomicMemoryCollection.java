@@ -107,8 +107,8 @@ final class ReadAtomicMemoryCollection extends MemoryCollection {
     @Override
     protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                          Document fieldSelector) {
-        Object id = query.get(getIdField());
-        if (query.size() > 1 && isPlainValue(id)) {
+        Object id = idEquality(query);
+        if (id != null && !(query.size() == 1 && query.containsKey(getIdField()))) {
             Index<Integer> idIndex = idIndex();
             if (idIndex != null) {
                 Iterable<Integer> positions = idIndex.getPositions(new Document(getIdField(), id));
@@ -116,6 +116,28 @@ final class ReadAtomicMemoryCollection extends MemoryCollection {
             }
         }
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * The value of a plain {@code _id} equality the whole query requires: at the top level, or inside a top-level
+     * {@code $and} (the driver renders {@code Filters.and} that way); {@code null} if there is none.
+     */
+    private Object idEquality(Document query) {
+        Object id = query.get(getIdField());
+        if (isPlainValue(id)) {
+            return id;
+        }
+        if (query.get("$and") instanceof List<?> clauses) {
+            for (Object clause : clauses) {
+                if (clause instanceof Document d) {
+                    Object nested = idEquality(d);
+                    if (nested != null) {
+                        return nested;
+                    }
+                }
+            }
+        }
+        return null;
     }
 
     private Index<Integer> idIndex() {

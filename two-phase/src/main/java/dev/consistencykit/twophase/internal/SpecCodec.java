@@ -199,6 +199,30 @@ public final class SpecCodec {
     }
 
     // ---- decoding -------------------------------------------------------------------------------------------
+    // Stored specs are read in two forms: as encoded here (BSON values, for a transaction this process just
+    // validated) and as read back from the server (the driver's Java types). Both are maps; these accessors read
+    // either.
+
+    private static String text(Object value) {
+        return value instanceof BsonValue b ? b.asString().getValue() : (String) value;
+    }
+
+    private static Object java(Object value) {
+        if (value instanceof BsonValue b) {
+            return switch (b.getBsonType()) {
+                case INT32 -> b.asInt32().getValue();
+                case INT64 -> b.asInt64().getValue();
+                case DOUBLE -> b.asDouble().getValue();
+                case DECIMAL128 -> b.asDecimal128().getValue().bigDecimalValue();
+                case STRING -> b.asString().getValue();
+                case BOOLEAN -> b.asBoolean().getValue();
+                case NULL -> null;
+                case ARRAY -> b.asArray().stream().map(SpecCodec::java).toList();
+                default -> b;
+            };
+        }
+        return value;
+    }
 
     /** The update a stored op list stands for, or {@code null} when it is empty. */
     public static Bson decodeUpdate(List<?> ops) {
@@ -208,8 +232,8 @@ public final class SpecCodec {
         Map<String, Document> byOperator = new LinkedHashMap<>();
         for (Object o : ops) {
             Map<String, Object> op = asMap(o);
-            byOperator.computeIfAbsent("$" + op.get("op"), k -> new Document())
-                    .append((String) op.get("path"), op.get("value"));
+            byOperator.computeIfAbsent("$" + text(op.get("op")), k -> new Document())
+                    .append(text(op.get("path")), op.get("value"));
         }
         return new Document(byOperator);
     }
@@ -222,7 +246,7 @@ public final class SpecCodec {
         List<Bson> filters = new ArrayList<>();
         for (Object o : conditions) {
             Map<String, Object> c = asMap(o);
-            filters.add(new Document((String) c.get("path"), new Document("$" + c.get("op"), c.get("value"))));
+            filters.add(new Document(text(c.get("path")), new Document("$" + text(c.get("op")), c.get("value"))));
         }
         return filters.size() == 1 ? filters.get(0) : Filters.and(filters);
     }
@@ -237,9 +261,9 @@ public final class SpecCodec {
         }
         for (Object o : conditions) {
             Map<String, Object> c = asMap(o);
-            String path = (String) c.get("path");
-            String op = (String) c.get("op");
-            Object expected = c.get("value");
+            String path = text(c.get("path"));
+            String op = text(c.get("op"));
+            Object expected = java(c.get("value"));
             Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
             Boolean holds = holds(op, actual, expected);
             if (Boolean.FALSE.equals(holds)) {
@@ -256,9 +280,9 @@ public final class SpecCodec {
         }
         for (Object o : conditions) {
             Map<String, Object> c = asMap(o);
-            String path = (String) c.get("path");
+            String path = text(c.get("path"));
             Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
-            if (Boolean.FALSE.equals(holds((String) c.get("op"), actual, c.get("value")))) {
+            if (Boolean.FALSE.equals(holds(text(c.get("op")), actual, java(c.get("value"))))) {
                 return Optional.of(path);
             }
         }

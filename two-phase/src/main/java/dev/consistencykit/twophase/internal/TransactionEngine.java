@@ -23,10 +23,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 import org.bson.BsonDocument;
-import org.bson.BsonDocumentReader;
 import org.bson.Document;
-import org.bson.codecs.DecoderContext;
-import org.bson.codecs.DocumentCodec;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -222,16 +219,10 @@ public final class TransactionEngine {
             if (funds != null) {
                 entry.append(P_FUNDS, funds);
             }
-            participants.add(asStored(entry));
+            participants.add(entry);
         }
         Inputs.fieldName(config.name(), "label", tx.label());
         return new Encoded(id, tx.label(), participants);
-    }
-
-    /** {@code entry} as it will read back from the server: BSON values decoded to the driver's Java types. */
-    private static Document asStored(Document entry) {
-        BsonDocument bson = entry.toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
-        return new DocumentCodec().decode(new BsonDocumentReader(bson), DecoderContext.builder().build());
     }
 
     private static BsonDocument canonical(String label, List<?> participants) {
@@ -502,7 +493,7 @@ public final class TransactionEngine {
             updates.add(extra);
         }
         Transition transition = Transition.of(STATE, from.stored(), to.stored()).guardedBy(eq(TOKEN, token))
-                .alsoUpdating(Updates.combine(updates));
+                .alsoUpdating(Updates.combine(updates)).returning(Projections.include(TOKEN, OWNER));
         GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
                 + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
         Document doc = result.document().orElse(null);

@@ -1,0 +1,68 @@
+package dev.consistencykit.examples.cli;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+import dev.consistencykit.examples.lab.Bench;
+import dev.consistencykit.examples.lab.BenchReport;
+import dev.consistencykit.examples.lab.Labs;
+import dev.consistencykit.examples.lab.PatternLab;
+import dev.consistencykit.testkit.MongoTarget;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code bench <pattern>}: throughput and round trips per operation against raw single-document updates. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure a pattern's throughput and round trips per operation against raw single-document"
+                + " updates measured in the same run.")
+final class BenchCommand implements Callable<Integer> {
+
+    @ParentCommand
+    ConsistencyKitCli parent;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "<pattern>", description = "the pattern: ${COMPLETION-CANDIDATES}",
+            completionCandidates = PatternNames.class)
+    String pattern;
+
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "1",
+            description = "concurrent clients for both the pattern and the raw baseline (default: ${DEFAULT-VALUE})")
+    int threads;
+
+    @Option(names = "--seconds", paramLabel = "S", defaultValue = "3",
+            description = "length of each measured phase (default: ${DEFAULT-VALUE})")
+    int seconds;
+
+    @Override
+    public Integer call() {
+        PatternLab lab = Labs.find(pattern).orElseThrow(() -> new ParameterException(spec.commandLine(),
+                "unknown pattern '" + pattern + "'; known: " + Labs.names()));
+        if (threads < 1 || seconds < 1) {
+            throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        try (MongoTarget target = Target.open(parent.uri)) {
+            BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
+            progress.done();
+            if (parent.json) {
+                out.println(Json.line(report.toDocument()));
+            } else {
+                out.printf("%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
+                        + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"
+                        + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
+                        report.roundTripsPerOp(), report.writesPerOp(), report.rawOpsPerSec(), report.ratio(),
+                        report.ratio() * report.roundTripsPerOp());
+            }
+            return 0;
+        }
+    }
+}

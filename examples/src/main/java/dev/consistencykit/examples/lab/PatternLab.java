@@ -1,0 +1,22 @@
+package dev.consistencykit.examples.lab;
+
+import java.util.function.Consumer;
+
+import dev.consistencykit.testkit.MongoTarget;
+
+/** One pattern's chaos and benchmark, run on fresh databases of a target server. */
+public interface PatternLab {
+
+    /** The pattern's CLI name ({@code two-phase}…). */
+    String pattern();
+
+    /**
+     * Crash exploration of the pattern's operations plus {@code seeds} seeded chaos runs.
+     *
+     * @param progress receives one line per finished step
+     */
+    ChaosReport chaos(MongoTarget target, int seeds, Consumer<String> progress);
+
+    /** Throughput and round trips per operation against raw single-document updates. */
+    BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress);
+}

@@ -1,0 +1,183 @@
+package dev.consistencykit.examples.lab;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.testkit.Accounts;
+import dev.consistencykit.testkit.ChaosRunner;
+import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.RoundTripCounter;
+import dev.consistencykit.twophase.Participant;
+import dev.consistencykit.twophase.StalePendingPolicy;
+import dev.consistencykit.twophase.Transfer;
+import dev.consistencykit.twophase.TransferVariant;
+import dev.consistencykit.twophase.TwoPhaseAudit;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseTransaction;
+
+/** Chaos and benchmark of two-phase commit on the bank-transfer workload. */
+public final class TwoPhaseLab implements PatternLab {
+
+    private static final String ACCOUNTS = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
+    private static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1),
+            Duration.ofMillis(4));
+
+    @Override
+    public String pattern() {
+        return "two-phase";
+    }
+
+    private static TwoPhaseCommit instance(MongoDatabase db, TransferVariant variant, StalePendingPolicy policy) {
+        return TwoPhaseCommit.builder(db).transferVariant(variant).stalePendingPolicy(policy).retryPolicy(FAST_RETRY)
+                .build();
+    }
+
+    /** The bank's invariants for two-phase commit, read back from {@code db}. */
+    public static List<String> invariants(MongoDatabase db, Map<String, Long> initial, boolean noNegative) {
+        TwoPhaseAudit audit = TwoPhaseCommit.on(db).audit(Accounts.BALANCE);
+        List<String> problems = new ArrayList<>(audit.problems());
+        audit.inFlight().forEach(id -> problems.add("transaction " + id + " not terminal"));
+        Map<Object, Long> committed = new HashMap<>();
+        audit.committedEffects().forEach((participant, delta) -> {
+            if (participant.startsWith(ACCOUNTS + "/")) {
+                committed.put(participant.substring(ACCOUNTS.length() + 1), delta);
+            }
+        });
+        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial, committed, noNegative));
+        return problems;
+    }
+
+    private static TwoPhaseTransaction threeWay(OperationId id) {
+        return TwoPhaseTransaction.of(id,
+                Participant.on(ACCOUNTS, "a0").when(Filters.gte("balance", 90L))
+                        .prepare(Updates.inc("balance", -90L)).rollback(Updates.inc("balance", 90L)),
+                Participant.on(ACCOUNTS, "a1").commit(Updates.inc("balance", 60L)),
+                Participant.on(ACCOUNTS, "a2").prepare(Updates.inc("balance", 30L))
+                        .rollback(Updates.inc("balance", -30L)));
+    }
+
+    @Override
+    public ChaosReport chaos(MongoTarget target, int seeds, Consumer<String> progress) {
+        MongoClient client = target.client();
+        Map<String, Long> three = Accounts.named(3, 1_000);
+        int writeSites = 0;
+        int scenarios = 0;
+        List<String> details = new ArrayList<>();
+        record Exploration(String name, TransferVariant variant, StalePendingPolicy policy, boolean threeWay,
+                           boolean recoveryFaults) {
+        }
+        List<Exploration> explorations = List.of(
+                new Exploration("transfer, reserve then credit", TransferVariant.RESERVE_THEN_CREDIT,
+                        StalePendingPolicy.ROLL_BACK, false, true),
+                new Exploration("transfer, apply at prepare", TransferVariant.APPLY_AT_PREPARE,
+                        StalePendingPolicy.ROLL_BACK, false, false),
+                new Exploration("three-participant split", TransferVariant.RESERVE_THEN_CREDIT,
+                        StalePendingPolicy.ROLL_FORWARD, true, false));
+        for (Exploration e : explorations) {
+            OperationId id = OperationId.of("tx-1");
+            CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
+                    .name("2pc")
+                    .setup(db -> Accounts.seed(db, ACCOUNTS, three))
+                    .operation(db -> {
+                        TwoPhaseCommit tpc = instance(db, e.variant(), e.policy());
+                        if (e.threeWay()) {
+                            tpc.apply(threeWay(id));
+                        } else {
+                            tpc.transfer(Transfer.of(id, "a0", "a1", 250));
+                        }
+                    })
+                    .recovery(db -> instance(db, e.variant(), e.policy()).recover(Duration.ZERO))
+                    .invariants(db -> invariants(db, three, e.variant() == TransferVariant.RESERVE_THEN_CREDIT))
+                    .recoveryFaults(e.recoveryFaults())
+                    .build().explore();
+            writeSites = Math.max(writeSites, report.writeSites());
+            scenarios += report.scenarios();
+            report.violations().forEach(v -> details.add(e.name() + ": " + v));
+            progress.accept("explored " + e.name() + ": " + report.writeSites() + " write sites, "
+                    + report.scenarios() + " scenarios, " + report.violations().size() + " violations");
+        }
+        Map<String, Long> ten = Accounts.named(10, 1_000);
+        ChaosRunner runner = ChaosRunner.builder(client)
+                .name("2pc")
+                .workers(8).operationsPerWorker(3).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
+                .setup(db -> Accounts.seed(db, ACCOUNTS, ten))
+                .operation(ctx -> {
+                    int from = ctx.random().nextInt(10);
+                    int to = (from + 1 + ctx.random().nextInt(9)) % 10;
+                    instance(ctx.database(), TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
+                            .transfer(Transfer.of(OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()),
+                                    "a" + from, "a" + to, 1 + ctx.random().nextInt(400)));
+                })
+                .recovery(db -> instance(db, TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
+                        .recover(Duration.ZERO))
+                .invariants(db -> invariants(db, ten, true))
+                .build();
+        AtomicLong done = new AtomicLong();
+        ChaosRunner.Summary summary = runner.runSeeds(1, seeds, r -> {
+            long n = done.incrementAndGet();
+            if (n % 20 == 0 || n == seeds) {
+                progress.accept("chaos seeds " + n + "/" + seeds);
+            }
+        });
+        summary.failures().forEach(r -> details.add("chaos " + r));
+        int violations = (int) details.stream().count();
+        return new ChaosReport(pattern(), writeSites, scenarios, seeds, summary.operations(), summary.crashes(),
+                summary.faults(), violations, details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    @Override
+    public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
+        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("bench2pc"));
+        try {
+            // uncontended: transfers spread over many accounts, so no document carries many tombstones
+            int accounts = 10_000;
+            Accounts.seed(db, ACCOUNTS, Accounts.named(accounts, 1_000_000_000_000L));
+            TwoPhaseCommit tpc = TwoPhaseCommit.on(db);
+            tpc.ensureIndexes();
+            AtomicLong ids = new AtomicLong();
+            Runnable transfer = () -> {
+                int from = ThreadLocalRandom.current().nextInt(accounts);
+                int to = (from + 1 + ThreadLocalRandom.current().nextInt(accounts - 1)) % accounts;
+                tpc.transfer(Transfer.of(OperationId.of("b" + ids.incrementAndGet()), "a" + from, "a" + to, 1));
+            };
+            progress.accept("warming up");
+            Bench.warmUp(settings, t -> transfer.run());
+            progress.accept("raw single-document updates");
+            Bench.Run rawBefore = Bench.raw(db, settings, accounts);
+            progress.accept("two-phase transfers");
+            Bench.Run run;
+            RoundTripCounter.RoundTrips trips;
+            try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+                run = Bench.timed(settings.threads(), settings.duration(), t -> transfer.run());
+                trips = counter.snapshot();
+            }
+            progress.accept("raw single-document updates again");
+            db.getCollection("raw_baseline").drop();
+            Bench.Run rawAfter = Bench.raw(db, settings, accounts);
+            double raw = (rawBefore.perSecond() + rawAfter.perSecond()) / 2;
+            return new BenchReport(pattern(), settings.threads(), run.operations(),
+                    trips.commandsPer(run.operations()), trips.writesPer(run.operations()), run.perSecond(), raw,
+                    new Document("variant", tpc.config().transferVariant().name()));
+        } finally {
+            db.drop();
+        }
+    }
+}
