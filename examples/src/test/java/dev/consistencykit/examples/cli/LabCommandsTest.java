@@ -1,0 +1,55 @@
+package dev.consistencykit.examples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+
+import dev.consistencykit.testkit.MongoTarget;
+
+/** The chaos and bench commands' contract; performance targets are checked by running bench, not here. */
+class LabCommandsTest {
+
+    private static String targetUri() {
+        return MongoTarget.fromEnvironment().connectionString().getConnectionString();
+    }
+
+    @Test
+    void shouldReportScenariosSeedsAndNoViolationsWhenChaosRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "two-phase",
+                "--seeds", "5");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("pattern")).isEqualTo("two-phase");
+        assertThat(json.getInteger("writeSites")).isEqualTo(5);
+        assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(60);
+        assertThat(json.getInteger("seeds")).isEqualTo(5);
+        assertThat(((Number) json.get("operations")).longValue()).isEqualTo(5 * 8 * 3);
+        assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldReportRoundTripsAndRawBaselineWhenBenchRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "two-phase",
+                "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.keySet()).contains("pattern", "roundTripsPerOp", "writesPerOp", "opsPerSec", "rawOpsPerSec",
+                "ratio");
+        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(5.0);
+        assertThat(json.getDouble("opsPerSec")).isPositive();
+        assertThat(json.getDouble("rawOpsPerSec")).isPositive();
+        assertThat(json.getDouble("ratio")).isCloseTo(json.getDouble("opsPerSec") / json.getDouble("rawOpsPerSec"),
+                org.assertj.core.data.Offset.offset(0.002));
+    }
+
+    @Test
+    void shouldRejectUnknownPatternWithTheKnownOnes() {
+        CliTestSupport.Run run = CliTestSupport.run("chaos", "three-phase");
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase");
+    }
+}
