@@ -18,6 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,6 +39,7 @@ import dev.consistencykit.testkit.MongoTestExtension;
 
 /** The seven traps of the published recipe, each closed and each with a test. */
 @ExtendWith(MongoTestExtension.class)
+@SuppressWarnings("unchecked")
 class TrapsTest {
 
     private static final Map<String, Long> ACCOUNTS = Bank.accounts(3, 1_000);
@@ -98,6 +100,44 @@ class TrapsTest {
         RecoveryReport b = second.get(30, TimeUnit.SECONDS);
 
         assertThat(a.repaired() + b.repaired()).isEqualTo(1);
+        assertThat(tx(db, "t1").getList("history", String.class)).containsExactly("pending", "canceling", "canceled");
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
+    void shouldLetTheSecondRecovererSkipWhenTheFirstClaimedBetweenItsReadAndItsClaim(MongoDatabase db)
+            throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        FaultInjector crash = FaultInjector.at(3, FaultMode.CRASH_BEFORE);
+        assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
+                .isInstanceOf(Error.class);
+        // recoverer B claims the transaction, then pauses before its first step
+        FaultInjector pauseB = FaultInjector.at(2, FaultMode.PAUSE);
+        TwoPhaseCommit b = tpc(pauseB.wrap(db));
+        CompletableFuture<RecoveryReport>[] bRun = new CompletableFuture[1];
+        // recoverer A has read the stale transaction; just before A's claim is sent, B claims it
+        FaultInjector beforeClaimA = FaultInjector.withSchedule(w -> {
+            if (w.number() == 1) {
+                bRun[0] = CompletableFuture.supplyAsync(() -> b.recover(Duration.ZERO));
+                try {
+                    assertThat(pauseB.awaitPaused(Duration.ofSeconds(10))).isTrue();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return Optional.empty();
+        });
+        TwoPhaseCommit a = tpc(beforeClaimA.wrap(db));
+
+        RecoveryReport reportA = a.recover(Duration.ZERO);
+        pauseB.release();
+        RecoveryReport reportB = bRun[0].get(30, TimeUnit.SECONDS);
+
+        assertThat(reportA.repaired()).as("A's claim must fail: B holds the transaction").isZero();
+        assertThat(reportA.skipped()).isEqualTo(1);
+        assertThat(reportB.rolledBack()).isEqualTo(1);
+        assertThat(a.metrics().leaseLost() + b.metrics().leaseLost()).as("nobody started driving and lost it")
+                .isZero();
         assertThat(tx(db, "t1").getList("history", String.class)).containsExactly("pending", "canceling", "canceled");
         assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
     }
