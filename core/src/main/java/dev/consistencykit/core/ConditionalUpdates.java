@@ -108,19 +108,8 @@ public final class ConditionalUpdates {
                                           Object operationId, Bson guard, Bson update) {
         Inputs.documentId(null, "id", id);
         Inputs.documentId(null, "operationId", operationId);
-        List<Bson> filters = new ArrayList<>();
-        filters.add(eq("_id", id));
-        filters.add(ne(marker.pendingField(), operationId));
-        marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
-        if (guard != null) {
-            filters.add(guard);
-        }
-        List<Bson> updates = new ArrayList<>();
-        if (update != null) {
-            updates.add(update);
-        }
-        updates.add(Updates.push(marker.pendingField(), operationId));
-        UpdateResult result = collection.updateOne(and(filters), Updates.combine(updates));
+        UpdateResult result = collection.updateOne(applyFilter(id, marker, operationId, guard),
+                applyUpdate(marker, operationId, update));
         if (result.getMatchedCount() == 1) {
             return GuardedResult.of(UpdateOutcome.APPLIED, null);
         }
@@ -128,11 +117,7 @@ public final class ConditionalUpdates {
         if (current == null) {
             return GuardedResult.of(UpdateOutcome.MISSING, null);
         }
-        if (contains(current, marker.pendingField(), operationId)
-                || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false)) {
-            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
-        }
-        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+        return GuardedResult.of(afterApply(current, marker, operationId), current);
     }
 
     /**
@@ -151,19 +136,8 @@ public final class ConditionalUpdates {
                                            Object operationId, Bson guard, Bson update) {
         Inputs.documentId(null, "id", id);
         Inputs.documentId(null, "operationId", operationId);
-        List<Bson> filters = new ArrayList<>();
-        filters.add(eq("_id", id));
-        filters.add(eq(marker.pendingField(), operationId));
-        if (guard != null) {
-            filters.add(guard);
-        }
-        List<Bson> updates = new ArrayList<>();
-        if (update != null) {
-            updates.add(update);
-        }
-        updates.add(Updates.pull(marker.pendingField(), operationId));
-        marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
-        UpdateResult result = collection.updateOne(and(filters), Updates.combine(updates));
+        UpdateResult result = collection.updateOne(settleFilter(id, marker, operationId, guard),
+                settleUpdate(marker, operationId, update));
         if (result.getMatchedCount() == 1) {
             return GuardedResult.of(UpdateOutcome.APPLIED, null);
         }
@@ -171,13 +145,7 @@ public final class ConditionalUpdates {
         if (current == null) {
             return GuardedResult.of(UpdateOutcome.MISSING, null);
         }
-        if (contains(current, marker.pendingField(), operationId)) {
-            return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
-        }
-        if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
-            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
-        }
-        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
+        return GuardedResult.of(afterSettle(current, marker, operationId), current);
     }
 
     /**
@@ -201,29 +169,12 @@ public final class ConditionalUpdates {
         }
         List<WriteModel<Document>> models = new ArrayList<>();
         for (MarkerWrite w : writes) {
-            List<Bson> filters = new ArrayList<>();
-            filters.add(eq("_id", w.id()));
-            filters.add(ne(marker.pendingField(), operationId));
-            marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
-            if (w.guard() != null) {
-                filters.add(w.guard());
-            }
-            List<Bson> updates = new ArrayList<>();
-            if (w.update() != null) {
-                updates.add(w.update());
-            }
-            updates.add(Updates.push(marker.pendingField(), operationId));
-            models.add(new UpdateOneModel<>(and(filters), Updates.combine(updates)));
+            models.add(new UpdateOneModel<>(applyFilter(w.id(), marker, operationId, w.guard()),
+                    applyUpdate(marker, operationId, w.update())));
         }
         int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
                 .getMatchedCount();
-        return classifyAll(collection, writes, matched, current -> {
-            if (contains(current, marker.pendingField(), operationId)
-                    || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false)) {
-                return UpdateOutcome.ALREADY_APPLIED;
-            }
-            return UpdateOutcome.GUARD_FAILED;
-        });
+        return classifyAll(collection, writes, matched, current -> afterApply(current, marker, operationId));
     }
 
     /**
@@ -244,31 +195,12 @@ public final class ConditionalUpdates {
         }
         List<WriteModel<Document>> models = new ArrayList<>();
         for (MarkerWrite w : writes) {
-            List<Bson> filters = new ArrayList<>();
-            filters.add(eq("_id", w.id()));
-            filters.add(eq(marker.pendingField(), operationId));
-            if (w.guard() != null) {
-                filters.add(w.guard());
-            }
-            List<Bson> updates = new ArrayList<>();
-            if (w.update() != null) {
-                updates.add(w.update());
-            }
-            updates.add(Updates.pull(marker.pendingField(), operationId));
-            marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
-            models.add(new UpdateOneModel<>(and(filters), Updates.combine(updates)));
+            models.add(new UpdateOneModel<>(settleFilter(w.id(), marker, operationId, w.guard()),
+                    settleUpdate(marker, operationId, w.update())));
         }
         int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
                 .getMatchedCount();
-        return classifyAll(collection, writes, matched, current -> {
-            if (contains(current, marker.pendingField(), operationId)) {
-                return UpdateOutcome.GUARD_FAILED;
-            }
-            if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
-                return UpdateOutcome.ALREADY_APPLIED;
-            }
-            return UpdateOutcome.GUARD_FAILED;
-        });
+        return classifyAll(collection, writes, matched, current -> afterSettle(current, marker, operationId));
     }
 
     private static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
@@ -290,6 +222,67 @@ public final class ConditionalUpdates {
                     : GuardedResult.of(classify.apply(d), d));
         }
         return results;
+    }
+
+    /** Why an apply-once matched nothing on an existing document: it is already in place, or the guard refused. */
+    private static UpdateOutcome afterApply(Document current, Marker marker, Object operationId) {
+        boolean inPlace = contains(current, marker.pendingField(), operationId)
+                || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false);
+        return inPlace ? UpdateOutcome.ALREADY_APPLIED : UpdateOutcome.GUARD_FAILED;
+    }
+
+    /**
+     * Why a settle-once matched nothing on an existing document: still pending (the guard refused), settled before
+     * (a tombstone, or without tombstones an absent mark), or never applied.
+     */
+    private static UpdateOutcome afterSettle(Document current, Marker marker, Object operationId) {
+        if (contains(current, marker.pendingField(), operationId)) {
+            return UpdateOutcome.GUARD_FAILED;
+        }
+        if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
+            return UpdateOutcome.ALREADY_APPLIED;
+        }
+        return UpdateOutcome.GUARD_FAILED;
+    }
+
+    /** The id is not pending and not settled on the document, and the extra guard holds. */
+    private static Bson applyFilter(Object id, Marker marker, Object operationId, Bson guard) {
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(ne(marker.pendingField(), operationId));
+        marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
+        if (guard != null) {
+            filters.add(guard);
+        }
+        return and(filters);
+    }
+
+    /** The effect, and the id pushed onto the pending array, in one write. */
+    private static Bson applyUpdate(Marker marker, Object operationId, Bson update) {
+        return update == null ? Updates.push(marker.pendingField(), operationId)
+                : Updates.combine(update, Updates.push(marker.pendingField(), operationId));
+    }
+
+    /** The id is pending on the document, and the extra guard holds. */
+    private static Bson settleFilter(Object id, Marker marker, Object operationId, Bson guard) {
+        List<Bson> filters = new ArrayList<>();
+        filters.add(eq("_id", id));
+        filters.add(eq(marker.pendingField(), operationId));
+        if (guard != null) {
+            filters.add(guard);
+        }
+        return and(filters);
+    }
+
+    /** The effect, the id pulled from the pending array and (with tombstones) added to the settled one. */
+    private static Bson settleUpdate(Marker marker, Object operationId, Bson update) {
+        List<Bson> updates = new ArrayList<>();
+        if (update != null) {
+            updates.add(update);
+        }
+        updates.add(Updates.pull(marker.pendingField(), operationId));
+        marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
+        return Updates.combine(updates);
     }
 
     private static void requireDistinct(List<MarkerWrite> writes) {

@@ -20,4 +20,23 @@ public record TwoPhaseAudit(List<String> problems, List<Object> inFlight, Map<St
         inFlight = List.copyOf(inFlight);
         committedEffects = Map.copyOf(committedEffects);
     }
+
+    /** {@link #committedEffects()} for the documents of one collection, by {@code _id} as a string. */
+    public Map<Object, Long> committedEffectsOn(String collection) {
+        Map<Object, Long> effects = new java.util.HashMap<>();
+        String prefix = collection + "/";
+        committedEffects.forEach((participant, delta) -> {
+            if (participant.startsWith(prefix)) {
+                effects.put(participant.substring(prefix.length()), delta);
+            }
+        });
+        return effects;
+    }
+
+    /** The structural problems, plus one for every transaction still in flight. */
+    public List<String> problemsWhenQuiescent() {
+        List<String> all = new java.util.ArrayList<>(problems);
+        inFlight.forEach(id -> all.add("transaction " + id + " not terminal"));
+        return all;
+    }
 }

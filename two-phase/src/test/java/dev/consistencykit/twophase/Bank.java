@@ -1,7 +1,6 @@
 package dev.consistencykit.twophase;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -39,15 +38,9 @@ final class Bank {
      */
     static List<String> invariants(MongoDatabase db, Map<String, Long> initial, boolean noNegative) {
         TwoPhaseAudit audit = TwoPhaseCommit.on(db).audit(Accounts.BALANCE);
-        List<String> problems = new ArrayList<>(audit.problems());
-        audit.inFlight().forEach(id -> problems.add("transaction " + id + " not terminal"));
-        Map<Object, Long> committed = new HashMap<>();
-        audit.committedEffects().forEach((participant, delta) -> {
-            if (participant.startsWith(ACCOUNTS + "/")) {
-                committed.put(participant.substring(ACCOUNTS.length() + 1), delta);
-            }
-        });
-        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial, committed, noNegative));
+        List<String> problems = new ArrayList<>(audit.problemsWhenQuiescent());
+        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial,
+                audit.committedEffectsOn(ACCOUNTS), noNegative));
         return problems;
     }
 }

@@ -2,7 +2,6 @@ package dev.consistencykit.examples.lab;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -53,15 +52,9 @@ public final class TwoPhaseLab implements PatternLab {
     /** The bank's invariants for two-phase commit, read back from {@code db}. */
     public static List<String> invariants(MongoDatabase db, Map<String, Long> initial, boolean noNegative) {
         TwoPhaseAudit audit = TwoPhaseCommit.on(db).audit(Accounts.BALANCE);
-        List<String> problems = new ArrayList<>(audit.problems());
-        audit.inFlight().forEach(id -> problems.add("transaction " + id + " not terminal"));
-        Map<Object, Long> committed = new HashMap<>();
-        audit.committedEffects().forEach((participant, delta) -> {
-            if (participant.startsWith(ACCOUNTS + "/")) {
-                committed.put(participant.substring(ACCOUNTS.length() + 1), delta);
-            }
-        });
-        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial, committed, noNegative));
+        List<String> problems = new ArrayList<>(audit.problemsWhenQuiescent());
+        problems.addAll(Accounts.checkMoney(Accounts.balances(db, ACCOUNTS), initial,
+                audit.committedEffectsOn(ACCOUNTS), noNegative));
         return problems;
     }
 

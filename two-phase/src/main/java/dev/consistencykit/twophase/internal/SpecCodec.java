@@ -251,11 +251,15 @@ public final class SpecCodec {
         return filters.size() == 1 ? filters.get(0) : Filters.and(filters);
     }
 
+    /** A stored condition a document does not satisfy: its path, and how it reads in a message. */
+    public record Unmet(String path, String description) {
+    }
+
     /**
-     * The first stored condition {@code document} does not satisfy, as {@code path op value (was x)}, if it can be
-     * told on the client; used only to word a cancellation reason.
+     * The first stored condition {@code document} does not satisfy, if it can be told on the client; used only to word
+     * a cancellation reason.
      */
-    public static Optional<String> firstUnmet(List<?> conditions, Document document) {
+    public static Optional<Unmet> firstUnmet(List<?> conditions, Document document) {
         if (conditions == null) {
             return Optional.empty();
         }
@@ -265,25 +269,8 @@ public final class SpecCodec {
             String op = text(c.get("op"));
             Object expected = java(c.get("value"));
             Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
-            Boolean holds = holds(op, actual, expected);
-            if (Boolean.FALSE.equals(holds)) {
-                return Optional.of(path + " " + symbol(op) + " " + expected + " (was " + actual + ")");
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** The path of the first unmet condition, if it can be told. */
-    public static Optional<String> firstUnmetPath(List<?> conditions, Document document) {
-        if (conditions == null) {
-            return Optional.empty();
-        }
-        for (Object o : conditions) {
-            Map<String, Object> c = asMap(o);
-            String path = text(c.get("path"));
-            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
-            if (Boolean.FALSE.equals(holds(text(c.get("op")), actual, java(c.get("value"))))) {
-                return Optional.of(path);
+            if (Boolean.FALSE.equals(holds(op, actual, expected))) {
+                return Optional.of(new Unmet(path, path + " " + symbol(op) + " " + expected + " (was " + actual + ")"));
             }
         }
         return Optional.empty();

@@ -575,14 +575,14 @@ public final class TransactionEngine {
             return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
                     + pending.size() + " unsettled transactions (the cap is " + config.maxPendingPerDocument() + ")");
         }
-        List<?> conditions = p.getList(P_PRE, Object.class);
-        Optional<String> unmet = SpecCodec.firstUnmet(conditions, current);
+        Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), current);
         String funds = p.getString(P_FUNDS);
-        if (funds != null && SpecCodec.firstUnmetPath(conditions, current).filter(funds::equals).isPresent()) {
-            return reason(INSUFFICIENT_FUNDS, who, "insufficient funds in " + who + ": " + unmet.orElse(funds));
+        if (funds != null && unmet.filter(u -> u.path().equals(funds)).isPresent()) {
+            return reason(INSUFFICIENT_FUNDS, who, "insufficient funds in " + who + ": "
+                    + unmet.get().description());
         }
         return reason(PRECONDITION_FAILED, who, "precondition failed for " + who
-                + unmet.map(u -> ": " + u).orElse(""));
+                + unmet.map(u -> ": " + u.description()).orElse(""));
     }
 
     private Document rejected(Encoded tx, Map.Entry<String, List<Integer>> group, MongoException e) {
