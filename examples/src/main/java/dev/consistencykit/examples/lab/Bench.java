@@ -92,20 +92,42 @@ public final class Bench {
         timed(settings.threads(), WARM_UP, operation);
     }
 
-    /**
-     * Raw single-document {@code updateOne($inc)} throughput on {@code documents} documents of a scratch collection,
-     * with the same threads and duration: the baseline every pattern is compared with.
-     */
-    public static Run raw(MongoDatabase db, Settings settings, int documents) {
-        MongoCollection<Document> raw = db.getCollection("raw_baseline");
-        List<Document> docs = new ArrayList<>();
-        for (int i = 0; i < documents; i++) {
-            docs.add(new Document("_id", i).append("n", 0L));
-        }
-        raw.insertMany(docs);
-        timed(settings.threads(), Duration.ofSeconds(1),
-                t -> raw.updateOne(eq("_id", ThreadLocalRandom.current().nextInt(documents)), Updates.inc("n", 1L)));
-        return timed(settings.threads(), settings.duration(),
-                t -> raw.updateOne(eq("_id", ThreadLocalRandom.current().nextInt(documents)), Updates.inc("n", 1L)));
+    /** Both sides of a comparison, each summed over its interleaved phases. */
+    public record Comparison(Run pattern, Run raw) {
     }
+
+    /** Phases each side of a comparison is split into. */
+    public static final int ROUNDS = 6;
+
+    /**
+     * Runs {@code pattern} and {@code raw} in {@value #ROUNDS} alternating phases that add up to
+     * {@code settings.duration()} each, so that both see the same machine: on a shared 2-core machine a single long
+     * phase of each drifts with whatever else runs.
+     */
+    public static Comparison interleaved(Settings settings, IntConsumer pattern, IntConsumer raw) {
+        Duration phase = settings.duration().dividedBy(ROUNDS);
+        long patternOps = 0;
+        long rawOps = 0;
+        Duration patternTime = Duration.ZERO;
+        Duration rawTime = Duration.ZERO;
+        for (int round = 0; round < ROUNDS; round++) {
+            Run r = timed(settings.threads(), phase, raw);
+            Run p = timed(settings.threads(), phase, pattern);
+            rawOps += r.operations();
+            rawTime = rawTime.plus(r.elapsed());
+            patternOps += p.operations();
+            patternTime = patternTime.plus(p.elapsed());
+        }
+        return new Comparison(new Run(patternOps, patternTime), new Run(rawOps, rawTime));
+    }
+
+    /** A raw single-document update of a random one of {@code ids}: see {@link #RAW_BASELINE}. */
+    public static IntConsumer rawUpdate(MongoCollection<Document> collection, List<?> ids) {
+        return t -> collection.updateOne(eq("_id", ids.get(ThreadLocalRandom.current().nextInt(ids.size()))),
+                Updates.inc("rawBenchmark", 1L));
+    }
+
+    /** What the raw baseline is, for reports. */
+    public static final String RAW_BASELINE = "updateOne $inc on a random document of the workload's own collection,"
+            + " same threads and duration";
 }

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 
 import org.bson.Document;
 
@@ -151,24 +152,27 @@ public final class TwoPhaseLab implements PatternLab {
                 int to = (from + 1 + ThreadLocalRandom.current().nextInt(accounts - 1)) % accounts;
                 tpc.transfer(Transfer.of(OperationId.of("b" + ids.incrementAndGet()), "a" + from, "a" + to, 1));
             };
+            List<String> accountIds = new ArrayList<>(Accounts.named(accounts, 0).keySet());
+            IntConsumer raw = Bench.rawUpdate(db.getCollection(ACCOUNTS), accountIds);
             progress.accept("warming up");
             Bench.warmUp(settings, t -> transfer.run());
-            progress.accept("raw single-document updates");
-            Bench.Run rawBefore = Bench.raw(db, settings, accounts);
-            progress.accept("two-phase transfers");
-            Bench.Run run;
+            Bench.timed(settings.threads(), Duration.ofSeconds(1), raw);
+            progress.accept("measuring two-phase transfers and raw single-document updates, interleaved");
+            Bench.Comparison comparison;
             RoundTripCounter.RoundTrips trips;
             try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
-                run = Bench.timed(settings.threads(), settings.duration(), t -> transfer.run());
+                comparison = Bench.interleaved(settings, t -> transfer.run(), raw);
                 trips = counter.snapshot();
             }
-            progress.accept("raw single-document updates again");
-            db.getCollection("raw_baseline").drop();
-            Bench.Run rawAfter = Bench.raw(db, settings, accounts);
-            double raw = (rawBefore.perSecond() + rawAfter.perSecond()) / 2;
-            return new BenchReport(pattern(), settings.threads(), run.operations(),
-                    trips.commandsPer(run.operations()), trips.writesPer(run.operations()), run.perSecond(), raw,
-                    new Document("variant", tpc.config().transferVariant().name()));
+            Bench.Run run = comparison.pattern();
+            // the counter saw the raw updates too: one command and one document each
+            long rawOps = comparison.raw().operations();
+            double commands = (double) (trips.commands() - rawOps) / run.operations();
+            double writes = (double) (trips.documentsWritten() - rawOps) / run.operations();
+            return new BenchReport(pattern(), settings.threads(), run.operations(), commands, writes,
+                    run.perSecond(), comparison.raw().perSecond(),
+                    new Document("variant", tpc.config().transferVariant().name()).append("accounts", accounts)
+                            .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {
             db.drop();
         }

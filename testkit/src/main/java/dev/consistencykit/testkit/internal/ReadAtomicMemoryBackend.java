@@ -6,8 +6,10 @@ import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 /**
  * The embedded server's in-memory backend with two defects of the stock one fixed through its own extension
  * points (see {@link ReadAtomicMemoryCollection}): reads hand out copies made under the collection lock, so no
- * reader can observe a document half-way through an update; and a query with a plain {@code _id} equality is
- * served from the {@code _id} index, as mongod does.
+ * reader can observe a document half-way through an update; a query with a plain {@code _id} equality is served
+ * from the {@code _id} index, as mongod does; and the insert command reports how many documents it really inserted.
+ * It does not track data sizes ({@code collStats} reports 0), which cost a fifth of the server's time on small
+ * updates.
  */
 public final class ReadAtomicMemoryBackend extends MemoryBackend {
 

@@ -22,14 +22,14 @@ import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
-import org.bson.BsonDocument;
 import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
@@ -107,6 +107,7 @@ public final class TransactionEngine {
     static final String STATE = "state";
     static final String LABEL = "label";
     static final String PARTICIPANTS = "participants";
+    static final String SPEC = "spec";
     static final String HISTORY = "history";
     static final String OWNER = "owner";
     static final String LEASE = "leaseExpiresAt";
@@ -177,11 +178,32 @@ public final class TransactionEngine {
     // ---- encoding and validation ----------------------------------------------------------------------------
 
     /** A validated transaction, in its stored form. */
-    public record Encoded(Object id, String label, List<Document> participants) {
+    public record Encoded(Object id, String label, List<Document> participants, String spec) {
 
         OperationId operationId() {
             return new OperationId(id);
         }
+
+        /** Which documents take part, as stored for queries and inspection: {@code [{c, id}]}. */
+        List<Document> index() {
+            List<Document> index = new ArrayList<>();
+            for (Document p : participants) {
+                index.add(new Document(P_COLLECTION, p.get(P_COLLECTION)).append(P_ID, p.get(P_ID)));
+            }
+            return index;
+        }
+    }
+
+    private static final JsonWriterSettings SPEC_JSON = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED)
+            .build();
+
+    /**
+     * The full participant specs, stored as one canonical extended-JSON string: a string is far cheaper for the server
+     * to copy on every state change than a tree of small documents, stays readable, and replays exactly (extended
+     * JSON keeps every BSON type). Equal transactions render equal strings.
+     */
+    private static String spec(String label, List<Document> participants) {
+        return new Document(LABEL, label).append(PARTICIPANTS, participants).toJson(SPEC_JSON);
     }
 
     /**
@@ -222,16 +244,14 @@ public final class TransactionEngine {
             participants.add(entry);
         }
         Inputs.fieldName(config.name(), "label", tx.label());
-        return new Encoded(id, tx.label(), participants);
-    }
-
-    private static BsonDocument canonical(String label, List<?> participants) {
-        return new Document(LABEL, label).append(PARTICIPANTS, participants)
-                .toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+        return new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
     }
 
     private static Encoded decode(Document tx) {
-        return new Encoded(tx.get("_id"), tx.getString(LABEL), tx.getList(PARTICIPANTS, Document.class));
+        String spec = tx.getString(SPEC);
+        List<Document> participants = spec == null ? List.of()
+                : Document.parse(spec).getList(PARTICIPANTS, Document.class);
+        return new Encoded(tx.get("_id"), tx.getString(LABEL), participants, spec);
     }
 
     // ---- recording the intent -------------------------------------------------------------------------------
@@ -245,7 +265,7 @@ public final class TransactionEngine {
      */
     private Recorded record(Encoded tx, TransactionState state, String owner) {
         Document fields = new Document(STATE, state.stored()).append(LABEL, tx.label())
-                .append(PARTICIPANTS, tx.participants()).append(HISTORY, List.of(state.stored()))
+                .append(PARTICIPANTS, tx.index()).append(SPEC, tx.spec()).append(HISTORY, List.of(state.stored()))
                 .append(TOKEN, owner == null ? 0L : 1L);
         if (owner != null) {
             fields.append(OWNER, owner).append(LEASE, leaseExpiry());
@@ -271,8 +291,7 @@ public final class TransactionEngine {
         if (existing == null) {
             return new Recorded(true, null);
         }
-        if (!canonical(tx.label(), tx.participants()).equals(canonical(existing.getString(LABEL),
-                existing.getList(PARTICIPANTS, Document.class)))) {
+        if (!tx.spec().equals(existing.getString(SPEC))) {
             throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
                     + " is already used by a transaction with other participants; nothing was written");
         }
@@ -933,7 +952,7 @@ public final class TransactionEngine {
                 inFlight.add(id);
                 continue;
             }
-            for (Document p : tx.getList(PARTICIPANTS, Document.class)) {
+            for (Document p : decode(tx).participants()) {
                 terminalByCollection.computeIfAbsent(p.getString(P_COLLECTION), k -> new HashSet<>()).add(id);
                 if (state == TransactionState.DONE) {
                     long delta = increments(p.getList(P_PREPARE, Document.class), field)
