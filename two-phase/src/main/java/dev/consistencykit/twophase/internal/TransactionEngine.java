@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -147,6 +148,7 @@ public final class TransactionEngine {
     private final TwoPhaseListener listener;
     private final Supplier<String> ownerIds;
     private final SpecCodec codec;
+    private final Map<String, MongoCollection<Document>> participantCollections = new ConcurrentHashMap<>();
 
     private final LongAdder committed = new LongAdder();
     private final LongAdder canceled = new LongAdder();
@@ -541,6 +543,11 @@ public final class TransactionEngine {
     private record Prepared(Document failure, boolean fenced) {
     }
 
+    /** A participant collection; built once per name, since the driver builds a new object per call. */
+    private MongoCollection<Document> participants(String name) {
+        return participantCollections.computeIfAbsent(name, database::getCollection);
+    }
+
     private Map<String, List<Integer>> byCollection(Encoded tx) {
         Map<String, List<Integer>> groups = new LinkedHashMap<>();
         for (int i = 0; i < tx.participants().size(); i++) {
@@ -552,7 +559,7 @@ public final class TransactionEngine {
     private Prepared prepareAll(Encoded tx) {
         Bson capGuard = exists(config.markerField() + "." + (config.maxPendingPerDocument() - 1), false);
         for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            MongoCollection<Document> collection = participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
@@ -619,7 +626,7 @@ public final class TransactionEngine {
 
     private void commitAll(Encoded tx, long token) {
         for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            MongoCollection<Document> collection = participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
@@ -658,7 +665,7 @@ public final class TransactionEngine {
 
     private void rollbackAll(Encoded tx) {
         for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = database.getCollection(group.getKey());
+            MongoCollection<Document> collection = participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
