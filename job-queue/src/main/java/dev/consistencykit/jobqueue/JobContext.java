@@ -1,0 +1,44 @@
+package dev.consistencykit.jobqueue;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import dev.consistencykit.core.LeaseLostException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.UpdateOutcome;
+
+/** What a {@link JobHandler} gets: the job, and helpers that keep its effects to one per job. */
+public interface JobContext {
+
+    /** The job's id. */
+    OperationId id();
+
+    /** The job's type. */
+    String type();
+
+    /** The job's payload. */
+    Document payload();
+
+    /** This attempt's number, from 1. */
+    int attempt();
+
+    /** This claim's fencing token. */
+    long fencingToken();
+
+    /**
+     * Applies {@code update} to document {@code documentId} of {@code collection} at most once for this job, however
+     * often the job runs: the document records the job's id in its {@code appliedJobs} array in the same atomic write.
+     *
+     * @return {@code APPLIED}, or {@code ALREADY_APPLIED} when an earlier run of this job applied it;
+     *         {@code MISSING} when there is no such document
+     */
+    UpdateOutcome applyOnce(String collection, Object documentId, Bson update);
+
+    /**
+     * Extends this worker's lease (a heartbeat for a long job; workers started with {@link JobQueue#startWorkers}
+     * also do it in the background).
+     *
+     * @throws LeaseLostException if another worker took the job over: stop working on it
+     */
+    void heartbeat();
+}

@@ -1,0 +1,27 @@
+package dev.consistencykit.jobqueue;
+
+import dev.consistencykit.core.OperationId;
+
+/** Hooks called as jobs progress. Every method has a no-op default; a listener's exception is logged and ignored. */
+public interface JobListener {
+
+    /** A job's handler succeeded and the job was marked done. */
+    default void onDone(OperationId id, String type) {
+    }
+
+    /** An attempt failed; the job will be retried. */
+    default void onFailed(OperationId id, String type, int attempt, String error) {
+    }
+
+    /** A job went dead: its last attempt failed, or it can never run. */
+    default void onDead(OperationId id, String type, String error) {
+    }
+
+    /** The sweeper requeued a job whose worker's lease expired. */
+    default void onRequeued(OperationId id, String type) {
+    }
+
+    /** A worker's completion was refused because another worker took the job over. */
+    default void onLeaseLost(OperationId id, String type) {
+    }
+}

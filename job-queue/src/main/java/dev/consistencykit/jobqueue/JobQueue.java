@@ -1,0 +1,369 @@
+package dev.consistencykit.jobqueue;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.bson.types.ObjectId;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.UpdateOptions;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Guarantees;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.jobqueue.internal.JobEngine;
+
+/**
+ * A durable job queue in a MongoDB collection: a multi-document change is written as one job, workers claim jobs
+ * atomically, run their handler, and mark them done; a sweeper requeues jobs whose worker died.
+ *
+ * <p><b>What it guarantees.</b> A job's existence is one atomic write (or part of the application's own write, through
+ * {@link #enqueueWith}); each job is run to {@code DONE} or {@code DEAD}; a job's effect is applied once however
+ * often its handler runs, when the handler writes through {@link JobContext#applyOnce} or idempotent updates; a worker
+ * whose lease was taken over (paused, partitioned) can neither mark the job done or failed nor re-apply an effect.
+ * Safety never depends on clocks; leases only decide when another worker may take over.
+ *
+ * <p><b>What a reader may see.</b> A job's effects one document at a time (for "A befriends B", A's list may show B
+ * before B's shows A) until the job is done; never an effect twice.
+ *
+ * <p>Thread-safe; any number of instances in any number of processes may share the collection.
+ *
+ * <pre>{@code
+ * JobQueue queue = JobQueue.builder(db)
+ *         .handler("befriend", ctx -> {
+ *             Document p = ctx.payload();
+ *             ctx.applyOnce("users", p.get("a"), Updates.push("friends", p.get("b")));
+ *             ctx.applyOnce("users", p.get("b"), Updates.push("friends", p.get("a")));
+ *         })
+ *         .build();
+ * queue.ensureIndexes();
+ * queue.enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
+ * try (JobWorkers workers = queue.startWorkers(4)) { ... }   // or queue.processNext() in your own loop
+ * }</pre>
+ */
+public final class JobQueue implements ConsistencyStrategy<JobRequest> {
+
+    private final JobQueueConfig config;
+    private final JobEngine engine;
+
+    private JobQueue(JobQueueConfig config, JobEngine engine) {
+        this.config = config;
+        this.engine = engine;
+    }
+
+    /** A builder for a queue on {@code database}. */
+    public static Builder builder(MongoDatabase database) {
+        return new Builder(database);
+    }
+
+    /** The settings. */
+    public JobQueueConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    @Override
+    public void ensureIndexes() {
+        engine.ensureIndexes();
+    }
+
+    /** Same as {@link #enqueue(JobRequest)}. */
+    @Override
+    public OperationId submit(JobRequest job) {
+        return enqueue(job);
+    }
+
+    /**
+     * Records a job (one write). The same id, or the same dedupe key, with the same type and payload returns the
+     * existing job.
+     *
+     * @throws InvalidInputException        if the job is invalid (nothing is written)
+     * @throws IdempotencyConflictException if its id or dedupe key belongs to a job with another type or payload
+     */
+    public OperationId enqueue(JobRequest job) {
+        return engine.enqueue(engine.encode(job));
+    }
+
+    /**
+     * Enqueues {@code job} and runs it in this thread if it is due and no worker holds it.
+     *
+     * @return committed when done, aborted when dead, in flight when it failed and will be retried, is delayed, or
+     *         another worker holds it
+     */
+    @Override
+    public OperationResult apply(JobRequest job) {
+        return engine.apply(engine.encode(job));
+    }
+
+    /**
+     * Makes a job's existence atomic with the application's own single-document write: applies {@code businessUpdate}
+     * to document {@code documentId} of {@code business} and, in the same atomic write, records {@code job} in that
+     * document's {@code jobOutbox} array; then moves it into the queue. If the process dies after the first write, the
+     * job is not lost: {@link #relayOutbox} (run it with recovery) moves it later, exactly once.
+     *
+     * @param businessFilter an extra condition on the business document, or {@code null}
+     * @return the job's id; empty if the business document did not match (nothing was written)
+     * @throws InvalidInputException if the job or the ids are invalid (nothing is written)
+     */
+    public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
+                                             Bson businessFilter, Bson businessUpdate, JobRequest job) {
+        Inputs.documentId(name(), "documentId", documentId);
+        JobEngine.Encoded encoded = engine.encode(job);
+        Inputs.acknowledged(name(), business);
+        Bson filter = businessFilter == null ? engine.notYetCarrying(documentId, encoded)
+                : com.mongodb.client.model.Filters.and(engine.notYetCarrying(documentId, encoded), businessFilter);
+        long matched = config.retryPolicy().execute(name(), encoded.id(), "business write with job",
+                () -> business.updateOne(filter, engine.withJob(encoded, businessUpdate), new UpdateOptions())
+                        .getMatchedCount());
+        if (matched == 0) {
+            Document carrying = business.find(com.mongodb.client.model.Filters.and(
+                    com.mongodb.client.model.Filters.eq("_id", documentId),
+                    com.mongodb.client.model.Filters.eq(JobEngine.OUTBOX + "._id", encoded.id()))).first();
+            if (carrying == null) {
+                return Optional.empty();
+            }
+        }
+        engine.relay(business, documentId);
+        return Optional.of(new OperationId(encoded.id()));
+    }
+
+    /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */
+    public int relayOutbox(MongoCollection<Document> business) {
+        return engine.relayAll(business);
+    }
+
+    /** Creates the index {@link #relayOutbox} needs on a business collection. */
+    public static void ensureOutboxIndex(MongoCollection<Document> business) {
+        JobEngine.ensureOutboxIndex(business);
+    }
+
+    /** Claims the highest-priority due job and runs it in this thread. */
+    public Optional<OperationResult> processNext() {
+        return engine.processNext(engine.newOwner());
+    }
+
+    /** Starts {@code workers} worker threads; close the returned handle to stop them gracefully. */
+    public JobWorkers startWorkers(int workers) {
+        return new JobWorkers(engine, name(), workers, config.lease());
+    }
+
+    /**
+     * Requeues jobs whose worker went quiet (all {@code PROCESSING} jobs when {@code staleAfter} is zero, otherwise
+     * those whose lease expired), then runs in this thread every job due for {@code staleAfter}. Safe from many
+     * processes at once.
+     */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        return engine.recover(staleAfter);
+    }
+
+    /** {@link #recover(Duration)} with {@link JobQueueConfig#staleAfter()}. */
+    public RecoveryReport recover() {
+        return engine.recover(config.staleAfter());
+    }
+
+    /** Requeues (or, on their last attempt, kills) jobs whose lease expired; safe from many processes at once. */
+    public int sweep() {
+        int[] counts = engine.sweep(false);
+        return counts[0] + counts[1];
+    }
+
+    /** Counts per state, and the age of the oldest due job (the queue's lag). */
+    @Override
+    public StrategyStatus status() {
+        return engine.status();
+    }
+
+    /** Counts per state and job type. */
+    public Map<String, Map<String, Long>> countsByType() {
+        return engine.countsByType();
+    }
+
+    /** Deletes done jobs older than {@link JobQueueConfig#retention()}. */
+    public long prune() {
+        return engine.prune(config.retention());
+    }
+
+    /** Puts dead job {@code id} back in the queue, attempts from zero. */
+    public boolean replayDead(OperationId id) {
+        return engine.replay(id.value());
+    }
+
+    /** This instance's counters. */
+    public JobQueueMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
+    public Guarantees guarantees() {
+        return new Guarantees(
+                "eventually all: once enqueued, a job runs to done (every effect applied once) or dead (kept with its"
+                        + " error, for replay)",
+                "the job's effects one document at a time until it is done; never an effect twice",
+                "by priority, then run-at time; no order between jobs of equal priority run by different workers",
+                "expired leases requeued by a fenced compare-and-set; due jobs run by recovery");
+    }
+
+    /** Builds a {@link JobQueue}; every setter checks its argument, {@link #build()} their combination. */
+    public static final class Builder {
+        private final MongoDatabase database;
+        private final Map<String, JobHandler> handlers = new HashMap<>();
+        private String name = JobQueueConfig.DEFAULT_NAME;
+        private String collection = JobQueueConfig.DEFAULT_COLLECTION;
+        private int maxAttempts = JobQueueConfig.DEFAULT_MAX_ATTEMPTS;
+        private Duration lease = JobQueueConfig.DEFAULT_LEASE;
+        private Duration retryBackoff = JobQueueConfig.DEFAULT_RETRY_BACKOFF;
+        private Duration maxRetryBackoff = JobQueueConfig.DEFAULT_MAX_RETRY_BACKOFF;
+        private Duration retention = JobQueueConfig.DEFAULT_RETENTION;
+        private Duration staleAfter = JobQueueConfig.DEFAULT_STALE_AFTER;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Clock clock = Clock.systemUTC();
+        private ServerClock serverClock;
+        private JobListener listener = new JobListener() { };
+        private Supplier<String> ownerIds;
+
+        private Builder(MongoDatabase database) {
+            this.database = Objects.requireNonNull(database, "database");
+        }
+
+        /** The instance name (default {@value JobQueueConfig#DEFAULT_NAME}). */
+        public Builder name(String value) {
+            Objects.requireNonNull(value, "name");
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
+        public Builder collection(String value) {
+            this.collection = Objects.requireNonNull(value, "collection");
+            return this;
+        }
+
+        /** The handler of jobs of {@code type}. */
+        public Builder handler(String type, JobHandler handler) {
+            Objects.requireNonNull(type, "type");
+            Objects.requireNonNull(handler, "handler");
+            if (type.isBlank()) {
+                throw new IllegalArgumentException("type must not be blank");
+            }
+            handlers.put(type, handler);
+            return this;
+        }
+
+        /** Attempts before a job goes dead (default {@value JobQueueConfig#DEFAULT_MAX_ATTEMPTS}). */
+        public Builder maxAttempts(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("maxAttempts must be >= 1, was " + value);
+            }
+            this.maxAttempts = value;
+            return this;
+        }
+
+        /** A worker's lease (default 30 s). */
+        public Builder lease(Duration value) {
+            JobQueueConfig.positive("lease", value);
+            this.lease = value;
+            return this;
+        }
+
+        /** The retry back-off bounds (default 1 s to 1 h). */
+        public Builder retryBackoff(Duration first, Duration max) {
+            JobQueueConfig.positive("retryBackoff", first);
+            JobQueueConfig.positive("maxRetryBackoff", max);
+            this.retryBackoff = first;
+            this.maxRetryBackoff = max;
+            return this;
+        }
+
+        /** How long done jobs are kept (default 7 days). */
+        public Builder retention(Duration value) {
+            JobQueueConfig.positive("retention", value);
+            this.retention = value;
+            return this;
+        }
+
+        /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
+        public Builder staleAfter(Duration value) {
+            Objects.requireNonNull(value, "staleAfter");
+            if (value.isNegative()) {
+                throw new IllegalArgumentException("staleAfter must be >= 0, was " + value);
+            }
+            this.staleAfter = value;
+            return this;
+        }
+
+        /** Retry of transient errors (default {@link RetryPolicy#DEFAULT}). */
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** The local clock server time is estimated from. */
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** A server time source to use as it is. */
+        public Builder serverClock(ServerClock value) {
+            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            return this;
+        }
+
+        /** Hooks called as jobs progress. */
+        public Builder listener(JobListener value) {
+            this.listener = Objects.requireNonNull(value, "listener");
+            return this;
+        }
+
+        /** Unique worker names (default: name, a random part, a counter). */
+        public Builder ownerIds(Supplier<String> value) {
+            this.ownerIds = Objects.requireNonNull(value, "ownerIds");
+            return this;
+        }
+
+        /**
+         * Builds the queue.
+         *
+         * @throws dev.consistencykit.core.UnsafeConfigurationException if the write concern is unacknowledged
+         * @throws IllegalStateException if the settings contradict each other
+         */
+        public JobQueue build() {
+            JobQueueConfig config = new JobQueueConfig(name, collection, maxAttempts, lease, retryBackoff,
+                    maxRetryBackoff, retention, staleAfter, retryPolicy, clock);
+            Inputs.acknowledged(name, database);
+            ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
+            Supplier<String> owners = ownerIds;
+            if (owners == null) {
+                String prefix = name + "/" + new ObjectId().toHexString().substring(16);
+                AtomicLong counter = new AtomicLong();
+                owners = () -> prefix + "#" + counter.incrementAndGet();
+            }
+            return new JobQueue(config, new JobEngine(config, database, time, listener, owners, handlers));
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package dev.consistencykit.jobqueue;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+import org.bson.Document;
+
+import dev.consistencykit.core.OperationId;
+
+/**
+ * A job to enqueue. Validated when enqueued: the type must be a non-blank name with a handler somewhere, the
+ * payload plain data (no {@code $}-prefixed or dotted keys), max attempts positive.
+ *
+ * <pre>{@code
+ * JobRequest befriend = JobRequest.of("befriend", new Document("a", "ann").append("b", "bob"))
+ *         .withId(OperationId.of("befriend-ann-bob")).withPriority(5).delayedBy(Duration.ofSeconds(10));
+ * }</pre>
+ *
+ * @param id          the job's id; enqueueing the same id with the same type and payload is idempotent
+ * @param type        selects the handler
+ * @param payload     the handler's input
+ * @param priority    higher runs first among due jobs
+ * @param delay       how long after enqueueing it becomes due (server time)
+ * @param maxAttempts attempts before it goes {@code DEAD}; the queue's default when empty
+ * @param dedupeKey   at most one job per key: a second enqueue with the key returns the first job
+ */
+public record JobRequest(OperationId id, String type, Document payload, int priority, Duration delay,
+                         OptionalInt maxAttempts, Optional<String> dedupeKey) {
+
+    /** Checks for nulls; everything else is checked when the job is enqueued. */
+    public JobRequest {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(delay, "delay");
+        Objects.requireNonNull(maxAttempts, "maxAttempts");
+        Objects.requireNonNull(dedupeKey, "dedupeKey");
+    }
+
+    /** A job of {@code type} with a random id, priority 0, due now. */
+    public static JobRequest of(String type, Document payload) {
+        return new JobRequest(OperationId.random(), type, payload, 0, Duration.ZERO, OptionalInt.empty(),
+                Optional.empty());
+    }
+
+    /** This job with a caller-supplied id. */
+    public JobRequest withId(OperationId value) {
+        return new JobRequest(value, type, payload, priority, delay, maxAttempts, dedupeKey);
+    }
+
+    /** This job with a priority (higher runs first). */
+    public JobRequest withPriority(int value) {
+        return new JobRequest(id, type, payload, value, delay, maxAttempts, dedupeKey);
+    }
+
+    /** This job due {@code value} after it is enqueued. */
+    public JobRequest delayedBy(Duration value) {
+        return new JobRequest(id, type, payload, priority, value, maxAttempts, dedupeKey);
+    }
+
+    /** This job with its own number of attempts. */
+    public JobRequest withMaxAttempts(int value) {
+        return new JobRequest(id, type, payload, priority, delay, OptionalInt.of(value), dedupeKey);
+    }
+
+    /** This job deduplicated by {@code key}. */
+    public JobRequest withDedupeKey(String key) {
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, Optional.ofNullable(key));
+    }
+}

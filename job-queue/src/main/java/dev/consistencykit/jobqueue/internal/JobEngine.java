@@ -1,0 +1,717 @@
+package dev.consistencykit.jobqueue.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+import dev.consistencykit.core.Claim;
+import dev.consistencykit.core.ConditionalUpdates;
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.LeaseFields;
+import dev.consistencykit.core.LeaseLostException;
+import dev.consistencykit.core.Marker;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Transition;
+import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.jobqueue.JobContext;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueMetrics;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.JobState;
+
+/**
+ * The job queue's state machine.
+ *
+ * <p>A job is recorded by one upsert whose filter never matches an existing document, so a reused id or dedupe key is
+ * a duplicate-key error, resolved by comparing the stored job. A worker claims the highest-priority due job with one
+ * {@code findOneAndUpdate} that sets it {@code PROCESSING}, counts the attempt, sets owner and lease and increments
+ * the fencing token. Completing, failing, heartbeating and releasing all carry that token, so a worker whose lease
+ * was taken over cannot mark the job; its handler's effects are kept to one per job by {@code appliedJobs} markers.
+ * The sweeper requeues (or, on the last attempt, kills) jobs whose lease expired, bumping the token.
+ */
+public final class JobEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JobEngine.class);
+
+    static final String TYPE = "type";
+    static final String PAYLOAD = "payload";
+    static final String STATE = "state";
+    static final String PRIORITY = "priority";
+    static final String RUN_AT = "runAt";
+    static final String ENQUEUED = "enqueuedAt";
+    static final String LAST_MODIFIED = Transition.DEFAULT_LAST_MODIFIED_FIELD;
+    static final String ATTEMPTS = "attempts";
+    static final String MAX_ATTEMPTS = "maxAttempts";
+    static final String LAST_ERROR = "lastError";
+    static final String OWNER = "owner";
+    static final String CLAIMED = "claimedAt";
+    static final String LEASE = "leaseExpiresAt";
+    static final String TOKEN = "fencingToken";
+    static final String DEDUPE = "dedupeKey";
+    static final String COMPLETED = "completedAt";
+    /** The array on business documents holding jobs not yet moved to the queue. */
+    public static final String OUTBOX = "jobOutbox";
+    /** The array on documents a handler changed with {@code applyOnce}. */
+    public static final String APPLIED_JOBS = "appliedJobs";
+
+    private static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
+    private static final Marker EFFECTS = Marker.of(APPLIED_JOBS);
+    private static final List<String> DUE_STATES = List.of(JobState.TODO.name(), JobState.FAILED.name());
+
+    private final JobQueueConfig config;
+    private final MongoDatabase database;
+    private final MongoCollection<Document> jobs;
+    private final ServerClock clock;
+    private final JobListener listener;
+    private final Supplier<String> ownerIds;
+    private final Map<String, JobHandler> handlers;
+    private final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
+
+    private final LongAdder enqueued = new LongAdder();
+    private final LongAdder done = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final LongAdder dead = new LongAdder();
+    private final LongAdder requeued = new LongAdder();
+    private final LongAdder leaseLost = new LongAdder();
+    private final LongAdder relayed = new LongAdder();
+    private final LongAdder pruned = new LongAdder();
+
+    /**
+     * @param config   validated settings
+     * @param database the application's database
+     * @param clock    server time
+     * @param listener hooks
+     * @param ownerIds unique worker names
+     * @param handlers handler per job type
+     */
+    public JobEngine(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        this.config = config;
+        this.database = database;
+        this.jobs = database.getCollection(config.collection());
+        this.clock = clock;
+        this.listener = listener;
+        this.ownerIds = ownerIds;
+        this.handlers = Map.copyOf(handlers);
+    }
+
+    /** The fresh owner name for one worker. */
+    public String newOwner() {
+        return ownerIds.get();
+    }
+
+    // ---- validation and recording ---------------------------------------------------------------------------
+
+    /** A validated job in stored form (everything but the server-stamped times). */
+    public record Encoded(Object id, Document fields, Duration delay) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+    }
+
+    /** Validates {@code job}; nothing is written. */
+    public Encoded encode(JobRequest job) {
+        Object id = Inputs.documentId(config.name(), "job id", job.id().value());
+        String type = job.type();
+        if (type == null || type.isBlank()) {
+            throw new InvalidInputException(config.name(), "type", "type must not be "
+                    + (type == null ? "null" : "blank, was '" + type + "'"));
+        }
+        Inputs.plainDocument(config.name(), "payload", job.payload());
+        int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
+        if (maxAttempts < 1) {
+            throw new InvalidInputException(config.name(), "maxAttempts", "maxAttempts must be >= 1, was "
+                    + maxAttempts);
+        }
+        if (job.delay().isNegative()) {
+            throw new InvalidInputException(config.name(), "delay", "delay must be >= 0, was " + job.delay());
+        }
+        Document fields = new Document(TYPE, type).append(PAYLOAD, job.payload()).append(PRIORITY, job.priority())
+                .append(ATTEMPTS, 0).append(MAX_ATTEMPTS, maxAttempts).append(TOKEN, 0L)
+                .append(STATE, JobState.TODO.name());
+        if (job.dedupeKey().isPresent()) {
+            String key = job.dedupeKey().get();
+            if (key.isBlank()) {
+                throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
+            }
+            fields.append(DEDUPE, key);
+        }
+        return new Encoded(id, fields, job.delay());
+    }
+
+    private Bson recordUpdate(Encoded job) {
+        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job.delay())));
+        return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
+                Updates.currentDate(LAST_MODIFIED));
+    }
+
+    /** Records {@code job} (one write); a repeat with the same content returns the existing job's id. */
+    public OperationId enqueue(Encoded job) {
+        Object id = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
+            try {
+                UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)), recordUpdate(job),
+                        new UpdateOptions().upsert(true));
+                if (r.getUpsertedId() == null) {
+                    throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
+                            + " without a state under this id");
+                }
+                enqueued.increment();
+                return job.id();
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                return existing(job);
+            }
+        });
+        return new OperationId(id);
+    }
+
+    /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
+    private Object existing(Encoded job) {
+        MongoCollection<Document> primary = jobs.withReadPreference(ReadPreference.primary());
+        Document byId = primary.find(eq("_id", job.id())).first();
+        String key = job.fields().getString(DEDUPE);
+        Document found = byId != null ? byId : key == null ? null : primary.find(eq(DEDUPE, key)).first();
+        if (found == null) {
+            throw new ConsistencyException(config.name(), job.id(), "enqueue hit a duplicate key but no job holds"
+                    + " its id or dedupe key");
+        }
+        boolean same = Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
+                && Objects.equals(found.get(PAYLOAD), job.fields().get(PAYLOAD))
+                && Objects.equals(found.getString(DEDUPE), key);
+        if (!same) {
+            String what = byId != null ? "job id " + job.id() : "dedupe key '" + key + "'";
+            throw new IdempotencyConflictException(config.name(), job.id(), what + " is already used by a job with"
+                    + " another type or payload (" + found.get("_id") + "); nothing was written");
+        }
+        return found.get("_id");
+    }
+
+    // ---- enqueue with a business write ----------------------------------------------------------------------
+
+    /**
+     * The business update plus the job, pushed into the document's {@value #OUTBOX} array in the same atomic write.
+     */
+    public Bson withJob(Encoded job, Bson businessUpdate) {
+        Document entry = new Document("_id", job.id()).append("job", job.fields())
+                .append("delayMillis", job.delay().toMillis());
+        return businessUpdate == null ? Updates.push(OUTBOX, entry)
+                : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry));
+    }
+
+    /** The filter that keeps one business document from carrying the same job twice. */
+    public Bson notYetCarrying(Object documentId, Encoded job) {
+        return and(eq("_id", documentId), ne(OUTBOX + "._id", job.id()));
+    }
+
+    /**
+     * Moves the jobs in {@code documentId}'s outbox into the queue: each is enqueued (idempotently, by its id) and then
+     * pulled from the outbox, so a crash between the two only repeats the enqueue.
+     *
+     * @return jobs moved
+     */
+    public int relay(MongoCollection<Document> business, Object documentId) {
+        Document doc = business.withReadPreference(ReadPreference.primary()).find(eq("_id", documentId))
+                .projection(Projections.include(OUTBOX)).first();
+        return doc == null ? 0 : relayDocument(business, doc);
+    }
+
+    /** Relays every business document of {@code business} that carries outboxed jobs. */
+    public int relayAll(MongoCollection<Document> business) {
+        int moved = 0;
+        for (Document doc : business.find(exists(OUTBOX + "._id")).projection(Projections.include(OUTBOX))) {
+            moved += relayDocument(business, doc);
+        }
+        return moved;
+    }
+
+    private int relayDocument(MongoCollection<Document> business, Document doc) {
+        int moved = 0;
+        for (Document entry : doc.getList(OUTBOX, Document.class, List.of())) {
+            Object jobId = entry.get("_id");
+            Encoded job = new Encoded(jobId, entry.get("job", Document.class),
+                    Duration.ofMillis(((Number) entry.getOrDefault("delayMillis", 0L)).longValue()));
+            enqueue(job);
+            config.retryPolicy().run(config.name(), jobId, "clear outbox", () -> business.updateOne(
+                    eq("_id", doc.get("_id")), Updates.pull(OUTBOX, new Document("_id", jobId))));
+            relayed.increment();
+            moved++;
+        }
+        return moved;
+    }
+
+    // ---- claiming and running -------------------------------------------------------------------------------
+
+    /** A claimed job. */
+    public record Claimed(Claim claim, Document job) {
+
+        Object id() {
+            return job.get("_id");
+        }
+    }
+
+    private Bson claimUpdate() {
+        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.name()), Updates.inc(ATTEMPTS, 1),
+                Updates.currentDate(CLAIMED));
+    }
+
+    /** Claims the highest-priority due job, or the given one. */
+    public Optional<Claimed> claim(String owner, Object onlyId) {
+        List<Bson> filters = new ArrayList<>();
+        if (onlyId != null) {
+            filters.add(eq("_id", onlyId));
+        }
+        filters.add(in(STATE, DUE_STATES));
+        filters.add(lte(RUN_AT, Date.from(clock.now())));
+        Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job",
+                () -> ConditionalUpdates.claim(jobs, and(filters), Sorts.orderBy(Sorts.descending(PRIORITY),
+                        Sorts.ascending(RUN_AT)), owner, config.lease(), clock, LEASE_FIELDS, claimUpdate()));
+        return claim.map(c -> new Claimed(c, c.document()));
+    }
+
+    /** Where running a job left it. */
+    public record Ran(Object id, JobState state, boolean lostLease) {
+    }
+
+    /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
+    public Ran run(Claimed claimed) {
+        Document job = claimed.job();
+        Object id = claimed.id();
+        String type = job.getString(TYPE);
+        JobHandler handler = handlers.get(type);
+        if (handler == null) {
+            return finishDead(claimed, "no handler is registered for job type '" + type + "'");
+        }
+        Context context = new Context(claimed);
+        String error;
+        try {
+            handler.handle(context);
+            return complete(claimed);
+        } catch (LeaseLostException lost) {
+            return lost(claimed);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            error = "interrupted: " + e;
+        } catch (Exception e) {
+            error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+        }
+        LOG.debug("[{}] job {} ({}) attempt {} failed: {}", config.name(), id, type, job.getInteger(ATTEMPTS), error);
+        return fail(claimed, error);
+    }
+
+    private Ran complete(Claimed claimed) {
+        GuardedResult r = fenced(claimed, "complete", Updates.combine(Updates.set(STATE, JobState.DONE.name()),
+                Updates.currentDate(COMPLETED), Updates.unset(OWNER), Updates.unset(LEASE)));
+        if (isOurs(r, claimed, JobState.DONE)) {
+            done.increment();
+            notify(() -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+            return new Ran(claimed.id(), JobState.DONE, false);
+        }
+        return lost(claimed);
+    }
+
+    private Ran fail(Claimed claimed, String error) {
+        Document job = claimed.job();
+        int attempt = job.getInteger(ATTEMPTS);
+        if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
+            return finishDead(claimed, error);
+        }
+        Date runAt = Date.from(clock.now().plus(backoff(attempt)));
+        GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.name()),
+                Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
+                Updates.unset(LEASE)));
+        if (isOurs(r, claimed, JobState.FAILED)) {
+            failed.increment();
+            notify(() -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt, error));
+            return new Ran(claimed.id(), JobState.FAILED, false);
+        }
+        return lost(claimed);
+    }
+
+    private Ran finishDead(Claimed claimed, String error) {
+        GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.name()),
+                Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
+        if (isOurs(r, claimed, JobState.DEAD)) {
+            dead.increment();
+            LOG.warn("[{}] job {} ({}) is dead: {}", config.name(), claimed.id(), claimed.job().getString(TYPE), error);
+            notify(() -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE), error));
+            return new Ran(claimed.id(), JobState.DEAD, false);
+        }
+        return lost(claimed);
+    }
+
+    private GuardedResult fenced(Claimed claimed, String what, Bson update) {
+        return config.retryPolicy().execute(config.name(), claimed.id(), what,
+                () -> ConditionalUpdates.fenced(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        eq(STATE, JobState.PROCESSING.name()), update));
+    }
+
+    /** Applied now, or applied by our own earlier attempt whose reply was lost (same token, target state). */
+    private static boolean isOurs(GuardedResult r, Claimed claimed, JobState target) {
+        if (r.outcome() == UpdateOutcome.APPLIED) {
+            return true;
+        }
+        Document now = r.document().orElse(null);
+        return now != null && target.name().equals(now.getString(STATE))
+                && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == claimed.claim().fencingToken();
+    }
+
+    private Ran lost(Claimed claimed) {
+        leaseLost.increment();
+        notify(() -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+        Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
+        JobState state = now == null ? JobState.DONE : JobState.valueOf(now.getString(STATE));
+        LOG.debug("[{}] job {} was taken over; it is now {}", config.name(), claimed.id(), state);
+        return new Ran(claimed.id(), state, true);
+    }
+
+    private Duration backoff(int attempt) {
+        double nominal = config.retryBackoff().toMillis() * Math.pow(2, Math.max(0, attempt - 1));
+        double bounded = Math.min(nominal, config.maxRetryBackoff().toMillis());
+        double jittered = bounded * (0.5 + ThreadLocalRandom.current().nextDouble());
+        return Duration.ofMillis(Math.max(1, (long) Math.min(jittered, config.maxRetryBackoff().toMillis())));
+    }
+
+    /** Renews a claimed job's lease. */
+    public void heartbeat(Claimed claimed) {
+        GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "heartbeat",
+                () -> ConditionalUpdates.renew(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        config.lease(), clock));
+        if (r.outcome() != UpdateOutcome.APPLIED) {
+            throw new LeaseLostException(config.name(), claimed.id(), claimed.claim().fencingToken(),
+                    "another worker took job " + claimed.id() + " over");
+        }
+    }
+
+    /** Gives a claimed job back (graceful shutdown): {@code TODO} again, due now, the attempt not counted. */
+    public boolean release(Claimed claimed) {
+        GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
+                () -> ConditionalUpdates.release(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.inc(ATTEMPTS, -1),
+                                Updates.inc(TOKEN, 1L))));
+        return r.outcome() == UpdateOutcome.APPLIED;
+    }
+
+    private final class Context implements JobContext {
+        private final Claimed claimed;
+
+        Context(Claimed claimed) {
+            this.claimed = claimed;
+        }
+
+        @Override
+        public OperationId id() {
+            return new OperationId(claimed.id());
+        }
+
+        @Override
+        public String type() {
+            return claimed.job().getString(TYPE);
+        }
+
+        @Override
+        public Document payload() {
+            return claimed.job().get(PAYLOAD, Document.class);
+        }
+
+        @Override
+        public int attempt() {
+            return claimed.job().getInteger(ATTEMPTS);
+        }
+
+        @Override
+        public long fencingToken() {
+            return claimed.claim().fencingToken();
+        }
+
+        @Override
+        public UpdateOutcome applyOnce(String collection, Object documentId, Bson update) {
+            Inputs.fieldName(config.name(), "collection", collection);
+            Inputs.documentId(config.name(), "documentId", documentId);
+            MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
+            return config.retryPolicy().execute(config.name(), claimed.id(), "apply effect",
+                    () -> ConditionalUpdates.applyOnce(target, documentId, EFFECTS, claimed.id(), null, update))
+                    .outcome();
+        }
+
+        @Override
+        public void heartbeat() {
+            JobEngine.this.heartbeat(claimed);
+        }
+    }
+
+    // ---- entry points ---------------------------------------------------------------------------------------
+
+    /** Enqueues {@code job} and runs it in this thread when it is due and free. */
+    public OperationResult apply(Encoded job) {
+        OperationId id = enqueue(job);
+        Optional<Claimed> claimed = claim(newOwner(), id.value());
+        if (claimed.isPresent()) {
+            return toResult(run(claimed.get()));
+        }
+        Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id.value())).first();
+        JobState state = now == null ? JobState.TODO : JobState.valueOf(now.getString(STATE));
+        return toResult(new Ran(id.value(), state, false), now);
+    }
+
+    private OperationResult toResult(Ran ran) {
+        Document now = ran.state() == JobState.DEAD
+                ? jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", ran.id())).first() : null;
+        return toResult(ran, now);
+    }
+
+    private static OperationResult toResult(Ran ran, Document job) {
+        OperationId id = new OperationId(ran.id());
+        return switch (ran.state()) {
+            case DONE -> OperationResult.committed(id, JobState.DONE.name());
+            case DEAD -> OperationResult.aborted(id, JobState.DEAD.name(), job == null ? "dead"
+                    : job.getString(LAST_ERROR));
+            default -> OperationResult.inFlight(id, ran.state().name());
+        };
+    }
+
+    /** Claims and runs one due job. */
+    public Optional<OperationResult> processNext(String owner) {
+        return claim(owner, null).map(this::run).map(this::toResult);
+    }
+
+    // ---- sweeping and recovery ------------------------------------------------------------------------------
+
+    /**
+     * Requeues every {@code PROCESSING} job whose lease expired (every one, when {@code all}), or sends it dead if that
+     * was its last attempt; each by a compare-and-set on its fencing token, which it also bumps.
+     *
+     * @return {@code [requeued, dead, skipped]}
+     */
+    public int[] sweep(boolean all) {
+        Bson filter = all ? eq(STATE, JobState.PROCESSING.name())
+                : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+        int[] counts = new int[3];
+        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS))
+                .into(new ArrayList<>())) {
+            Object id = job.get("_id");
+            boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
+            Bson update = last
+                    ? Updates.combine(Updates.set(STATE, JobState.DEAD.name()), Updates.set(LAST_ERROR,
+                    "the worker lost its lease on the last attempt"), Updates.unset(OWNER), Updates.unset(LEASE),
+                    Updates.inc(TOKEN, 1L))
+                    : Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.set(LAST_ERROR,
+                    "the worker lost its lease"), Updates.unset(OWNER), Updates.unset(LEASE),
+                    Updates.inc(TOKEN, 1L));
+            long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
+            GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
+                    () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token,
+                            eq(STATE, JobState.PROCESSING.name()), update));
+            Document now = r.document().orElse(null);
+            boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
+                    && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
+                    && !JobState.PROCESSING.name().equals(now.getString(STATE)));
+            if (!ours) {
+                counts[2]++;
+            } else if (last) {
+                counts[1]++;
+                dead.increment();
+                notify(() -> listener.onDead(new OperationId(id), job.getString(TYPE),
+                        "the worker lost its lease on the last attempt"));
+            } else {
+                counts[0]++;
+                requeued.increment();
+                notify(() -> listener.onRequeued(new OperationId(id), job.getString(TYPE)));
+            }
+        }
+        if (counts[0] + counts[1] > 0) {
+            LOG.info("[{}] sweeper: {} jobs requeued, {} dead after losing their worker", config.name(), counts[0],
+                    counts[1]);
+        }
+        return counts;
+    }
+
+    /**
+     * Requeues jobs whose worker went quiet (every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
+     * those whose lease expired), then runs, in this thread, every job that has been due for {@code staleAfter}.
+     */
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        long start = System.nanoTime();
+        int[] swept = sweep(staleAfter.isZero());
+        int examined = swept[0] + swept[1] + swept[2];
+        int forward = 0;
+        int back = swept[1];
+        int skipped = swept[2];
+        String owner = newOwner();
+        Set<Object> seen = new HashSet<>();
+        Date cutoff = Date.from(clock.now().minus(staleAfter));
+        while (true) {
+            List<Document> due = jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)))
+                    .projection(Projections.include(STATE)).sort(Sorts.ascending(RUN_AT)).limit(100)
+                    .into(new ArrayList<>());
+            due.removeIf(d -> !seen.add(d.get("_id")));
+            if (due.isEmpty()) {
+                break;
+            }
+            for (Document d : due) {
+                examined++;
+                Optional<Claimed> claimed = claim(owner, d.get("_id"));
+                if (claimed.isEmpty()) {
+                    skipped++;
+                    continue;
+                }
+                switch (run(claimed.get()).state()) {
+                    case DONE -> forward++;
+                    case DEAD -> back++;
+                    default -> skipped++;
+                }
+            }
+        }
+        return new RecoveryReport(config.name(), examined, forward, back, skipped,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    // ---- status, retention, replay, indexes -----------------------------------------------------------------
+
+    /** Counts per state, and the age of the oldest due job (the queue's lag). */
+    public StrategyStatus status() {
+        Map<String, Long> counts = new HashMap<>();
+        for (JobState s : JobState.values()) {
+            long n = jobs.countDocuments(eq(STATE, s.name()));
+            if (n > 0) {
+                counts.put(s.name(), n);
+            }
+        }
+        long inFlight = JobState.IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s.name(), 0L)).sum();
+        Optional<Duration> lag = oldestDueAge();
+        if (lag.isEmpty()) {
+            Document processing = jobs.find(eq(STATE, JobState.PROCESSING.name()))
+                    .projection(Projections.include(CLAIMED)).sort(Sorts.ascending(CLAIMED)).first();
+            lag = Optional.ofNullable(processing).map(d -> d.getDate(CLAIMED))
+                    .map(date -> clock.ageOf(date.toInstant()));
+        }
+        return new StrategyStatus(config.name(), counts, inFlight, lag);
+    }
+
+    /** How long the oldest due job has been waiting. */
+    public Optional<Duration> oldestDueAge() {
+        Document oldest = jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, Date.from(clock.now()))))
+                .projection(Projections.include(RUN_AT)).sort(Sorts.ascending(RUN_AT)).first();
+        return Optional.ofNullable(oldest).map(d -> clock.ageOf(d.getDate(RUN_AT).toInstant()));
+    }
+
+    /** Counts per state and type. */
+    public Map<String, Map<String, Long>> countsByType() {
+        Map<String, Map<String, Long>> counts = new HashMap<>();
+        for (JobState s : JobState.values()) {
+            for (Document d : jobs.aggregate(List.of(
+                    com.mongodb.client.model.Aggregates.match(eq(STATE, s.name())),
+                    com.mongodb.client.model.Aggregates.group("$" + TYPE,
+                            com.mongodb.client.model.Accumulators.sum("n", 1L))))) {
+                counts.computeIfAbsent(s.name(), k -> new HashMap<>()).put(String.valueOf(d.get("_id")),
+                        ((Number) d.get("n")).longValue());
+            }
+        }
+        return counts;
+    }
+
+    /** Deletes {@code DONE} jobs completed more than {@code retention} ago. */
+    public long prune(Duration retention) {
+        long n = config.retryPolicy().execute(config.name(), null, "prune", () -> jobs.deleteMany(and(
+                eq(STATE, JobState.DONE.name()), lte(COMPLETED, clock.cutoff(retention)))).getDeletedCount());
+        pruned.add(n);
+        return n;
+    }
+
+    /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
+    public boolean replay(Object id) {
+        Inputs.documentId(config.name(), "id", id);
+        GuardedResult r = config.retryPolicy().execute(config.name(), id, "replay",
+                () -> ConditionalUpdates.transition(jobs, id, Transition.of(STATE, JobState.DEAD.name(),
+                        JobState.TODO.name()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),
+                        Updates.set(RUN_AT, Date.from(clock.now())), Updates.inc(TOKEN, 1L)))));
+        return r.outcome() == UpdateOutcome.APPLIED;
+    }
+
+    /** Creates the indexes the queue's queries need on a real server. */
+    public void ensureIndexes() {
+        jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
+                Indexes.ascending(RUN_AT)), new IndexOptions().name("claim_order"));
+        jobs.createIndex(Indexes.ascending(STATE, RUN_AT), new IndexOptions().name("due"));
+        jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
+        jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
+        jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
+        jobs.createIndex(Indexes.ascending(DEDUPE), new IndexOptions().name("dedupe").unique(true).sparse(true));
+    }
+
+    /** The index a business collection's outbox relay needs. */
+    public static void ensureOutboxIndex(MongoCollection<Document> business) {
+        business.createIndex(Indexes.ascending(OUTBOX + "._id"), new IndexOptions().name("job_outbox").sparse(true));
+    }
+
+    /** The metrics snapshot. */
+    public JobQueueMetrics metrics() {
+        return new JobQueueMetrics(enqueued.sum(), done.sum(), failed.sum(), dead.sum(), requeued.sum(),
+                leaseLost.sum(), relayed.sum(), pruned.sum());
+    }
+
+    /** The registered job types. */
+    public Set<String> types() {
+        return handlers.keySet();
+    }
+
+    private void notify(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.consistencykit.jobqueue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/** One job's life (enqueue, claim, a handler writing two documents, complete) crashed at every write. */
+@ExtendWith(MongoTestExtension.class)
+class CrashExplorationTest {
+
+    static CrashPointExplorer.Builder lifeOfAJob(MongoClient client) {
+        return CrashPointExplorer.builder(client)
+                .name("job-life")
+                .setup(db -> Friends.seedUsers(db, "ann", "bob"))
+                .operation(db -> Friends.queue(db).build().apply(Friends.befriend("ann", "bob")
+                        .withId(OperationId.of("job-1"))))
+                .recovery(db -> Friends.queue(db).build().recover(Duration.ZERO))
+                .invariants(Friends::invariants);
+    }
+
+    @Test
+    void shouldApplyEveryEffectOnceWhenAJobCrashesAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = lifeOfAJob(client).recoveryFaults(true).build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
+                "updateOne jobs", "findOneAndUpdate jobs", "updateOne users", "updateOne users",
+                "findOneAndUpdate jobs");
+        assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + 5 * FaultMode.values().length * 2);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+}

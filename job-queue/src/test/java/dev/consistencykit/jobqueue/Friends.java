@@ -1,0 +1,124 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.RetryPolicy;
+
+/** The workloads of the tests: "A and B become friends", and counters, both idempotent per job. */
+final class Friends {
+
+    static final String USERS = "users";
+    static final String COUNTERS = "counters";
+    static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1), Duration.ofMillis(4));
+
+    private Friends() {
+    }
+
+    static JobQueue.Builder queue(MongoDatabase db) {
+        return JobQueue.builder(db).retryPolicy(FAST_RETRY).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                .handler("befriend", ctx -> {
+                    Document p = ctx.payload();
+                    require(ctx.applyOnce(USERS, p.get("a"), Updates.push("friends", p.get("b"))), p.get("a"));
+                    require(ctx.applyOnce(USERS, p.get("b"), Updates.push("friends", p.get("a"))), p.get("b"));
+                })
+                .handler("count", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"),
+                        Updates.inc("n", 1L)));
+    }
+
+    private static void require(dev.consistencykit.core.UpdateOutcome outcome, Object user) {
+        if (outcome == dev.consistencykit.core.UpdateOutcome.MISSING) {
+            throw new IllegalStateException("no user " + user);
+        }
+    }
+
+    static void seedUsers(MongoDatabase db, String... names) {
+        List<Document> docs = new ArrayList<>();
+        for (String n : names) {
+            docs.add(new Document("_id", n).append("friends", List.of()));
+        }
+        db.getCollection(USERS).insertMany(docs);
+    }
+
+    static void seedCounters(MongoDatabase db, int n) {
+        List<Document> docs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            docs.add(new Document("_id", "c" + i).append("n", 0L));
+        }
+        db.getCollection(COUNTERS).insertMany(docs);
+    }
+
+    static JobRequest befriend(String a, String b) {
+        return JobRequest.of("befriend", new Document("a", a).append("b", b));
+    }
+
+    /**
+     * Every job terminal (none lost, none stuck); every done befriend job's friendship present on both sides; every
+     * user's friends exactly the effects of the jobs it records, each once; every counter equal to the number of jobs whose effect it records, and at least the number of
+     * done jobs that target it.
+     */
+    static List<String> invariants(MongoDatabase db) {
+        List<String> problems = new ArrayList<>();
+        for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
+            String state = job.getString("state");
+            if (!JobState.valueOf(state).isTerminal()) {
+                problems.add("job " + job.get("_id") + " not terminal: " + state);
+            }
+            Document p = job.get("payload", Document.class);
+            if ("DONE".equals(state) && "befriend".equals(job.getString("type"))) {
+                for (String[] pair : new String[][] {{p.getString("a"), p.getString("b")},
+                        {p.getString("b"), p.getString("a")}}) {
+                    Document user = db.getCollection(USERS).find(eq("_id", pair[0])).first();
+                    if (user == null || !user.getList("friends", String.class).contains(pair[1])) {
+                        problems.add("done job " + job.get("_id") + ": " + pair[0] + " is not friends with " + pair[1]);
+                    }
+                }
+            }
+            if ("DONE".equals(state) && "count".equals(job.getString("type"))) {
+                Document counter = db.getCollection(COUNTERS).find(eq("_id", p.get("counter"))).first();
+                if (counter == null || !counter.getList("appliedJobs", Object.class, List.of()).contains(job.get("_id"))) {
+                    problems.add("done job " + job.get("_id") + " left no effect on " + p.get("counter"));
+                }
+            }
+        }
+        Map<Object, Document> jobs = new HashMap<>();
+        db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find().forEach(j -> jobs.put(j.get("_id"), j));
+        for (Document user : db.getCollection(USERS).find()) {
+            // each friend entry must come from exactly one job whose marker the user carries
+            List<String> expected = new ArrayList<>();
+            List<Object> applied = user.getList("appliedJobs", Object.class, List.of());
+            if (applied.size() != applied.stream().distinct().count()) {
+                problems.add(user.get("_id") + " records a job's effect twice: " + applied);
+            }
+            for (Object id : applied) {
+                Document p = jobs.get(id).get("payload", Document.class);
+                expected.add(user.get("_id").equals(p.get("a")) ? p.getString("b") : p.getString("a"));
+            }
+            List<String> friends = new ArrayList<>(user.getList("friends", String.class, List.of()));
+            Collections.sort(friends);
+            Collections.sort(expected);
+            if (!friends.equals(expected)) {
+                problems.add(user.get("_id") + " has friends " + friends + " but its applied jobs say " + expected);
+            }
+        }
+        for (Document counter : db.getCollection(COUNTERS).find()) {
+            List<Object> applied = counter.getList("appliedJobs", Object.class, List.of());
+            long n = counter.getLong("n");
+            if (n != applied.size() || applied.size() != applied.stream().distinct().count()) {
+                problems.add("counter " + counter.get("_id") + " is " + n + " but records effects of " + applied);
+            }
+        }
+        return problems;
+    }
+}
