@@ -1,0 +1,102 @@
+package dev.consistencykit.jobqueue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.ChaosRunner;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+@ExtendWith(MongoTestExtension.class)
+class ScaleAndChaosTest {
+
+    static final int SEEDS = 200;
+
+    /**
+     * The embedded server scans every job to claim one (it has no secondary indexes; mongod walks the claim-order
+     * index), so this test takes minutes there; it stays at the issue's size all the same.
+     */
+    @Test
+    void shouldRunTenThousandJobsOnceEachWith16Workers(MongoDatabase db) {
+        int counters = 100;
+        int jobs = 10_000;
+        Friends.seedCounters(db, counters);
+        JobQueue queue = Friends.queue(db).build();
+        queue.ensureIndexes();
+        for (int i = 0; i < jobs; i++) {
+            queue.enqueue(JobRequest.of("count", new Document("counter", "c" + (i % counters)))
+                    .withId(OperationId.of(i)));
+        }
+
+        try (JobWorkers workers = queue.startWorkers(16)) {
+            long deadline = System.nanoTime() + Duration.ofMinutes(8).toNanos();
+            while (queue.status().inFlight() > 0 && System.nanoTime() < deadline) {
+                sleep(1_000);
+            }
+            assertThat(workers.shutdown(Duration.ofSeconds(10))).isTrue();
+        }
+
+        assertThat(queue.status().count("DONE")).isEqualTo(jobs);
+        assertThat(queue.status().count("PROCESSING")).isZero();
+        long total = 0;
+        for (Document c : db.getCollection(Friends.COUNTERS).find()) {
+            assertThat(c.getLong("n")).as(c.getString("_id")).isEqualTo(jobs / counters);
+            total += c.getLong("n");
+        }
+        assertThat(total).isEqualTo(jobs);
+        assertThat(Friends.invariants(db)).isEmpty();
+    }
+
+    static ChaosRunner runner(MongoClient client) {
+        return ChaosRunner.builder(client)
+                .name("jobs")
+                .workers(8).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
+                .setup(db -> {
+                    Friends.seedCounters(db, 5);
+                    Friends.seedUsers(db, "u0", "u1", "u2", "u3");
+                })
+                .operation(ctx -> {
+                    JobQueue queue = Friends.queue(ctx.database()).maxAttempts(50).build();
+                    String id = "w" + ctx.worker() + "-" + ctx.sequence();
+                    if (ctx.random().nextBoolean()) {
+                        queue.enqueue(JobRequest.of("count", new Document("counter", "c" + ctx.random().nextInt(5)))
+                                .withId(OperationId.of(id)).withMaxAttempts(50));
+                    } else {
+                        int a = ctx.random().nextInt(4);
+                        int b = (a + 1 + ctx.random().nextInt(3)) % 4;
+                        queue.enqueue(Friends.befriend("u" + a, "u" + b).withId(OperationId.of(id))
+                                .withMaxAttempts(50));
+                    }
+                    queue.processNext();
+                })
+                .recovery(db -> Friends.queue(db).maxAttempts(50).build().recover(Duration.ZERO))
+                .invariants(Friends::invariants)
+                .build();
+    }
+
+    @Test
+    void shouldKeepEveryInvariantAcross200Seeds(MongoClient client) {
+        ChaosRunner.Summary summary = runner(client).runSeeds(1, SEEDS);
+
+        assertThat(summary.seeds()).isEqualTo(SEEDS);
+        assertThat(summary.crashes()).isPositive();
+        assertThat(summary.failures()).as(summary.toString()).isEmpty();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+}
