@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoInterruptedException;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.jobqueue.internal.JobEngine;
@@ -88,6 +89,9 @@ public final class JobWorkers implements AutoCloseable {
                     current.set(null);
                 }
             } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (MongoInterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (ConsistencyException | MongoException e) {

@@ -1,0 +1,259 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.DatabaseSnapshot;
+import dev.consistencykit.testkit.IndexCoverage;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+@ExtendWith(MongoTestExtension.class)
+class JobQueueBehaviourTest {
+
+    private static Document job(MongoDatabase db, Object id) {
+        return db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", id)).first();
+    }
+
+    @Test
+    void shouldRejectBadInputBeforeAnyWrite(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        JobQueue queue = Friends.queue(db).build();
+        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+
+        assertThatThrownBy(() -> queue.enqueue(JobRequest.of(null, new Document())))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("type must not be null");
+        assertThatThrownBy(() -> queue.enqueue(JobRequest.of("  ", new Document())))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("type must not be blank");
+        assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "bob").withMaxAttempts(0)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("maxAttempts must be >= 1, was 0");
+        assertThatThrownBy(() -> queue.enqueue(JobRequest.of("befriend",
+                new Document("a", new Document("$set", "x")))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("'$set'");
+        assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "bob")
+                .withId(new OperationId(new Document("$gt", 1)))))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "bob").delayedBy(Duration.ofSeconds(-1))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("delay");
+
+        assertThat(DatabaseSnapshot.of(db)).isEqualTo(before);
+        assertThatThrownBy(() -> JobQueue.builder(db).lease(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease must be > 0");
+        assertThatThrownBy(() -> JobQueue.builder(db).maxAttempts(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldSendJobOfUnknownTypeDeadWithAClearReasonInsteadOfLooping(MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).build();
+        queue.enqueue(JobRequest.of("teleport", new Document()).withId(OperationId.of("j1")));
+
+        OperationResult result = queue.processNext().orElseThrow();
+
+        assertThat(result.state()).isEqualTo("DEAD");
+        assertThat(job(db, "j1").getString("lastError")).contains("no handler is registered for job type 'teleport'");
+        assertThat(queue.processNext()).isEmpty();
+    }
+
+    @Test
+    void shouldReturnTheExistingJobForTheSameDedupeKeyAndRefuseAnotherPayload(MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).build();
+        queue.ensureIndexes();
+        OperationId first = queue.enqueue(Friends.befriend("ann", "bob").withDedupeKey("ann+bob"));
+
+        OperationId again = queue.enqueue(Friends.befriend("ann", "bob").withDedupeKey("ann+bob"));
+
+        assertThat(again).isEqualTo(first);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isEqualTo(1);
+        assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "cid").withDedupeKey("ann+bob")))
+                .isInstanceOf(IdempotencyConflictException.class).hasMessageContaining("dedupe key 'ann+bob'");
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRetryWithBackoffThenSucceed(MongoDatabase db) throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(20), Duration.ofMillis(40))
+                .handler("flaky", ctx -> {
+                    if (calls.incrementAndGet() < 3) {
+                        throw new IllegalStateException("not yet (" + ctx.attempt() + ")");
+                    }
+                }).build();
+
+        OperationResult first = queue.apply(JobRequest.of("flaky", new Document()).withId(OperationId.of("j1")));
+        assertThat(first.state()).isEqualTo("FAILED");
+        assertThat(queue.processNext()).as("not due before its back-off").isEmpty();
+        assertThat(job(db, "j1").getString("lastError")).contains("not yet (1)");
+        OperationResult end = null;
+        for (int i = 0; i < 50 && (end == null || !end.isCommitted()); i++) {
+            Thread.sleep(20);
+            end = queue.processNext().orElse(end);
+        }
+
+        assertThat(end).isNotNull();
+        assertThat(end.isCommitted()).isTrue();
+        assertThat(job(db, "j1").getInteger("attempts")).isEqualTo(3);
+    }
+
+    @Test
+    void shouldGoDeadAfterLastAttemptKeepingTheErrorAndComeBackWhenReplayed(MongoDatabase db) {
+        AtomicInteger calls = new AtomicInteger();
+        JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .handler("fragile", ctx -> {
+                    if (calls.incrementAndGet() <= 2) {
+                        throw new IllegalArgumentException("broken input");
+                    }
+                }).build();
+
+        OperationResult dead = queue.apply(JobRequest.of("fragile", new Document()).withId(OperationId.of("j1"))
+                .withMaxAttempts(1));
+
+        assertThat(dead.outcome()).isEqualTo(OperationResult.Outcome.ABORTED);
+        assertThat(dead.reason()).get().asString().contains("broken input");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("DEAD");
+        assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
+        assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
+        assertThat(queue.processNext().orElseThrow().state()).isEqualTo("DEAD");
+        assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
+        assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
+        assertThat(queue.replayDead(OperationId.of("j1"))).as("only dead jobs are replayed").isFalse();
+    }
+
+    @Test
+    void shouldRunHigherPriorityFirstAndNotBeforeDue(MongoDatabase db) {
+        List<String> order = new CopyOnWriteArrayList<>();
+        JobQueue queue = JobQueue.builder(db).handler("log", ctx -> order.add(ctx.payload().getString("n"))).build();
+        queue.enqueue(JobRequest.of("log", new Document("n", "low")).withPriority(1));
+        queue.enqueue(JobRequest.of("log", new Document("n", "high")).withPriority(9));
+        queue.enqueue(JobRequest.of("log", new Document("n", "later")).withPriority(99)
+                .delayedBy(Duration.ofHours(1)));
+
+        while (queue.processNext().isPresent()) {
+            // drain what is due
+        }
+
+        assertThat(order).containsExactly("high", "low");
+        assertThat(queue.status().count("TODO")).isEqualTo(1);
+    }
+
+    @Test
+    void shouldPruneOnlyDoneJobsPastRetention(MongoDatabase db) {
+        JobQueue queue = JobQueue.builder(db).handler("log", ctx -> { }).retention(Duration.ofDays(1)).build();
+        queue.apply(JobRequest.of("log", new Document()).withId(OperationId.of("done")));
+        queue.enqueue(JobRequest.of("log", new Document()).withId(OperationId.of("waiting")).delayedBy(
+                Duration.ofDays(30)));
+        JobQueue future = JobQueue.builder(db).handler("log", ctx -> { }).retention(Duration.ofDays(1))
+                .serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build();
+
+        assertThat(queue.prune()).isZero();
+        assertThat(future.prune()).isEqualTo(1);
+        assertThat(job(db, "done")).isNull();
+        assertThat(job(db, "waiting")).isNotNull();
+    }
+
+    @Test
+    void shouldReportCountsByStateAndTypeAndTheQueueLag(MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).build();
+        Friends.seedUsers(db, "ann", "bob");
+        queue.enqueue(Friends.befriend("ann", "bob"));
+        queue.enqueue(JobRequest.of("count", new Document("counter", "c0")));
+        queue.enqueue(JobRequest.of("count", new Document("counter", "c0")).delayedBy(Duration.ofHours(1)));
+
+        assertThat(queue.status().count("TODO")).isEqualTo(3);
+        assertThat(queue.status().inFlight()).isEqualTo(3);
+        assertThat(queue.status().oldestInFlightAge()).isPresent();
+        assertThat(queue.countsByType().get("TODO")).containsEntry("befriend", 1L).containsEntry("count", 2L);
+    }
+
+    @Test
+    void shouldNotifyListenerAndCountMetrics(MongoDatabase db) {
+        List<String> events = new CopyOnWriteArrayList<>();
+        JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .handler("ok", ctx -> { })
+                .handler("bad", ctx -> {
+                    throw new IllegalStateException("nope");
+                })
+                .listener(new JobListener() {
+                    @Override
+                    public void onDone(OperationId id, String type) {
+                        events.add("done " + id);
+                    }
+
+                    @Override
+                    public void onDead(OperationId id, String type, String error) {
+                        events.add("dead " + id + " " + error);
+                    }
+                }).build();
+
+        queue.apply(JobRequest.of("ok", new Document()).withId(OperationId.of("a")));
+        queue.apply(JobRequest.of("bad", new Document()).withId(OperationId.of("b")).withMaxAttempts(1));
+
+        assertThat(events).containsExactly("done a", "dead b IllegalStateException: nope");
+        assertThat(queue.metrics().enqueued()).isEqualTo(2);
+        assertThat(queue.metrics().done()).isEqualTo(1);
+        assertThat(queue.metrics().dead()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldGiveBackJobsStillRunningWhenShutdownGraceRunsOut(MongoDatabase db) throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        JobQueue queue = JobQueue.builder(db).handler("slow", ctx -> {
+            started.countDown();
+            never.await();
+        }).build();
+        queue.enqueue(JobRequest.of("slow", new Document()).withId(OperationId.of("j1")));
+        JobWorkers workers = queue.startWorkers(1);
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        boolean clean = workers.shutdown(Duration.ofMillis(200));
+
+        assertThat(clean).isFalse();
+        Document j = job(db, "j1");
+        assertThat(j.getString("state")).as("given back").isIn("TODO", "FAILED");
+        assertThat(j.containsKey("owner")).isFalse();
+    }
+
+    @Test
+    void shouldServeEveryQueryFromADeclaredIndex(MongoTarget target, MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        JobQueue queue = Friends.queue(db).build();
+        queue.ensureIndexes();
+        JobQueue.ensureOutboxIndex(db.getCollection(Friends.USERS));
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            queue.apply(Friends.befriend("ann", "bob"));
+            queue.enqueue(Friends.befriend("bob", "ann").withDedupeKey("k"));
+            queue.enqueue(Friends.befriend("bob", "ann").withDedupeKey("k"));
+            queue.enqueueWith(db.getCollection(Friends.USERS), "ann", null,
+                    com.mongodb.client.model.Updates.set("x", 1), Friends.befriend("ann", "bob"));
+            queue.relayOutbox(db.getCollection(Friends.USERS));
+            queue.processNext();
+            queue.sweep();
+            queue.recover(Duration.ZERO);
+            queue.recover(Duration.ofSeconds(30));
+            queue.status();
+            queue.prune();
+
+            assertThat(coverage.uncovered(db)).isEmpty();
+        }
+    }
+}
