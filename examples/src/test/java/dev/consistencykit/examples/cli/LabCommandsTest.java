@@ -46,10 +46,32 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldReportScenariosAndNoViolationsWhenJobQueueChaosRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "job-queue",
+                "--seeds", "3");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("pattern")).isEqualTo("job-queue");
+        assertThat(json.getInteger("writeSites")).isEqualTo(5);
+        assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(30);
+        assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldCountThreeRoundTripsPerJobWhenJobQueueBenchRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "job-queue",
+                "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.lastLineJson().getDouble("roundTripsPerOp")).isEqualTo(3.0);
+    }
+
+    @Test
     void shouldRejectUnknownPatternWithTheKnownOnes() {
         CliTestSupport.Run run = CliTestSupport.run("chaos", "three-phase");
 
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase");
+        assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase").contains("job-queue");
     }
 }
