@@ -214,6 +214,52 @@ class JobQueueBehaviourTest {
     }
 
     @Test
+    void shouldKeepTheLeaseOfALongJobWithHeartbeatsWhileASweeperRuns(MongoDatabase db) throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        // the job runs 2.5 leases; heartbeats every third of a lease keep it
+        JobQueue queue = JobQueue.builder(db).lease(Duration.ofSeconds(1)).retention(Duration.ofDays(1))
+                .handler("long", ctx -> {
+                    started.countDown();
+                    Thread.sleep(2_500);
+                }).build();
+        queue.enqueue(JobRequest.of("long", new Document()).withId(OperationId.of("j1")));
+
+        try (JobWorkers workers = queue.startWorkers(1)) {
+            assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+            for (int i = 0; i < 10; i++) {
+                Thread.sleep(200);
+                assertThat(queue.sweep()).as("the lease is renewed, nothing to requeue").isZero();
+            }
+            for (int i = 0; i < 200 && !"DONE".equals(job(db, "j1").getString("state")); i++) {
+                Thread.sleep(50);
+            }
+        }
+
+        assertThat(job(db, "j1").getString("state")).isEqualTo("DONE");
+        assertThat(job(db, "j1").getInteger("attempts")).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRequeueAJobWhoseWorkerStoppedHeartbeating(MongoDatabase db) throws Exception {
+        JobQueue queue = JobQueue.builder(db).lease(Duration.ofSeconds(2)).retention(Duration.ofDays(1))
+                .handler("log", ctx -> { }).build();
+        queue.enqueue(JobRequest.of("log", new Document()).withId(OperationId.of("j1")));
+        dev.consistencykit.testkit.FaultInjector dies = dev.consistencykit.testkit.FaultInjector.at(1,
+                dev.consistencykit.testkit.FaultMode.CRASH_AFTER);
+        JobQueue dying = JobQueue.builder(dies.wrap(db)).lease(Duration.ofSeconds(2))
+                .retention(Duration.ofDays(1)).handler("log", ctx -> { }).build();
+        assertThatThrownBy(dying::processNext).isInstanceOf(Error.class);
+        assertThat(job(db, "j1").getString("state")).isEqualTo("PROCESSING");
+
+        assertThat(queue.sweep()).as("the lease has not expired yet").isZero();
+        Thread.sleep(2_300);
+        assertThat(queue.sweep()).isEqualTo(1);
+
+        assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
+        assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
+    }
+
+    @Test
     void shouldGiveBackJobsStillRunningWhenShutdownGraceRunsOut(MongoDatabase db) throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch never = new CountDownLatch(1);
