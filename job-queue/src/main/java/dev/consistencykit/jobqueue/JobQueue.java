@@ -6,12 +6,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
-import org.bson.types.ObjectId;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
@@ -24,6 +22,7 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
@@ -357,12 +356,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                     maxRetryBackoff, retention, staleAfter, retryPolicy, clock);
             Inputs.acknowledged(name, database);
             ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
-            Supplier<String> owners = ownerIds;
-            if (owners == null) {
-                String prefix = name + "/" + new ObjectId().toHexString().substring(16);
-                AtomicLong counter = new AtomicLong();
-                owners = () -> prefix + "#" + counter.incrementAndGet();
-            }
+            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
             return new JobQueue(config, new JobEngine(config, database, time, listener, owners, handlers));
         }
     }

@@ -8,7 +8,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
 
-import org.bson.types.ObjectId;
 
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
@@ -21,6 +20,7 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
@@ -404,12 +404,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
                     maxPendingPerDocument, retention, retryPolicy, clock);
             Inputs.acknowledged(name, database);
             ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
-            Supplier<String> owners = ownerIds;
-            if (owners == null) {
-                String prefix = name + "/" + new ObjectId().toHexString().substring(16);
-                java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
-                owners = () -> prefix + "#" + counter.incrementAndGet();
-            }
+            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
             return new TwoPhaseCommit(config, database, time, listener, owners);
         }
     }

@@ -54,7 +54,7 @@ final class BenchCommand implements Callable<Integer> {
             BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
             progress.done();
             if (parent.json) {
-                out.println(Json.line(report.toDocument()));
+                out.println(Json.line(report.json()));
             } else {
                 out.printf("%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
                         + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"

@@ -48,7 +48,7 @@ final class ChaosCommand implements Callable<Integer> {
             ChaosReport report = lab.chaos(target, seeds, progress);
             progress.done();
             if (parent.json) {
-                out.println(Json.line(report.toDocument()));
+                out.println(Json.line(report.json()));
             } else {
                 out.printf("%s on %s: %d write sites, %d crash scenarios, %d chaos seeds (%d operations, %d crashes,"
                         + " %d faults): %d violations%n", report.pattern(), target.description(), report.writeSites(),

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 import org.bson.Document;
@@ -19,6 +20,9 @@ import org.bson.Document;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.RoundTripCounter;
 
 /** Timed loops for the benchmarks: a pattern's operation, and raw single-document updates with the same threads. */
 public final class Bench {
@@ -125,6 +129,35 @@ public final class Bench {
     public static IntConsumer rawUpdate(MongoCollection<Document> collection, List<?> ids) {
         return t -> collection.updateOne(eq("_id", ids.get(ThreadLocalRandom.current().nextInt(ids.size()))),
                 Updates.inc("rawBenchmark", 1L));
+    }
+
+    /**
+     * A pattern measured against raw updates: each summed over interleaved phases, with the pattern's commands and
+     * documents written per operation (the raw updates' own, one each, taken out).
+     */
+    public record Measured(Run pattern, Run raw, double roundTripsPerOp, double writesPerOp) {
+    }
+
+    /**
+     * Warms {@code pattern} and {@code raw} up, then measures them interleaved while counting the commands sent to
+     * {@code databaseName}.
+     */
+    public static Measured measure(MongoTarget target, String databaseName, Settings settings, IntConsumer pattern,
+                                   IntConsumer raw, Consumer<String> progress, String what) {
+        progress.accept("warming up");
+        warmUp(settings, pattern);
+        timed(settings.threads(), Duration.ofSeconds(1), raw);
+        progress.accept("measuring " + what + " and raw single-document updates, interleaved");
+        Comparison comparison;
+        RoundTripCounter.RoundTrips trips;
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, databaseName)) {
+            comparison = interleaved(settings, pattern, raw);
+            trips = counter.snapshot();
+        }
+        long rawOps = comparison.raw().operations();
+        long ops = comparison.pattern().operations();
+        return new Measured(comparison.pattern(), comparison.raw(), (double) (trips.commands() - rawOps) / ops,
+                (double) (trips.documentsWritten() - rawOps) / ops);
     }
 
     /** What the raw baseline is, for reports. */

@@ -24,7 +24,7 @@ public record BenchReport(String pattern, int threads, long operations, double r
     }
 
     /** The JSON object the CLI prints. */
-    public Document toDocument() {
+    public Document json() {
         Document d = new Document("pattern", pattern).append("roundTripsPerOp", round(roundTripsPerOp))
                 .append("writesPerOp", round(writesPerOp)).append("opsPerSec", round(opsPerSec))
                 .append("rawOpsPerSec", round(rawOpsPerSec)).append("ratio", round(ratio()))

@@ -26,7 +26,7 @@ public record ChaosReport(String pattern, int writeSites, int scenarios, int see
     }
 
     /** The JSON object the CLI prints. */
-    public Document toDocument() {
+    public Document json() {
         return new Document("pattern", pattern).append("writeSites", writeSites).append("scenarios", scenarios)
                 .append("seeds", seeds).append("operations", operations).append("crashes", crashes)
                 .append("faults", faults).append("violations", violations).append("details", details);

@@ -29,7 +29,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
-import dev.consistencykit.testkit.RoundTripCounter;
 
 /** Chaos and benchmark of the job queue: "A and B become friends" and counter jobs. */
 public final class JobQueueLab implements PatternLab {
@@ -202,28 +201,20 @@ public final class JobQueueLab implements PatternLab {
             JobQueue queue = queue(db);
             queue.ensureIndexes();
             AtomicLong ids = new AtomicLong();
-            IntConsumer job = t -> queue.apply(JobRequest.of("noop", new Document("n", ids.incrementAndGet()))
-                    .withId(OperationId.of(ids.get())));
-            progress.accept("warming up");
-            Bench.warmUp(settings, job);
+            IntConsumer job = t -> {
+                long n = ids.incrementAndGet();
+                queue.apply(JobRequest.of("noop", new Document("n", n)).withId(OperationId.of(n)));
+            };
+            // the raw baseline updates jobs of the queue itself: enqueue a few thousand first
+            Bench.timed(settings.threads(), Duration.ofSeconds(1), job);
             List<Long> rawIds = new ArrayList<>();
             for (long i = 1; i <= Math.min(ids.get(), 10_000); i++) {
                 rawIds.add(i);
             }
             IntConsumer raw = Bench.rawUpdate(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION), rawIds);
-            Bench.timed(settings.threads(), Duration.ofSeconds(1), raw);
-            progress.accept("measuring jobs (enqueue, claim, complete) and raw single-document updates, interleaved");
-            Bench.Comparison comparison;
-            RoundTripCounter.RoundTrips trips;
-            try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
-                comparison = Bench.interleaved(settings, job, raw);
-                trips = counter.snapshot();
-            }
-            long rawOps = comparison.raw().operations();
-            long ops = comparison.pattern().operations();
-            return new BenchReport(pattern(), settings.threads(), ops,
-                    (double) (trips.commands() - rawOps) / ops, (double) (trips.documentsWritten() - rawOps) / ops,
-                    comparison.pattern().perSecond(), comparison.raw().perSecond(),
+            Bench.Measured m = Bench.measure(target, db.getName(), settings, job, raw, progress, "jobs");
+            return new BenchReport(pattern(), settings.threads(), m.pattern().operations(), m.roundTripsPerOp(),
+                    m.writesPerOp(), m.pattern().perSecond(), m.raw().perSecond(),
                     new Document("operation", "apply(): enqueue, claim that job, no-op handler, complete")
                             .append("rawBaseline", Bench.RAW_BASELINE)
                             .append("note", "claiming the next due job by priority scans every job on the embedded"

@@ -23,7 +23,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
-import dev.consistencykit.testkit.RoundTripCounter;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.Transfer;
@@ -154,23 +153,10 @@ public final class TwoPhaseLab implements PatternLab {
             };
             List<String> accountIds = new ArrayList<>(Accounts.named(accounts, 0).keySet());
             IntConsumer raw = Bench.rawUpdate(db.getCollection(ACCOUNTS), accountIds);
-            progress.accept("warming up");
-            Bench.warmUp(settings, t -> transfer.run());
-            Bench.timed(settings.threads(), Duration.ofSeconds(1), raw);
-            progress.accept("measuring two-phase transfers and raw single-document updates, interleaved");
-            Bench.Comparison comparison;
-            RoundTripCounter.RoundTrips trips;
-            try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
-                comparison = Bench.interleaved(settings, t -> transfer.run(), raw);
-                trips = counter.snapshot();
-            }
-            Bench.Run run = comparison.pattern();
-            // the counter saw the raw updates too: one command and one document each
-            long rawOps = comparison.raw().operations();
-            double commands = (double) (trips.commands() - rawOps) / run.operations();
-            double writes = (double) (trips.documentsWritten() - rawOps) / run.operations();
-            return new BenchReport(pattern(), settings.threads(), run.operations(), commands, writes,
-                    run.perSecond(), comparison.raw().perSecond(),
+            Bench.Measured m = Bench.measure(target, db.getName(), settings, t -> transfer.run(), raw, progress,
+                    "two-phase transfers");
+            return new BenchReport(pattern(), settings.threads(), m.pattern().operations(), m.roundTripsPerOp(),
+                    m.writesPerOp(), m.pattern().perSecond(), m.raw().perSecond(),
                     new Document("variant", tpc.config().transferVariant().name()).append("accounts", accounts)
                             .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {

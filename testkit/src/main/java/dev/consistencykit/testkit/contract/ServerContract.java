@@ -72,7 +72,7 @@ import dev.consistencykit.testkit.MongoTestExtension;
  *
  * <pre>{@code
  * List<CheckResult> results = ServerContract.runAll(client);
- * results.forEach(System.out::println);   // PASS conditional-update-atomicity: ...
+ * results.forEach(r -> log.info("{}", r));   // PASS conditional-update-atomicity: ...
  * }</pre>
  *
  * <p>Each check runs in a scratch database of its own, dropped afterwards. The concurrency checks use 16 threads.
