@@ -6,7 +6,6 @@ import java.util.concurrent.Callable;
 
 import dev.consistencykit.examples.lab.Bench;
 import dev.consistencykit.examples.lab.BenchReport;
-import dev.consistencykit.examples.lab.Labs;
 import dev.consistencykit.examples.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
@@ -43,8 +42,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PatternLab lab = Labs.find(pattern).orElseThrow(() -> new ParameterException(spec.commandLine(),
-                "unknown pattern '" + pattern + "'; known: " + Labs.names()));
+        PatternLab lab = PatternNames.lab(spec, pattern);
         if (threads < 1 || seconds < 1) {
             throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
         }

@@ -4,7 +4,6 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 import dev.consistencykit.examples.lab.ChaosReport;
-import dev.consistencykit.examples.lab.Labs;
 import dev.consistencykit.examples.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
@@ -37,8 +36,7 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PatternLab lab = Labs.find(pattern).orElseThrow(() -> new ParameterException(spec.commandLine(),
-                "unknown pattern '" + pattern + "'; known: " + Labs.names()));
+        PatternLab lab = PatternNames.lab(spec, pattern);
         if (seeds < 1) {
             throw new ParameterException(spec.commandLine(), "--seeds must be >= 1, was " + seeds);
         }
