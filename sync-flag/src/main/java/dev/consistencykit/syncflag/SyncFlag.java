@@ -1,0 +1,347 @@
+package dev.consistencykit.syncflag;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Guarantees;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.syncflag.internal.SyncEngine;
+
+/**
+ * Keeps denormalized copies of a master document's fields in step with the master: a user renames themself, and
+ * every comment and post carrying the author's name follows — and is repaired by a sweeper after any crash.
+ *
+ * <p><b>How.</b> {@link #update} applies the caller's update to the master in one atomic write that also increments
+ * the master's {@code syncVersion} and sets its {@code syncing} flag; then one {@code updateMany} per target writes the
+ * master's current values, with that version, to every copy whose version is lower; then the flag is cleared if it is
+ * still this update's. {@link #sweep()} finds flags older than {@link SyncFlagConfig#staleAfter()} by index (server
+ * time), takes each over with one compare-and-set, and propagates again. An update that cannot change a copied field
+ * (by its operators' field paths) costs one write and sets no flag.
+ *
+ * <p><b>What it guarantees.</b> The master change is atomic and durable at once; every copy reaches the master's latest
+ * value once the last update's propagation, a sweep or a read repair finishes; copies only move forward (a copy
+ * written from version <i>n</i> is never overwritten from an older version), so concurrent and repeated updates,
+ * concurrent sweepers and a paused writer that wakes up late all converge on the latest value. Safety never depends
+ * on clocks; the threshold only decides when the sweeper takes over.
+ *
+ * <p><b>What a reader may see.</b> While a propagation is in flight, a copy may still hold the previous value (each
+ * target document changes atomically on its own), and copies in different documents may differ from each other for
+ * that moment. A reader that needs the latest value reads the master; one that sees the flag can call
+ * {@link #readRepair(Document)}.
+ *
+ * <p>Thread-safe; any number of instances in any number of processes may share the collections.
+ *
+ * <pre>{@code
+ * SyncFlag sync = SyncFlag.builder(db)
+ *         .master("users", "name")
+ *         .target(SyncTarget.in("comments", "authorId").copy("name", "authorName"))
+ *         .target(SyncTarget.in("posts", "authorId").inArray("comments").copy("name", "authorName"))
+ *         .build();
+ * sync.ensureIndexes();
+ * sync.update("ann", Updates.set("name", "Ann Smith"));   // master, then every copy
+ * sync.sweep();                                           // periodically: repairs after crashes
+ * }</pre>
+ */
+public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
+
+    private final SyncFlagConfig config;
+    private final SyncEngine engine;
+
+    private SyncFlag(SyncFlagConfig config, SyncEngine engine) {
+        this.config = config;
+        this.engine = engine;
+    }
+
+    /** A builder for a sync flag on {@code database}. */
+    public static Builder builder(MongoDatabase database) {
+        return new Builder(database);
+    }
+
+    /** The settings. */
+    public SyncFlagConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    /**
+     * Creates a sparse index on the flag's time (the sweeper's query), a sparse index on the remembered operation ids
+     * (status), and an index on each target's master-id field (propagation). Idempotent.
+     */
+    @Override
+    public void ensureIndexes() {
+        engine.ensureIndexes();
+    }
+
+    /**
+     * Applies the update to the master and flags it (one atomic write) without propagating; the sweeper, a read
+     * repair or a later {@link #apply} of the same id propagates.
+     *
+     * @throws InvalidInputException        if the master id or the update is invalid (nothing is written)
+     * @throws MasterMissingException       if the master does not exist (nothing is written)
+     * @throws UpdateRejectedException      if the server refuses the update (nothing is written)
+     * @throws IdempotencyConflictException if the master already applied this id with another update
+     */
+    @Override
+    public OperationId submit(MasterUpdate change) {
+        return engine.submit(engine.prepare(change));
+    }
+
+    /**
+     * Applies the update to the master and propagates it to every copy in this thread. Idempotent for a
+     * caller-supplied id: a repeat propagates if the flag is still there and otherwise does nothing.
+     *
+     * @return committed: the master carries the update and its copies are in step, or a newer update's propagation
+     *         carries them
+     * @throws InvalidInputException        if the master id or the update is invalid (nothing is written)
+     * @throws MasterMissingException       if the master does not exist (nothing is written)
+     * @throws UpdateRejectedException      if the server refuses the update (nothing is written)
+     * @throws IdempotencyConflictException if the master already applied this id with another update
+     * @throws OutcomeUnknownException      if the server stopped answering; the flag stays for the sweeper
+     */
+    @Override
+    public OperationResult apply(MasterUpdate change) {
+        return engine.apply(engine.prepare(change));
+    }
+
+    /** {@link #apply} of {@code update} to master {@code masterId}, with a random operation id. */
+    public OperationResult update(Object masterId, Bson update) {
+        return apply(MasterUpdate.of(masterId, update));
+    }
+
+    /**
+     * Propagates master {@code masterId}'s current values again, under a new version: for a master changed behind
+     * the module's back. Returns the number of target documents written.
+     *
+     * @throws MasterMissingException if the master does not exist
+     */
+    public long resync(Object masterId) {
+        return engine.resync(masterId);
+    }
+
+    /**
+     * Takes over every flag older than {@link SyncFlagConfig#staleAfter()} by server time and propagates its master.
+     * Safe from many processes at once: each flag is taken over by one of them per staleness period.
+     */
+    public RecoveryReport sweep() {
+        return engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP);
+    }
+
+    /**
+     * Takes over every flag older than {@code staleAfter} by server time and propagates its master.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        return engine.sweep(staleAfter, SyncListener.Source.SWEEP);
+    }
+
+    /**
+     * Read repair: a reader that read {@code master} (with its {@code syncing} field) and saw the flag calls this to
+     * propagate now rather than wait for the sweeper. Of several readers of the same flag, one propagates.
+     *
+     * @return whether this call propagated
+     */
+    public boolean readRepair(Document master) {
+        return engine.readRepair(master);
+    }
+
+    /**
+     * Compares every copy of every master with its master's current value (for adopting the module on existing data,
+     * or auditing it), and with {@code repair} resyncs every master with stale copies. Reads every master and counts
+     * copies per master and target: a full pass, for maintenance windows. A master whose propagation is in flight may
+     * show stale copies that are about to be written.
+     */
+    public SyncVerification verify(boolean repair) {
+        return engine.verify(repair);
+    }
+
+    /**
+     * Operations by state: {@code SYNCING} (flagged masters, each one propagation in flight) and {@code SYNCED}
+     * (remembered operations whose copies are in step). The age is the oldest flag's, by server time. Counting
+     * remembered operations reads every master that has any.
+     */
+    @Override
+    public StrategyStatus status() {
+        return engine.status();
+    }
+
+    /** This instance's counters. */
+    public SyncFlagMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
+    public Guarantees guarantees() {
+        return new Guarantees(
+                "the master change is atomic (one write); copies follow, each target document atomically",
+                "a copy may show the previous value until propagation reaches it; never an older one after a newer",
+                "copies converge to the master's latest value; a copy never moves back to an older version",
+                "a sweeper finds flags older than a threshold by index and propagates the master's current value");
+    }
+
+    /**
+     * Builds a {@link SyncFlag}. Setters check their argument; {@link #build()} checks the spec as a whole.
+     */
+    public static final class Builder {
+
+        private final MongoDatabase database;
+        private String name = SyncFlagConfig.DEFAULT_NAME;
+        private String masterCollection;
+        private final List<String> masterFields = new ArrayList<>();
+        private final List<SyncTarget> targets = new ArrayList<>();
+        private Duration staleAfter = SyncFlagConfig.DEFAULT_STALE_AFTER;
+        private int rememberedUpdates = SyncFlagConfig.DEFAULT_REMEMBERED_UPDATES;
+        private int sweepBatch = SyncFlagConfig.DEFAULT_SWEEP_BATCH;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Clock clock = Clock.systemUTC();
+        private ServerClock serverClock;
+        private SyncListener listener = new SyncListener() { };
+
+        private Builder(MongoDatabase database) {
+            this.database = Objects.requireNonNull(database, "database");
+        }
+
+        /** The instance name, in log lines and exceptions. Default {@value SyncFlagConfig#DEFAULT_NAME}. */
+        public Builder name(String value) {
+            Objects.requireNonNull(value, "name");
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /**
+         * The master collection and the fields of it that have copies (dotted paths through subdocuments).
+         *
+         * @throws InvalidInputException for an invalid collection name or field path
+         */
+        public Builder master(String collection, String... fields) {
+            Inputs.fieldName(name, "masterCollection", collection);
+            Objects.requireNonNull(fields, "fields");
+            for (String field : fields) {
+                Inputs.fieldPath(name, "masterFields", field);
+            }
+            this.masterCollection = collection;
+            this.masterFields.clear();
+            this.masterFields.addAll(List.of(fields));
+            return this;
+        }
+
+        /** Adds a target. */
+        public Builder target(SyncTarget value) {
+            targets.add(Objects.requireNonNull(value, "target"));
+            return this;
+        }
+
+        /**
+         * How old a flag must be (by server time) before {@link SyncFlag#sweep()} takes it over. Default 60 s.
+         *
+         * @throws IllegalArgumentException if zero or negative
+         */
+        public Builder staleAfter(Duration value) {
+            Objects.requireNonNull(value, "staleAfter");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
+            }
+            this.staleAfter = value;
+            return this;
+        }
+
+        /**
+         * How many recent operation ids each master remembers for idempotent retries. Default
+         * {@value SyncFlagConfig#DEFAULT_REMEMBERED_UPDATES}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder rememberedUpdates(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("rememberedUpdates must be >= 1, was " + value);
+            }
+            this.rememberedUpdates = value;
+            return this;
+        }
+
+        /**
+         * Flagged masters the sweeper reads per query. Default {@value SyncFlagConfig#DEFAULT_SWEEP_BATCH}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder sweepBatch(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("sweepBatch must be >= 1, was " + value);
+            }
+            this.sweepBatch = value;
+            return this;
+        }
+
+        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** The local clock server time is estimated from. Default the system clock. */
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
+        public Builder serverClock(ServerClock value) {
+            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            return this;
+        }
+
+        /** Hooks called as masters change and copies follow. */
+        public Builder listener(SyncListener value) {
+            this.listener = Objects.requireNonNull(value, "listener");
+            return this;
+        }
+
+        /**
+         * Builds the instance. Sends nothing to the server.
+         *
+         * @throws InvalidInputException                            for a spec that is wrong (see {@link SyncFlagConfig})
+         * @throws IllegalStateException                            if no master was set
+         * @throws dev.consistencykit.core.UnsafeConfigurationException if the database's write concern is {@code w:0}
+         */
+        public SyncFlag build() {
+            if (masterCollection == null) {
+                throw new IllegalStateException("no master: call master(collection, fields...)");
+            }
+            MongoDatabase db = Inputs.acknowledged(name, database);
+            SyncFlagConfig config = new SyncFlagConfig(name, masterCollection, masterFields, targets, staleAfter,
+                    rememberedUpdates, sweepBatch, retryPolicy, clock);
+            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            return new SyncFlag(config, new SyncEngine(config, db, time, listener));
+        }
+    }
+}

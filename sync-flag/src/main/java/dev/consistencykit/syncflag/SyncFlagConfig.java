@@ -1,0 +1,123 @@
+package dev.consistencykit.syncflag;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.RetryPolicy;
+
+/**
+ * The immutable settings of a {@link SyncFlag}; built by {@link SyncFlag.Builder}.
+ *
+ * <p>Defaults: name {@value #DEFAULT_NAME}; the sweeper takes over flags older than 60 s ({@link #DEFAULT_STALE_AFTER});
+ * each master remembers the ids of its last {@value #DEFAULT_REMEMBERED_UPDATES} updates; the sweeper reads
+ * {@value #DEFAULT_SWEEP_BATCH} flagged masters per query; {@link RetryPolicy#DEFAULT} for transient errors; the system
+ * clock.
+ *
+ * <p>Fields the module keeps in master documents (an update must not touch them): {@value #FLAG_FIELD} (the flag:
+ * {@code {op, at}}), {@value #VERSION_FIELD} (a counter of propagated changes) and {@value #OPS_FIELD} (the last
+ * operation ids, for idempotency).
+ *
+ * @param name              the instance name
+ * @param masterCollection  the collection of master documents
+ * @param masterFields      the master fields that have copies
+ * @param targets           where the copies live
+ * @param staleAfter        how old a flag must be before {@link SyncFlag#sweep()} takes it over; must exceed the time
+ *                          a normal propagation takes, or sweepers duplicate live work (never unsafe, only wasteful)
+ * @param rememberedUpdates how many recent operation ids a master keeps, for idempotent retries
+ * @param sweepBatch        flagged masters read per sweeper query
+ * @param retryPolicy       retry of transient errors
+ * @param clock             the local clock server time is estimated from
+ */
+public record SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
+                             Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy,
+                             Clock clock) {
+
+    /** Default name: {@value}. */
+    public static final String DEFAULT_NAME = "sync-flag";
+    /** Default staleness before the sweeper takes a flag over: 60 s. */
+    public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
+    /** Default number of operation ids a master remembers: {@value}. */
+    public static final int DEFAULT_REMEMBERED_UPDATES = 100;
+    /** Default sweeper batch: {@value}. */
+    public static final int DEFAULT_SWEEP_BATCH = 100;
+    /** The flag in a master document: {@code {op: <operation id>, at: <server time>}}. */
+    public static final String FLAG_FIELD = "syncing";
+    /** The master's version counter, incremented by every update that may change a copied field. */
+    public static final String VERSION_FIELD = "syncVersion";
+    /** The master's recent operations: {@code [{id, h}]}, {@code h} a fingerprint of the update. */
+    public static final String OPS_FIELD = "syncOps";
+
+    /** Fields an update of a master must not touch. */
+    public static final Set<String> RESERVED_FIELDS = Set.of("_id", FLAG_FIELD, VERSION_FIELD, OPS_FIELD);
+
+    /**
+     * @throws NullPointerException     for a null setting
+     * @throws IllegalArgumentException for a duration or count out of range
+     * @throws InvalidInputException    for a spec that is wrong: no master fields, a reserved or overlapping master
+     *                                  field, no targets, a target with no copies, a target copying a field the
+     *                                  master does not declare, two targets writing the same version field
+     */
+    public SyncFlagConfig {
+        Objects.requireNonNull(name, "name");
+        Inputs.fieldName(name, "masterCollection", masterCollection);
+        masterFields = List.copyOf(masterFields);
+        targets = List.copyOf(targets);
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative() || staleAfter.isZero()) {
+            throw new IllegalArgumentException("staleAfter must be > 0, was " + staleAfter);
+        }
+        if (rememberedUpdates < 1) {
+            throw new IllegalArgumentException("rememberedUpdates must be >= 1, was " + rememberedUpdates);
+        }
+        if (sweepBatch < 1) {
+            throw new IllegalArgumentException("sweepBatch must be >= 1, was " + sweepBatch);
+        }
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        Objects.requireNonNull(clock, "clock");
+        if (masterFields.isEmpty()) {
+            throw new InvalidInputException(name, "masterFields", "no master fields: name the fields that have copies");
+        }
+        for (int i = 0; i < masterFields.size(); i++) {
+            String field = Inputs.fieldPath(name, "masterFields", masterFields.get(i));
+            String top = field.split("\\.", 2)[0];
+            if (RESERVED_FIELDS.contains(top)) {
+                throw new InvalidInputException(name, "masterFields", "master field '" + field
+                        + "' is reserved (reserved: " + RESERVED_FIELDS + ")");
+            }
+            for (int j = 0; j < i; j++) {
+                if (SyncTarget.overlaps(field, masterFields.get(j))) {
+                    throw new InvalidInputException(name, "masterFields", "master fields '" + masterFields.get(j)
+                            + "' and '" + field + "' overlap");
+                }
+            }
+        }
+        if (targets.isEmpty()) {
+            throw new InvalidInputException(name, "targets", "no targets: add where the copies live");
+        }
+        Set<String> versionSlots = new HashSet<>();
+        for (SyncTarget target : targets) {
+            if (target.copies().isEmpty()) {
+                throw new InvalidInputException(name, "targets", "target " + target + " copies no field");
+            }
+            for (String from : target.copies().keySet()) {
+                if (!masterFields.contains(from)) {
+                    throw new InvalidInputException(name, "targets", "target " + target.collection()
+                            + " copies '" + from + "', which is not a master field of " + masterCollection
+                            + " (master fields: " + masterFields + ")");
+                }
+            }
+            String slot = target.collection() + " " + target.path(target.versionField());
+            if (!versionSlots.add(slot)) {
+                throw new InvalidInputException(name, "targets", "two targets write the version field "
+                        + target.path(target.versionField()) + " of " + target.collection()
+                        + ": declare their copies on one target, or give one its own versionField");
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Implementation of the sync-flag module; private API, not to be used outside it. */
+package dev.consistencykit.syncflag.internal;
