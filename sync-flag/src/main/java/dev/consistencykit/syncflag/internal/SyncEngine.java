@@ -344,44 +344,40 @@ public final class SyncEngine {
 
     // ---------------------------------------------------------------- sweeper and read repair
 
-    /** Takes over every flag older than {@code staleAfter} (server time) and propagates its master. */
+    /**
+     * Takes over every flag older than {@code staleAfter} (server time) and propagates its master; zero takes over
+     * every flag.
+     */
     public RecoveryReport sweep(Duration staleAfter, Source source) {
         long start = System.nanoTime();
-        Date cutoff = clock.cutoff(staleAfter);
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
         Set<Object> seen = new HashSet<>();
         int examined = 0;
         int forward = 0;
         int skipped = 0;
-        while (true) {
-            List<Document> batch = config.retryPolicy().execute(config.name(), null, "find stale flags",
-                    () -> masters.find(lte(FLAG_AT, cutoff)).sort(Sorts.ascending(FLAG_AT))
-                            .projection(Projections.include(FLAG)).limit(config.sweepBatch())
-                            .into(new ArrayList<>()));
-            boolean progress = false;
-            for (Document stale : batch) {
-                if (!seen.add(stale.get("_id"))) {
+        // one cursor in flag-time order; a flag taken over gets a fresh time and may come by again later in the same
+        // cursor, hence the seen set
+        try (MongoCursor<Document> cursor = masters.find(stale).sort(Sorts.ascending(FLAG_AT))
+                .projection(Projections.include(FLAG)).batchSize(config.sweepBatch()).iterator()) {
+            while (cursor.hasNext()) {
+                Document found = cursor.next();
+                if (!seen.add(found.get("_id"))) {
                     continue;
                 }
-                progress = true;
                 examined++;
-                Document flag = stale.get(FLAG, Document.class);
-                if (takeOver(stale.get("_id"), eq(FLAG_OP, flag.get("op")), lte(FLAG_AT, cutoff), source)) {
+                Document flag = found.get(FLAG, Document.class);
+                if (takeOver(found.get("_id"), eq(FLAG_OP, flag.get("op")), stale, source)) {
                     forward++;
                 } else {
                     skipped++;
                 }
             }
-            // a taken-over flag gets a fresh time, so it is not found again; a clock estimate far ahead of the server
-            // could find it again, hence the seen set and the stop when a batch brings nothing new
-            if (!progress || batch.size() < config.sweepBatch()) {
-                break;
-            }
         }
         RecoveryReport report = new RecoveryReport(config.name(), examined, forward, 0, skipped,
                 Duration.ofNanos(System.nanoTime() - start));
         if (forward > 0) {
-            LOG.info("[{}] {} took over {} stale flags older than {} ({} left to other processes)", config.name(),
-                    source == Source.SWEEP ? "sweeper" : "recovery", forward, staleAfter, skipped);
+            LOG.info("[{}] took over {} flags older than {} ({} already taken over or cleared by others)",
+                    config.name(), forward, staleAfter, skipped);
         }
         return report;
     }

@@ -1,0 +1,111 @@
+package dev.consistencykit.syncflag;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/** A rename propagated to two targets, crashed at every write; then the sweeper in a fresh instance. */
+@ExtendWith(MongoTestExtension.class)
+class CrashExplorationTest {
+
+    static CrashPointExplorer.Builder rename(MongoClient client) {
+        return CrashPointExplorer.builder(client)
+                .name("rename")
+                .setup(db -> Blog.seed(db, 3, 2))
+                .operation(db -> Blog.sync(db).build().apply(new MasterUpdate(OperationId.of("op-1"), "u0",
+                        Updates.set("name", "Ann Smith"))))
+                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
+                .invariants(db -> {
+                    List<String> problems = new ArrayList<>(Blog.invariants(db));
+                    String name = Blog.nameOf(db, "u0");
+                    if (!name.equals("User 0") && !name.equals("Ann Smith")) {
+                        problems.add("master u0 is " + name);
+                    }
+                    return problems;
+                });
+    }
+
+    @Test
+    void shouldBringEveryCopyInStepWhenARenameCrashesAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = rename(client).recoveryFaults(true).build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
+                "findOneAndUpdate users", "updateMany comments", "updateMany posts", "updateOne users");
+        assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + 4 * FaultMode.values().length * 2);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    /** Two renames of the same master race in one process that crashes at each write; the copies follow the winner. */
+    @Test
+    void shouldEndWithTheMastersFinalValueWhenTwoRenamesRaceAndCrash(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
+                .name("two-renames")
+                .setup(db -> Blog.seed(db, 3, 2))
+                .operation(CrashExplorationTest::twoRenames)
+                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
+                .invariants(db -> {
+                    List<String> problems = new ArrayList<>(Blog.invariants(db));
+                    String name = Blog.nameOf(db, "u0");
+                    if (!List.of("User 0", "Ann A", "Ann B").contains(name)) {
+                        problems.add("master u0 is " + name);
+                    }
+                    return problems;
+                })
+                .build().explore();
+
+        assertThat(report.writeSites()).isEqualTo(8);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    private static void twoRenames(MongoDatabase db) {
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> renames = new ArrayList<>();
+            for (String name : List.of("Ann A", "Ann B")) {
+                renames.add(threads.submit(() -> Blog.sync(db).build().apply(
+                        new MasterUpdate(OperationId.of("op-" + name), "u0", Updates.set("name", name)))));
+            }
+            for (Future<?> rename : renames) {
+                rethrowingGet(rename);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /** Waits for {@code future}; an injected crash in it crashes this thread too, as one process. */
+    private static void rethrowingGet(Future<?> future) {
+        try {
+            future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+}
