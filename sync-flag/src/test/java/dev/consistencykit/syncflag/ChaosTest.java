@@ -1,0 +1,55 @@
+package dev.consistencykit.syncflag;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.ChaosRunner;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+@ExtendWith(MongoTestExtension.class)
+class ChaosTest {
+
+    static final int SEEDS = 200;
+
+    /** Workers rename three users (and change their e-mail, which has no copies) while sweepers run. */
+    static ChaosRunner runner(MongoClient client) {
+        return ChaosRunner.builder(client)
+                .name("sync-flag")
+                .workers(6)
+                .operationsPerWorker(4)
+                .faultRate(0.08)
+                .maxPause(Duration.ofMillis(15))
+                .recoverers(2)
+                .setup(db -> Blog.seed(db, 3, 2))
+                .operation(ctx -> {
+                    String user = "u" + ctx.random().nextInt(3);
+                    String op = "w" + ctx.worker() + "-" + ctx.sequence();
+                    SyncFlag sync = Blog.sync(ctx.database()).build();
+                    if (ctx.random().nextInt(5) == 0) {
+                        sync.apply(new MasterUpdate(OperationId.of(op), user, Updates.set("email", op + "@x")));
+                    } else {
+                        sync.apply(new MasterUpdate(OperationId.of(op), user, Updates.set("name", "Name " + op)));
+                    }
+                })
+                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
+                .invariants(Blog::invariants)
+                .build();
+    }
+
+    @Test
+    void shouldBringEveryCopyInStepAcross200Seeds(MongoClient client) {
+        ChaosRunner.Summary summary = runner(client).runSeeds(1, SEEDS);
+
+        assertThat(summary.seeds()).isEqualTo(SEEDS);
+        assertThat(summary.crashes()).isPositive();
+        assertThat(summary.failures()).as(summary.toString()).isEmpty();
+    }
+}
