@@ -132,11 +132,20 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
     }
 
     private static void collectFields(BsonDocument filter, Set<String> fields) {
+        collectFields(filter, "", fields);
+    }
+
+    /** Fields of a filter; those inside {@code f: {$elemMatch: {g: …}}} as {@code f.g}, as a multikey index names them. */
+    private static void collectFields(BsonDocument filter, String prefix, Set<String> fields) {
         for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
             if (e.getKey().equals("$and")) {
-                e.getValue().asArray().forEach(v -> collectFields(v.asDocument(), fields));
+                e.getValue().asArray().forEach(v -> collectFields(v.asDocument(), prefix, fields));
             } else if (!e.getKey().startsWith("$")) {
-                fields.add(e.getKey());
+                fields.add(prefix + e.getKey());
+                BsonValue condition = e.getValue();
+                if (condition.isDocument() && condition.asDocument().get("$elemMatch") instanceof BsonDocument sub) {
+                    collectFields(sub, prefix + e.getKey() + ".", fields);
+                }
             }
         }
     }

@@ -40,6 +40,20 @@ class IndexCoverageTest {
     }
 
     @Test
+    void shouldCountAFieldInsideElemMatchAsTheArrayFieldsPath(MongoTarget target, MongoDatabase db) {
+        MongoCollection<Document> posts = db.getCollection("posts");
+        posts.createIndex(Indexes.ascending("comments.authorId"));
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            posts.find(com.mongodb.client.model.Filters.elemMatch("comments",
+                    and(eq("authorId", "ann"), gt("v", 1)))).first();
+            posts.find(com.mongodb.client.model.Filters.elemMatch("comments", eq("text", "hi"))).first();
+
+            assertThat(coverage.uncovered(db)).containsExactly("posts: {\"comments\": {\"$elemMatch\": {\"text\":"
+                    + " \"hi\"}}} (leading index keys: [_id, comments.authorId])");
+        }
+    }
+
+    @Test
     void shouldIgnoreOtherDatabasesAndStopWhenClosed(MongoTarget target, MongoDatabase db) {
         IndexCoverage coverage = IndexCoverage.attach(target, db.getName());
         MongoDatabase other = target.client().getDatabase(MongoTestExtension.freshName("other"));

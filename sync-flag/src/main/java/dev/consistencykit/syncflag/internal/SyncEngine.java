@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
@@ -147,11 +148,6 @@ public final class SyncEngine {
     public Prepared prepare(MasterUpdate change) {
         Objects.requireNonNull(change, "change");
         Inputs.documentId(config.name(), "masterId", change.masterId());
-        Object opId = change.id().value();
-        if (opId instanceof Document || opId instanceof Map<?, ?> || opId instanceof List<?>) {
-            throw new InvalidInputException(config.name(), "id", "operation id must be a string, a number or an"
-                    + " ObjectId, was " + opId.getClass().getSimpleName());
-        }
         BsonDocument update = Inputs.updateSpec(config.name(), "update", change.update());
         boolean touches = false;
         for (UpdatePaths.Touched t : UpdatePaths.of(update)) {
@@ -392,7 +388,10 @@ public final class SyncEngine {
         if (flag == null || !master.containsKey("_id")) {
             return false;
         }
-        Bson seen = flag.get("at") == null ? exists(FLAG_AT) : eq(FLAG_AT, flag.get("at"));
+        // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
+        // next millisecond rather than for equality, because a stored time may carry more precision than the
+        // millisecond a reader gets back (the embedded server keeps the server's full clock precision)
+        Bson seen = flag.get("at") instanceof Date at ? lt(FLAG_AT, new Date(at.getTime() + 1)) : exists(FLAG_AT);
         return takeOver(master.get("_id"), eq(FLAG_OP, flag.get("op")), seen, Source.READ_REPAIR);
     }
 

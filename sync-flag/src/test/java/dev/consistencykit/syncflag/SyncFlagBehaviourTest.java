@@ -1,0 +1,219 @@
+package dev.consistencykit.syncflag;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.testkit.DatabaseSnapshot;
+import dev.consistencykit.testkit.IndexCoverage;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.RoundTripCounter;
+
+@ExtendWith(MongoTestExtension.class)
+class SyncFlagBehaviourTest {
+
+    private static Document user(MongoDatabase db, String id) {
+        return db.getCollection(Blog.USERS).find(eq("_id", id)).first();
+    }
+
+    @Test
+    void shouldTakeTwoRoundTripsPlusOnePerTargetForARename(MongoTarget target, MongoDatabase db) {
+        Blog.seed(db, 5, 3);
+        SyncFlag sync = Blog.sync(db).build();
+        sync.update("u0", Updates.set("name", "warm-up"));
+
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            for (int i = 0; i < 10; i++) {
+                sync.update("u" + (i % 5), Updates.set("name", "Name " + i));
+            }
+            assertThat(counter.snapshot().commandsPer(10)).isEqualTo(2.0 + 2);
+        }
+        assertThat(Blog.invariants(db)).isEmpty();
+    }
+
+    @Test
+    void shouldWriteOnceAndFlagNothingWhenAnUpdateTouchesNoCopiedField(MongoTarget target, MongoDatabase db) {
+        Blog.seed(db, 2, 2);
+        SyncFlag sync = Blog.sync(db).build();
+        DatabaseSnapshot targetsBefore = DatabaseSnapshot.of(db);
+
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            sync.update("u0", Updates.set("email", "ann@example.com"));
+            assertThat(counter.snapshot().commands()).isEqualTo(1);
+        }
+
+        Document ann = user(db, "u0");
+        assertThat(ann.getString("email")).isEqualTo("ann@example.com");
+        assertThat(ann.get("syncing")).isNull();
+        assertThat(ann.get("syncVersion")).isNull();
+        assertThat(DatabaseSnapshot.of(db).collections().get(Blog.COMMENTS))
+                .isEqualTo(targetsBefore.collections().get(Blog.COMMENTS));
+    }
+
+    @Test
+    void shouldFlagAnUpdateThatMayChangeACopiedFieldThroughAParentOrPositionalPath(MongoDatabase db) {
+        db.getCollection("people").insertOne(new Document("_id", "p1")
+                .append("profile", new Document("name", "Ann").append("city", "Oslo")));
+        db.getCollection("notes").insertOne(new Document("_id", "n1").append("by", "p1").append("byName", "Ann"));
+        SyncFlag sync = SyncFlag.builder(db).master("people", "profile.name")
+                .target(SyncTarget.in("notes", "by").copy("profile.name", "byName")).build();
+
+        sync.update("p1", Updates.set("profile", new Document("name", "Ann B").append("city", "Oslo")));
+        assertThat(db.getCollection("notes").find().first().getString("byName")).isEqualTo("Ann B");
+        sync.update("p1", Updates.set("profile.city", "Bergen"));
+        assertThat(db.getCollection("people").find().first().getLong("syncVersion")).as("city has no copies")
+                .isEqualTo(1L);
+    }
+
+    @Test
+    void shouldPropagateToOneMillionCopiesWithOneWritePerTarget(MongoTarget target, MongoDatabase db) {
+        int copies = 1_000_000;
+        db.getCollection(Blog.USERS).insertOne(new Document("_id", "star").append("name", "Star"));
+        List<Document> batch = new ArrayList<>();
+        for (int i = 0; i < copies; i++) {
+            batch.add(new Document("_id", i).append("authorId", "star").append("authorName", "Star"));
+            if (batch.size() == 50_000) {
+                db.getCollection(Blog.COMMENTS).insertMany(batch);
+                batch = new ArrayList<>();
+            }
+        }
+        SyncFlag sync = SyncFlag.builder(db).master(Blog.USERS, "name").target(Blog.commentsTarget()).build();
+
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            sync.update("star", Updates.set("name", "Superstar"));
+            assertThat(counter.snapshot().commands()).as("no copy is read by the client").isEqualTo(3);
+        }
+
+        assertThat(sync.metrics().copiesWritten()).isEqualTo(copies);
+        assertThat(db.getCollection(Blog.COMMENTS).countDocuments(eq("authorName", "Superstar"))).isEqualTo(copies);
+    }
+
+    @Test
+    void shouldPropagateWhenAReaderSeesAFlagAndLetOnlyOneReaderDoIt(MongoDatabase db) {
+        Blog.seed(db, 2, 2);
+        Blog.sync(db).build().submit(MasterUpdate.of("u0", Updates.set("name", "Ann Smith")));
+        Document seen = user(db, "u0");
+        assertThat(seen.get("syncing")).isNotNull();
+
+        SyncFlag reader = Blog.sync(db).build();
+        assertThat(reader.readRepair(seen)).isTrue();
+        assertThat(Blog.sync(db).build().readRepair(seen)).as("a second reader of the same flag").isFalse();
+        assertThat(reader.readRepair(user(db, "u1"))).as("an unflagged master").isFalse();
+
+        assertThat(Blog.invariants(db)).isEmpty();
+        assertThat(reader.metrics().flagsTakenOver()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldReportStaleCopiesOnVerifyAndFixThemOnlyWhenRepairing(MongoDatabase db) {
+        Blog.seed(db, 4, 2);
+        // changes behind the module's back: a master renamed directly, a copy overwritten
+        db.getCollection(Blog.USERS).updateOne(eq("_id", "u1"), Updates.set("name", "Bob Direct"));
+        db.getCollection(Blog.COMMENTS).updateOne(eq("_id", "c2-0"), Updates.set("authorName", "Garbage"));
+        SyncFlag sync = Blog.sync(db).build();
+        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+
+        SyncVerification check = sync.verify(false);
+        assertThat(check.masters()).isEqualTo(4);
+        assertThat(check.copies()).isEqualTo(4 * 2 + 4 * 2);
+        // u1: 2 comments and 2 posts (p1 as author, p0 as replier); u2: 1 comment
+        assertThat(check.staleCopies()).isEqualTo(5);
+        assertThat(check.staleMasters()).isEqualTo(2);
+        assertThat(check.samples()).anySatisfy(s -> assertThat(s).contains("comments").contains("u2"));
+        assertThat(check.consistent()).isFalse();
+        assertThat(DatabaseSnapshot.of(db)).as("verify without repair writes nothing").isEqualTo(before);
+
+        SyncVerification repair = sync.verify(true);
+        assertThat(repair.repairedCopies()).isEqualTo(2 + 2 + 2 + 2);
+        assertThat(Blog.invariants(db)).isEmpty();
+        assertThat(sync.verify(false).consistent()).isTrue();
+    }
+
+    @Test
+    void shouldUnsetCopiesOfAMasterFieldThatIsMissing(MongoDatabase db) {
+        Blog.seed(db, 2, 1);
+        db.getCollection(Blog.USERS).updateOne(eq("_id", "u0"), Updates.unset("name"));
+        SyncFlag sync = Blog.sync(db).build();
+
+        assertThat(sync.verify(false).staleCopies()).isEqualTo(1 + 2);
+        sync.resync("u0");
+
+        assertThat(db.getCollection(Blog.COMMENTS).find(eq("authorId", "u0")).first().containsKey("authorName"))
+                .isFalse();
+        assertThat(sync.verify(false).consistent()).isTrue();
+    }
+
+    @Test
+    void shouldReportStatusMetricsAndListenerCalls(MongoDatabase db) {
+        Blog.seed(db, 3, 2);
+        List<String> calls = new CopyOnWriteArrayList<>();
+        SyncListener listener = new SyncListener() {
+            @Override
+            public void onMasterUpdated(OperationId id, Object masterId, long version, boolean flagged) {
+                calls.add("updated " + masterId + " v" + version + (flagged ? " flagged" : ""));
+            }
+
+            @Override
+            public void onPropagated(Object masterId, long version, long copiesWritten, boolean cleared,
+                                     SyncListener.Source source) {
+                calls.add("propagated " + masterId + " v" + version + " " + copiesWritten + " " + source);
+                throw new IllegalStateException("a failing listener is ignored");
+            }
+        };
+        SyncFlag writer = Blog.sync(db).listener(listener).build();
+        writer.submit(MasterUpdate.of("u0", Updates.set("name", "A")));
+        writer.submit(MasterUpdate.of("u1", Updates.set("name", "B")));
+        writer.submit(MasterUpdate.of("u2", Updates.set("email", "c@x")));
+
+        StrategyStatus pending = writer.status();
+        assertThat(pending.count("SYNCING")).isEqualTo(2);
+        assertThat(pending.count("SYNCED")).isEqualTo(1);
+        assertThat(pending.oldestInFlightAge()).isPresent();
+
+        SyncFlag sweeper = Blog.sync(db).listener(listener).build();
+        assertThat(sweeper.recover(Duration.ZERO).rolledForward()).isEqualTo(2);
+
+        assertThat(calls).containsExactly("updated u0 v1 flagged", "updated u1 v1 flagged", "updated u2 v0",
+                "propagated u0 v1 4 SWEEP", "propagated u1 v1 4 SWEEP");
+        assertThat(sweeper.metrics()).isEqualTo(new SyncFlagMetrics(0, 2, 0, 8, 2, 0));
+        assertThat(writer.metrics().updates()).isEqualTo(3);
+        StrategyStatus settled = writer.status();
+        assertThat(settled.inFlight()).isZero();
+        assertThat(settled.count("SYNCED")).isEqualTo(3);
+        assertThat(settled.oldestInFlightAge()).isEmpty();
+    }
+
+    @Test
+    void shouldServeEveryQueryFromADeclaredIndex(MongoTarget target, MongoDatabase db) {
+        Blog.seed(db, 3, 2);
+        SyncFlag sync = Blog.sync(db).build();
+        sync.ensureIndexes();
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            sync.update("u0", Updates.set("name", "A"));
+            sync.update("u0", Updates.set("email", "a@x"));
+            sync.submit(MasterUpdate.of("u1", Updates.set("name", "B")));
+            sync.readRepair(user(db, "u1"));
+            sync.submit(MasterUpdate.of("u2", Updates.set("name", "C")));
+            sync.sweep();
+            sync.recover(Duration.ZERO);
+            sync.resync("u2");
+            sync.status();
+
+            assertThat(coverage.uncovered(db)).isEmpty();
+        }
+    }
+}
