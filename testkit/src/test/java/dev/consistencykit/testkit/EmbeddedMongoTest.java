@@ -89,6 +89,67 @@ class EmbeddedMongoTest {
         }
     }
 
+    /**
+     * The same queries, updates and deletes on a collection with non-unique, sparse, compound and multikey indexes
+     * (served by the embedded server's equality index) and on one without: the results never differ.
+     */
+    @Test
+    void shouldReturnWhatAFullScanReturnsWhenQueriesUseSecondaryIndexes() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            MongoCollection<Document> indexed = client.getDatabase("secondary").getCollection("indexed");
+            MongoCollection<Document> plain = client.getDatabase("secondary").getCollection("plain");
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("state", "runAt"));
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("owner"));
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("comments.authorId"));
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("tags"));
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("flag.at"),
+                    new com.mongodb.client.model.IndexOptions().sparse(true));
+            for (int i = 0; i < 60; i++) {
+                Document d = new Document("_id", i).append("state", List.of("TODO", "DONE", "DEAD").get(i % 3))
+                        .append("runAt", i).append("owner", i % 4 == 0 ? (Object) 1 : (i % 4 == 1 ? 1L : 2.0))
+                        .append("tags", List.of("t" + (i % 5), "t" + (i % 7)))
+                        .append("comments", List.of(new Document("authorId", "a" + (i % 6)).append("v", i),
+                                new Document("authorId", "a" + (i % 4)).append("v", -i)));
+                if (i % 2 == 0) {
+                    d.append("flag", new Document("at", i));
+                }
+                indexed.insertOne(d);
+                plain.insertOne(d);
+            }
+            List<org.bson.conversions.Bson> queries = List.of(eq("state", "TODO"),
+                    and(eq("state", "TODO"), com.mongodb.client.model.Filters.lte("runAt", 30)),
+                    eq("owner", 1), eq("owner", 1.0), eq("owner", 2), eq("tags", "t3"), eq("comments.authorId", "a2"),
+                    com.mongodb.client.model.Filters.elemMatch("comments", and(eq("authorId", "a1"),
+                            com.mongodb.client.model.Filters.gt("v", 10))),
+                    eq("flag.at", 4), eq("flag.at", null), com.mongodb.client.model.Filters.exists("flag.at"),
+                    eq("state", "NONE"));
+            Runnable compare = () -> {
+                for (org.bson.conversions.Bson q : queries) {
+                    assertThat(ids(indexed.find(q))).as(q.toString()).isEqualTo(ids(plain.find(q)));
+                }
+            };
+            compare.run();
+            for (MongoCollection<Document> c : List.of(indexed, plain)) {
+                c.updateMany(eq("state", "TODO"), Updates.set("state", "DONE"));
+                c.updateOne(eq("_id", 7), Updates.combine(Updates.set("tags", List.of("t3")),
+                        Updates.unset("comments"), Updates.set("flag.at", 4)));
+                c.updateMany(eq("comments.authorId", "a2"), Updates.set("comments.$[].authorId", "a9"));
+                c.deleteMany(eq("owner", 2L));
+                c.updateOne(eq("_id", 8), Updates.unset("flag"));
+            }
+            compare.run();
+            assertThat(ids(indexed.find(eq("state", "DONE")))).hasSize(ids(plain.find(eq("state", "DONE"))).size());
+        }
+    }
+
+    private static List<Object> ids(com.mongodb.client.FindIterable<Document> found) {
+        List<Object> ids = new ArrayList<>();
+        found.forEach(d -> ids.add(d.get("_id")));
+        ids.sort(java.util.Comparator.comparing(Object::toString));
+        return ids;
+    }
+
     private static ContractCheck check(String name) {
         return ServerContract.checks().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
     }

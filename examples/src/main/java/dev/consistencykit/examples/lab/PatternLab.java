@@ -1,7 +1,9 @@
 package dev.consistencykit.examples.lab;
 
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.MongoTarget;
 
 /** One pattern's chaos and benchmark, run on fresh databases of a target server. */
@@ -19,4 +21,15 @@ public interface PatternLab {
 
     /** Throughput and round trips per operation against raw single-document updates. */
     BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress);
+
+    /** Runs seeds 1…{@code seeds} of {@code runner}, with a progress line every 20 seeds. */
+    static ChaosRunner.Summary runSeeds(ChaosRunner runner, int seeds, Consumer<String> progress) {
+        AtomicLong done = new AtomicLong();
+        return runner.runSeeds(1, seeds, r -> {
+            long n = done.incrementAndGet();
+            if (n % 20 == 0 || n == seeds) {
+                progress.accept("chaos seeds " + n + "/" + seeds);
+            }
+        });
+    }
 }

@@ -123,13 +123,7 @@ public final class TwoPhaseLab implements PatternLab {
                         .recover(Duration.ZERO))
                 .invariants(db -> invariants(db, ten, true))
                 .build();
-        AtomicLong done = new AtomicLong();
-        ChaosRunner.Summary summary = runner.runSeeds(1, seeds, r -> {
-            long n = done.incrementAndGet();
-            if (n % 20 == 0 || n == seeds) {
-                progress.accept("chaos seeds " + n + "/" + seeds);
-            }
-        });
+        ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
         int violations = (int) details.stream().count();
         return new ChaosReport(pattern(), writeSites, scenarios, seeds, summary.operations(), summary.crashes(),

@@ -68,10 +68,37 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldReportScenariosAndNoViolationsWhenSyncFlagChaosRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "sync-flag",
+                "--seeds", "3");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("pattern")).isEqualTo("sync-flag");
+        assertThat(json.getInteger("writeSites")).isEqualTo(4);
+        assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("seeds")).isEqualTo(3);
+        assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldCountTwoRoundTripsPlusOnePerTargetWhenSyncFlagBenchRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "sync-flag",
+                "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(3.0);
+        assertThat(json.get("flagsLeft", Number.class).longValue()).isZero();
+        assertThat(json.getDouble("ratio")).isPositive();
+    }
+
+    @Test
     void shouldRejectUnknownPatternWithTheKnownOnes() {
         CliTestSupport.Run run = CliTestSupport.run("chaos", "three-phase");
 
         assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase").contains("job-queue");
+        assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase").contains("job-queue")
+                .contains("sync-flag");
     }
 }

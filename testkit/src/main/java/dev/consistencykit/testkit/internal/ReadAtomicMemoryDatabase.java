@@ -5,6 +5,8 @@ import java.util.List;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.DatabaseResolver;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
@@ -12,7 +14,8 @@ import de.bwaldvogel.mongo.oplog.Oplog;
 import io.netty.channel.Channel;
 
 /**
- * A memory database whose collections are {@link ReadAtomicMemoryCollection}s, and whose {@code insert} command
+ * A memory database whose collections are {@link ReadAtomicMemoryCollection}s, whose non-unique indexes serve
+ * equality queries ({@link EqualityIndex}), and whose {@code insert} command
  * reports how many documents were really inserted: the stock one reports {@code n} = every document sent, even
  * when some were refused (a duplicate key in an unordered batch), so a bulk write's inserted count was wrong.
  */
@@ -25,6 +28,16 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
     @Override
     protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
         return new ReadAtomicMemoryCollection(this, collectionName, options, cursorRegistry);
+    }
+
+    /**
+     * A non-unique index becomes an {@link EqualityIndex}, which serves equality queries on its leading key; the stock
+     * server accepts such an index and ignores it.
+     */
+    @Override
+    protected Index<Integer> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys,
+                                                        boolean sparse) {
+        return new EqualityIndex(indexName, keys, sparse);
     }
 
     @Override

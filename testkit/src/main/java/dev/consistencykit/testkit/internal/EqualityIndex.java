@@ -1,0 +1,218 @@
+package dev.consistencykit.testkit.internal;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
+import de.bwaldvogel.mongo.bson.Document;
+
+/**
+ * A non-unique secondary index for the embedded server, which otherwise accepts such indexes and ignores them (every
+ * query on a non-{@code _id} field is then a full scan under the collection lock, and cost curves measured on it say
+ * nothing about MongoDB). It maps the value of the index's <em>leading</em> key (each element's, for an array: a
+ * multikey index) to the positions of the documents holding it, and serves queries that require an equality on that
+ * key: at the top level, inside a top-level {@code $and}, or inside {@code $elemMatch} on the array the key runs
+ * through. The server then matches every candidate against the whole query, so the index only narrows the scan and can
+ * never change a result. Other queries (ranges, {@code null}, {@code $in}…) fall back to the full scan.
+ *
+ * <p>Guarded by the collection's lock, like the server's own indexes.
+ */
+final class EqualityIndex extends Index<Integer> {
+
+    private static final String ID_FIELD = "_id";
+
+    private final String leadingKey;
+    private final Map<Object, Set<Integer>> positionsByValue = new HashMap<>();
+    private final Map<Object, Integer> positionById = new HashMap<>();
+    private final Map<Integer, Set<Object>> valuesByPosition = new HashMap<>();
+
+    EqualityIndex(String name, List<IndexKey> keys, boolean sparse) {
+        super(name, keys, sparse);
+        this.leadingKey = keys.get(0).getKey();
+    }
+
+    private Set<Object> leadingValues(Document document) {
+        Set<Object> values = new HashSet<>();
+        for (KeyValue keyValue : getKeyValues(document)) {
+            values.add(keyValue.get(0));
+        }
+        return values;
+    }
+
+    private boolean skips(Document document) {
+        return isSparse() && leadingValues(document).stream().allMatch(v -> v == null);
+    }
+
+    @Override
+    public synchronized Integer getPosition(Document document) {
+        return positionById.get(idOf(document));
+    }
+
+    @Override
+    public void checkAdd(Document document, MongoCollection<Integer> collection) {
+        // not unique: nothing to check
+    }
+
+    @Override
+    public synchronized void add(Document document, Integer position, MongoCollection<Integer> collection) {
+        positionById.put(idOf(document), position);
+        if (skips(document)) {
+            return;
+        }
+        Set<Object> values = leadingValues(document);
+        valuesByPosition.put(position, values);
+        for (Object value : values) {
+            positionsByValue.computeIfAbsent(value, v -> new HashSet<>()).add(position);
+        }
+    }
+
+    @Override
+    public synchronized Integer remove(Document document) {
+        Integer position = positionById.remove(idOf(document));
+        if (position != null) {
+            unlink(position);
+        }
+        return position;
+    }
+
+    private void unlink(Integer position) {
+        Set<Object> values = valuesByPosition.remove(position);
+        if (values == null) {
+            return;
+        }
+        for (Object value : values) {
+            Set<Integer> positions = positionsByValue.get(value);
+            positions.remove(position);
+            if (positions.isEmpty()) {
+                positionsByValue.remove(value);
+            }
+        }
+    }
+
+    @Override
+    public void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Integer> collection) {
+        // not unique: nothing to check
+    }
+
+    @Override
+    public synchronized void updateInPlace(Document oldDocument, Document newDocument, Integer position,
+                                           MongoCollection<Integer> collection) {
+        Set<Object> values = skips(newDocument) ? null : leadingValues(newDocument);
+        if (values != null && values.equals(valuesByPosition.get(position))) {
+            return;
+        }
+        unlink(position);
+        positionById.put(idOf(newDocument), position);
+        if (values == null) {
+            return;
+        }
+        valuesByPosition.put(position, values);
+        for (Object value : values) {
+            positionsByValue.computeIfAbsent(value, v -> new HashSet<>()).add(position);
+        }
+    }
+
+    @Override
+    public synchronized boolean canHandle(Document query) {
+        return equalityValue(query, "") != null;
+    }
+
+    @Override
+    public synchronized Iterable<Integer> getPositions(Document query) {
+        Object value = normalized(equalityValue(query, ""));
+        return new TreeSet<>(positionsByValue.getOrDefault(value, Set.of()));
+    }
+
+    @Override
+    public synchronized long getCount() {
+        return positionById.size();
+    }
+
+    @Override
+    public synchronized boolean isEmpty() {
+        return positionById.isEmpty();
+    }
+
+    @Override
+    public long getDataSize() {
+        return 0;
+    }
+
+    @Override
+    public synchronized void drop() {
+        positionsByValue.clear();
+        positionById.clear();
+        valuesByPosition.clear();
+    }
+
+    /** The value the query requires the leading key to equal, or {@code null} if it requires no such equality. */
+    private Object equalityValue(Document query, String prefix) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            String key = entry.getKey();
+            Object value = entry.getValue();
+            if (key.equals("$and") && value instanceof List<?> clauses) {
+                for (Object clause : clauses) {
+                    if (clause instanceof Document d) {
+                        Object found = equalityValue(d, prefix);
+                        if (found != null) {
+                            return found;
+                        }
+                    }
+                }
+            } else if (!key.startsWith("$")) {
+                String path = prefix + key;
+                if (path.equals(leadingKey) && isPlainValue(value)) {
+                    return value;
+                }
+                if (leadingKey.startsWith(path + ".") && value instanceof Document condition
+                        && condition.get("$elemMatch") instanceof Document element) {
+                    Object found = equalityValue(element, path + ".");
+                    if (found != null) {
+                        return found;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The query value normalized as the server normalizes indexed values (numbers compare across types). */
+    private Object normalized(Object value) {
+        Document probe = new Document();
+        Document level = probe;
+        String[] segments = leadingKey.split("\\.");
+        for (int i = 0; i < segments.length - 1; i++) {
+            Document next = new Document();
+            level.put(segments[i], next);
+            level = next;
+        }
+        level.put(segments[segments.length - 1], value);
+        return leadingValues(probe).iterator().next();
+    }
+
+    private static Object idOf(Document document) {
+        return document.get(ID_FIELD);
+    }
+
+    /** An equality the index can look up: not null, not an operator document, a list or a regex. */
+    private static boolean isPlainValue(Object value) {
+        if (value == null || value instanceof Collection<?> || value instanceof Pattern
+                || value instanceof BsonRegularExpression) {
+            return false;
+        }
+        if (value instanceof Document document) {
+            return document.keySet().stream().noneMatch(k -> k.startsWith("$"));
+        }
+        return true;
+    }
+}
