@@ -19,7 +19,6 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobQueueConfig;
@@ -35,8 +34,6 @@ public final class JobQueueLab implements PatternLab {
 
     private static final String USERS = "users";
     private static final String COUNTERS = "counters";
-    private static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1),
-            Duration.ofMillis(4));
 
     @Override
     public String pattern() {

@@ -1,13 +1,18 @@
 package dev.consistencykit.examples.lab;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.MongoTarget;
 
 /** One pattern's chaos and benchmark, run on fresh databases of a target server. */
 public interface PatternLab {
+
+    /** Retries with millisecond back-off: chaos runs inject many transient errors and must not sleep through them. */
+    RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1), Duration.ofMillis(4));
 
     /** The pattern's CLI name ({@code two-phase}…). */
     String pattern();

@@ -19,7 +19,6 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncFlagConfig;
@@ -35,8 +34,6 @@ public final class SyncFlagLab implements PatternLab {
     private static final String USERS = "users";
     private static final String COMMENTS = "comments";
     private static final String POSTS = "posts";
-    private static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1),
-            Duration.ofMillis(4));
 
     @Override
     public String pattern() {

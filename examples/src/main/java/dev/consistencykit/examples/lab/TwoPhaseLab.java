@@ -17,7 +17,6 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.testkit.Accounts;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
@@ -36,8 +35,6 @@ import dev.consistencykit.twophase.TwoPhaseTransaction;
 public final class TwoPhaseLab implements PatternLab {
 
     private static final String ACCOUNTS = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
-    private static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1),
-            Duration.ofMillis(4));
 
     @Override
     public String pattern() {
