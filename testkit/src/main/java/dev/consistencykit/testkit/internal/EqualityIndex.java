@@ -107,10 +107,10 @@ final class EqualityIndex extends Index<Integer> {
     @Override
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, Integer position,
                                            MongoCollection<Integer> collection) {
-        Set<Object> values = skips(newDocument) ? null : leadingValues(newDocument);
-        if (values != null && values.equals(valuesByPosition.get(position))) {
+        if (nullAwareEqualsKeys(oldDocument, newDocument)) {
             return;
         }
+        Set<Object> values = skips(newDocument) ? null : leadingValues(newDocument);
         unlink(position);
         positionById.put(idOf(newDocument), position);
         if (values == null) {
