@@ -1,0 +1,349 @@
+package dev.consistencykit.logreconciliation;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Guarantees;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine;
+
+/**
+ * An append-only ledger: each transaction is one document holding all its account changes (atomic by construction),
+ * each change numbered in its account's log by a sequence number a unique multikey index keeps unique; a committer
+ * advances cached balances in log order; {@link #balance} is exact at any moment; {@link #reconcile} proves a cache
+ * against its log.
+ *
+ * <p><b>What it guarantees.</b> A transaction is all its changes or none (one insert). Per account, changes are
+ * numbered 1, 2, 3… without gaps ({@link SeqAllocation#COUNTER} fills a gap left by an append that never happened with
+ * a void change) and committed strictly in that order, each exactly once: the decision (valid, or cancelled by the
+ * overdraft rule) is one compare-and-set taken while every account of the transaction stands just before it, so every
+ * process computes the same one, and each cache moves by compare-and-set on its seqId. Committers may run in any
+ * number of processes. Safety never depends on clocks.
+ *
+ * <p><b>What a reader may see.</b> {@link #balance} counts every valid change, committed or not: a transfer shows on
+ * both accounts as soon as it is appended (never on one only). With the overdraft rule, an appended withdrawal may
+ * still be cancelled when the committer reaches it; the cache ({@code balance} field) lags the log until the committer
+ * runs; a {@link LedgerCursor} sees committed changes only, in order.
+ *
+ * <p>Thread-safe; any number of instances in any number of processes may share the collections.
+ *
+ * <pre>{@code
+ * Ledger ledger = Ledger.builder(db).overdraftFloor(0).build();
+ * ledger.ensureIndexes();
+ * ledger.append(LedgerTransaction.transfer("alice", "bob", 2_500));   // one insert
+ * long alice = ledger.balance("alice");                              // cache + later valid changes
+ * ledger.commitPending();                                            // the committer, from any process
+ * ReconcileReport report = ledger.reconcile("alice", false);
+ * }</pre>
+ */
+public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
+
+    private final LedgerConfig config;
+    private final LedgerEngine engine;
+
+    private Ledger(LedgerConfig config, LedgerEngine engine) {
+        this.config = config;
+        this.engine = engine;
+    }
+
+    /** A builder for a ledger on {@code database}. */
+    public static Builder builder(MongoDatabase database) {
+        return new Builder(database);
+    }
+
+    /** A ledger with the defaults. */
+    public static Ledger on(MongoDatabase database) {
+        return builder(database).build();
+    }
+
+    /** The settings. */
+    public LedgerConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    /**
+     * Creates the unique index on {@code {changes.account, changes.seqId}} (what makes two writers of the same
+     * sequence number collide), the committer's index on {@code {proc, ts}}, the archiver's, and the archive's.
+     */
+    @Override
+    public void ensureIndexes() {
+        engine.ensureIndexes();
+    }
+
+    /** Same as {@link #append}. */
+    @Override
+    public OperationId submit(LedgerTransaction tx) {
+        return append(tx);
+    }
+
+    /**
+     * Appends {@code tx}, uncommitted: one insert when this process knows the accounts' sequence heads, plus a
+     * collision retry when another writer took a number. The same id with the same changes returns the existing
+     * transaction.
+     *
+     * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
+     */
+    public OperationId append(LedgerTransaction tx) {
+        return new OperationId(engine.append(engine.prepare(tx)).doc().get("_id"));
+    }
+
+    /**
+     * Appends {@code tx} and commits it in this thread (committing first any earlier transaction of its accounts that
+     * is still uncommitted).
+     *
+     * @return committed; aborted when cancelled (by the overdraft rule, or by {@link #cancel} before the commit); in
+     *         flight only when an earlier sequence number of one of its accounts is missing from the log
+     * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
+     */
+    @Override
+    public OperationResult apply(LedgerTransaction tx) {
+        return engine.apply(engine.prepare(tx));
+    }
+
+    /** The committer: commits every transaction uncommitted for longer than {@link LedgerConfig#staleAfter()}. */
+    public RecoveryReport commitPending() {
+        return engine.commitPending(config.staleAfter());
+    }
+
+    /**
+     * Commits every transaction uncommitted for longer than {@code staleAfter} by server time (zero: all of them),
+     * in log order per account. Safe from many processes at once.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        return engine.commitPending(staleAfter);
+    }
+
+    /**
+     * Cancels transaction {@code id} before the committer decides it: it stays in the log, its changes count for
+     * nothing. Idempotent.
+     *
+     * @throws UnknownTransactionException    if there is no such transaction
+     * @throws TransactionCommittedException  if the committer already decided it: {@link #reverse} it instead
+     */
+    public void cancel(OperationId id) {
+        engine.cancel(Objects.requireNonNull(id, "id").value());
+    }
+
+    /**
+     * Reverses transaction {@code id} by appending its compensating transaction (every change's opposite), with id
+     * {@code <id>:reversal}: idempotent. The default way to undo a committed transaction.
+     *
+     * @throws UnknownTransactionException if there is no such transaction
+     */
+    public OperationId reverse(OperationId id) {
+        LedgerEngine.Prepared p = engine.reversalOf(Objects.requireNonNull(id, "id").value());
+        return new OperationId(engine.append(p).doc().get("_id"));
+    }
+
+    /**
+     * The balance of {@code account}: its cache plus every later valid change, committed or not. Exact at any moment;
+     * two round trips.
+     */
+    public long balance(String account) {
+        return engine.balance(checkedAccount(account));
+    }
+
+    /**
+     * A cursor over {@code account}'s committed changes after seqId {@code afterSeq} (0: from the start).
+     *
+     * @throws IllegalArgumentException if {@code afterSeq} is negative
+     */
+    public LedgerCursor cursor(String account, long afterSeq) {
+        String a = checkedAccount(account);
+        return new LedgerCursor(engine, () -> List.of(a), LedgerCursor.checked(Map.of(a, afterSeq)));
+    }
+
+    /**
+     * A cursor over every account's committed changes, resuming from {@code positions} (account → last seqId
+     * consumed; an account not named starts from the beginning). Each poll reads every account's cache.
+     */
+    public LedgerCursor cursorOverAll(Map<String, Long> positions) {
+        return new LedgerCursor(engine, engine::accountIds, LedgerCursor.checked(positions));
+    }
+
+    /**
+     * Rebuilds {@code account} from its log (from its checkpoint, or seqId 1) and compares it with the cache and every
+     * recorded {@code cacheBal}. A mismatch is reported; with {@code repair}, wrong {@code cacheBal} values and a
+     * wrong cache balance are rewritten from the log (a cache ahead of the log is reported, never rewritten).
+     */
+    public ReconcileReport reconcile(String account, boolean repair) {
+        return engine.reconcile(checkedAccount(account), repair);
+    }
+
+    /** Accounts whose log has a hole (a missing sequence number), by one pass over every change. */
+    public List<String> accountsWithGaps() {
+        return engine.accountsWithGaps();
+    }
+
+    /**
+     * Moves transactions committed longer than {@code olderThan} ago to the archive collection and raises each
+     * account's checkpoint; balances stay exact, reconcile starts from the checkpoint, cursors read the archive.
+     *
+     * @return how many transactions were moved
+     */
+    public int archive(Duration olderThan) {
+        Objects.requireNonNull(olderThan, "olderThan");
+        if (olderThan.isNegative()) {
+            throw new IllegalArgumentException("olderThan must be >= 0, was " + olderThan);
+        }
+        return engine.archive(olderThan);
+    }
+
+    /** Transactions by {@code proc} ({@code UNCOMMITTED}, {@code COMMITTED}) and the oldest uncommitted one's age. */
+    @Override
+    public StrategyStatus status() {
+        return engine.status();
+    }
+
+    /** This instance's counters. */
+    public LedgerMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
+    public Guarantees guarantees() {
+        return new Guarantees(
+                "a transaction is one document: all its changes or none, at once",
+                "balance() counts every valid change as soon as it is appended; caches lag until committed",
+                "per account, a gap-free sequence; committed strictly in that order",
+                "the committer decides and commits uncommitted transactions in order, from any process");
+    }
+
+    private String checkedAccount(String account) {
+        Inputs.documentId(config.name(), "account", account);
+        if (account.startsWith("$")) {
+            throw new InvalidInputException(config.name(), "account", "account must not start with '$', was '"
+                    + account + "'");
+        }
+        return account;
+    }
+
+    /** Builds a {@link Ledger}. Setters check their argument. */
+    public static final class Builder {
+
+        private final MongoDatabase database;
+        private String name = LedgerConfig.DEFAULT_NAME;
+        private String ledgerCollection = LedgerConfig.DEFAULT_LEDGER_COLLECTION;
+        private String accountsCollection = LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION;
+        private String archiveCollection = LedgerConfig.DEFAULT_ARCHIVE_COLLECTION;
+        private SeqAllocation seqAllocation = SeqAllocation.QUERY;
+        private OptionalLong overdraftFloor = OptionalLong.empty();
+        private Duration staleAfter = LedgerConfig.DEFAULT_STALE_AFTER;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Clock clock = Clock.systemUTC();
+        private ServerClock serverClock;
+        private LedgerListener listener = new LedgerListener() { };
+
+        private Builder(MongoDatabase database) {
+            this.database = Objects.requireNonNull(database, "database");
+        }
+
+        /** The instance name. Default {@value LedgerConfig#DEFAULT_NAME}. */
+        public Builder name(String value) {
+            Objects.requireNonNull(value, "name");
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** The collections of transactions, account caches and archived transactions. */
+        public Builder collections(String ledger, String accounts, String archive) {
+            this.ledgerCollection = Inputs.fieldName(name, "ledgerCollection", ledger);
+            this.accountsCollection = Inputs.fieldName(name, "accountsCollection", accounts);
+            this.archiveCollection = Inputs.fieldName(name, "archiveCollection", archive);
+            return this;
+        }
+
+        /** How sequence numbers are picked. Default {@link SeqAllocation#QUERY}. */
+        public Builder seqAllocation(SeqAllocation value) {
+            this.seqAllocation = Objects.requireNonNull(value, "seqAllocation");
+            return this;
+        }
+
+        /** Cancel, in log order, a transaction whose debit would take its account below {@code floor}. */
+        public Builder overdraftFloor(long floor) {
+            this.overdraftFloor = OptionalLong.of(floor);
+            return this;
+        }
+
+        /**
+         * How long a transaction stays uncommitted before {@link Ledger#commitPending()} takes it. Default 5 s.
+         *
+         * @throws IllegalArgumentException if zero or negative
+         */
+        public Builder staleAfter(Duration value) {
+            Objects.requireNonNull(value, "staleAfter");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
+            }
+            this.staleAfter = value;
+            return this;
+        }
+
+        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** The local clock server time is estimated from. */
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
+        public Builder serverClock(ServerClock value) {
+            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            return this;
+        }
+
+        /** Hooks called as transactions are appended and committed. */
+        public Builder listener(LedgerListener value) {
+            this.listener = Objects.requireNonNull(value, "listener");
+            return this;
+        }
+
+        /**
+         * Builds the instance. Sends nothing to the server.
+         *
+         * @throws dev.consistencykit.core.UnsafeConfigurationException if the write concern is {@code w:0}
+         */
+        public Ledger build() {
+            MongoDatabase db = Inputs.acknowledged(name, database);
+            LedgerConfig config = new LedgerConfig(name, ledgerCollection, accountsCollection, archiveCollection,
+                    seqAllocation, overdraftFloor, staleAfter, retryPolicy, clock);
+            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            return new Ledger(config, new LedgerEngine(config, db, time, listener));
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.consistencykit.logreconciliation;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import dev.consistencykit.logreconciliation.internal.LedgerEngine;
+
+/**
+ * Reads committed changes strictly in each account's sequence order, from a position the consumer keeps. A change is
+ * delivered once every earlier change of its account is committed (the account cache's seqId is the watermark), so a
+ * transaction that commits late is never skipped, and nothing is delivered twice.
+ *
+ * <p>Not thread-safe: one consumer per cursor. Save {@link #positions()} to resume after a restart.
+ */
+public final class LedgerCursor {
+
+    private final LedgerEngine engine;
+    private final Supplier<List<String>> accounts;
+    private final Map<String, Long> positions;
+
+    LedgerCursor(LedgerEngine engine, Supplier<List<String>> accounts, Map<String, Long> positions) {
+        this.engine = engine;
+        this.accounts = accounts;
+        this.positions = new HashMap<>(positions);
+    }
+
+    /**
+     * The next committed changes, at most {@code limit} per account, in sequence order per account; advances the
+     * cursor past them.
+     *
+     * @throws IllegalArgumentException if {@code limit < 1}
+     */
+    public List<LedgerEntry> poll(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, was " + limit);
+        }
+        List<LedgerEntry> out = new ArrayList<>();
+        for (String account : accounts.get()) {
+            long from = positions.getOrDefault(account, 0L);
+            List<LedgerEntry> next = engine.entries(account, from, limit);
+            if (!next.isEmpty()) {
+                positions.put(account, next.get(next.size() - 1).seqId());
+                out.addAll(next);
+            }
+        }
+        return out;
+    }
+
+    /** The last seqId delivered per account. */
+    public Map<String, Long> positions() {
+        return Map.copyOf(positions);
+    }
+
+    static Map<String, Long> checked(Map<String, Long> positions) {
+        Objects.requireNonNull(positions, "positions");
+        positions.forEach((a, p) -> {
+            if (p < 0) {
+                throw new IllegalArgumentException("position of " + a + " must be >= 0, was " + p);
+            }
+        });
+        return positions;
+    }
+}

@@ -1,0 +1,16 @@
+package dev.consistencykit.logreconciliation;
+
+/**
+ * A read-only snapshot of one {@link Ledger} instance's counters since it was built.
+ *
+ * @param appended      transactions this instance appended
+ * @param collisions    sequence-number collisions its appends retried after
+ * @param headQueries   sequence heads it learned by query (cache misses and refreshes)
+ * @param committed     transactions it committed
+ * @param cancelled     of those, committed as cancelled (by request or the overdraft rule)
+ * @param gapsFilled    gaps it filled with void changes ({@link SeqAllocation#COUNTER} only)
+ * @param archived      transactions it moved to the archive
+ */
+public record LedgerMetrics(long appended, long collisions, long headQueries, long committed, long cancelled,
+                            long gapsFilled, long archived) {
+}

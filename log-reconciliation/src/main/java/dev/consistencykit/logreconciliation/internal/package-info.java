@@ -1,0 +1,2 @@
+/** Implementation of the log-reconciliation module; private API, not to be used outside it. */
+package dev.consistencykit.logreconciliation.internal;
