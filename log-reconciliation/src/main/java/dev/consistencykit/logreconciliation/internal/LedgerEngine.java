@@ -268,7 +268,7 @@ public final class LedgerEngine {
     /** Appends and commits {@code p}, committing its predecessors first where needed. */
     public OperationResult apply(Prepared p) {
         Appended a = append(p);
-        Committed c = commitChain(a.doc(), true);
+        Committed c = commitChain(a.doc(), config.staleAfter());
         return result(c.doc());
     }
 
@@ -289,7 +289,7 @@ public final class LedgerEngine {
      * Commits {@code target} and, first, every uncommitted predecessor it waits on (the transaction holding each of its
      * accounts' next seqId), with an explicit stack.
      */
-    private Committed commitChain(Document target, boolean fillGaps) {
+    private Committed commitChain(Document target, Duration gapAfter) {
         Deque<Document> stack = new ArrayDeque<>();
         stack.push(target);
         boolean mine = false;
@@ -313,7 +313,9 @@ public final class LedgerEngine {
                 Document predecessor = holder(blocked.account, blocked.seq);
                 if (predecessor != null) {
                     stack.push(predecessor);
-                } else if (fillGaps && config.seqAllocation() == SeqAllocation.COUNTER && stale(tx)) {
+                } else if (config.seqAllocation() == SeqAllocation.COUNTER && olderThan(tx, gapAfter)) {
+                    // the transaction waiting reserved its number after the missing one: once it is this old, the
+                    // missing append is presumed dead (a late one collides with the filler and takes new numbers)
                     fillGap(blocked.account, blocked.seq);
                 } else {
                     LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
@@ -343,9 +345,9 @@ public final class LedgerEngine {
                 () -> ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
     }
 
-    private boolean stale(Document tx) {
+    private boolean olderThan(Document tx, Duration age) {
         Date ts = tx.getDate("ts");
-        return ts != null && !ts.after(clock.cutoff(config.staleAfter()));
+        return ts != null && (age.isZero() || !ts.after(clock.cutoff(age)));
     }
 
     private Step commitOne(Document tx, Blocked blocked) {
@@ -411,7 +413,15 @@ public final class LedgerEngine {
             long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
             long seq = c.getLong(SEQ);
             if (cacheSeq >= seq) {
-                return Step.RETRY;      // some process decided and began advancing: read the decision
+                // some process decided and began advancing: read the decision. Still undecided means another
+                // transaction holds the same seqId, which the unique index forbids
+                Document now = reread(tx);
+                if (now != null && !now.getBoolean("decided", false)) {
+                    throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
+                            + c.getString(ACCOUNT) + " is also held by another transaction: the unique index on"
+                            + " {changes.account, changes.seqId} is missing (call ensureIndexes())");
+                }
+                return Step.RETRY;
             }
             if (cacheSeq < seq - 1) {
                 blocked.account = c.getString(ACCOUNT);
@@ -493,7 +503,7 @@ public final class LedgerEngine {
                         .into(new ArrayList<>()));
         for (Document found : pending) {
             examined++;
-            Committed c = commitChain(found, true);
+            Committed c = commitChain(found, staleAfter);
             if (c.blocked() || c.doc() == null) {
                 skipped++;
             } else if (!c.byThisCall()) {
