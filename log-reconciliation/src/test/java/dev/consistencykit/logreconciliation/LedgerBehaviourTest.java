@@ -1,0 +1,215 @@
+package dev.consistencykit.logreconciliation;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.testkit.IndexCoverage;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.RoundTripCounter;
+
+@ExtendWith(MongoTestExtension.class)
+class LedgerBehaviourTest {
+
+    private static final Map<String, Long> OPENING = Books.accounts(4, 1_000);
+
+    private static Ledger ready(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).build();
+        ledger.ensureIndexes();
+        return ledger;
+    }
+
+    @Test
+    void shouldAppendInOneRoundTripAndReadABalanceInTwo(MongoTarget target, MongoDatabase db) {
+        Ledger ledger = ready(db);
+        for (int i = 0; i < 4; i++) {
+            ledger.append(LedgerTransaction.transfer("a" + i, "a" + ((i + 1) % 4), 1));   // learns the heads
+        }
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            for (int i = 0; i < 20; i++) {
+                ledger.append(LedgerTransaction.transfer("a" + (i % 4), "a" + ((i + 1) % 4), 5));
+            }
+            assertThat(counter.snapshot().commandsPer(20)).isEqualTo(1.0);
+            counter.reset();
+            assertThat(ledger.balance("a0")).isEqualTo(1_000);
+            assertThat(counter.snapshot().commands()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void shouldShowAnAppendedTransferOnBothAccountsBeforeItCommits(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.append(LedgerTransaction.transfer("a0", "a1", 300));
+
+        assertThat(ledger.balance("a0")).isEqualTo(700);
+        assertThat(ledger.balance("a1")).isEqualTo(1_300);
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).find(eq("_id", "a0")).first()
+                .getLong("balance")).as("the cache lags until committed").isEqualTo(1_000);
+        ledger.recover(Duration.ZERO);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldCancelAnOverdraftInLogOrderAndReportIt(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).overdraftFloor(0).build();
+        ledger.ensureIndexes();
+        ledger.append(LedgerTransaction.transfer("a0", "a1", 800).withId(OperationId.of("first")));
+        ledger.append(LedgerTransaction.transfer("a0", "a2", 800).withId(OperationId.of("second")));
+
+        OperationResult third = ledger.apply(LedgerTransaction.transfer("a0", "a3", 100).withId(OperationId.of("t3")));
+
+        assertThat(third.isCommitted()).isTrue();
+        Document second = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).find(eq("_id", "second")).first();
+        assertThat(second.getString("state")).isEqualTo("CANCELLED");
+        assertThat(second.getString("reason")).contains("a0 would go from 200 to -600, below the floor 0");
+        assertThat(ledger.balance("a0")).isEqualTo(100);
+        assertThat(ledger.apply(LedgerTransaction.transfer("a0", "a1", 101)).outcome())
+                .isEqualTo(OperationResult.Outcome.ABORTED);
+        assertThat(Books.invariants(db, OPENING, true, 0L)).isEmpty();
+    }
+
+    @Test
+    void shouldCancelBeforeCommitAndReverseAfter(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        OperationId pending = ledger.append(LedgerTransaction.transfer("a0", "a1", 50));
+        ledger.cancel(pending);
+        ledger.cancel(pending);
+        OperationId done = OperationId.of("done");
+        ledger.apply(LedgerTransaction.transfer("a0", "a2", 70).withId(done));
+
+        assertThatThrownBy(() -> ledger.cancel(done)).isInstanceOf(TransactionCommittedException.class);
+        assertThatThrownBy(() -> ledger.cancel(OperationId.of("nope"))).isInstanceOf(UnknownTransactionException.class);
+        OperationId reversal = ledger.reverse(done);
+        assertThat(ledger.reverse(done)).isEqualTo(reversal);
+        ledger.recover(Duration.ZERO);
+
+        assertThat(ledger.balance("a0")).isEqualTo(1_000);
+        assertThat(ledger.balance("a1")).isEqualTo(1_000);
+        assertThat(ledger.balance("a2")).isEqualTo(1_000);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldReportACorruptedCacheAndRepairItOnlyWhenAsked(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 10));
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 20));
+        var accounts = db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION);
+        accounts.updateOne(eq("_id", "a0"), Updates.set("balance", 5L));
+        accounts.updateOne(eq("_id", "a1"), Updates.set("seqId", 9L));
+
+        ReconcileReport wrong = ledger.reconcile("a0", false);
+        ReconcileReport ahead = ledger.reconcile("a1", true);
+
+        assertThat(wrong.problems()).containsExactly("the cache holds balance 5 at seqId 2; the log says 970");
+        assertThat(accounts.find(eq("_id", "a0")).first().getLong("balance")).isEqualTo(5L);
+        assertThat(ahead.problems()).containsExactly("the cache is ahead of the log: seqId 9, the log ends at 2");
+        assertThat(ahead.repaired()).as("a cache ahead of the log is never rewritten").isEmpty();
+        ReconcileReport fixed = ledger.reconcile("a0", true);
+        assertThat(fixed.repaired()).containsExactly("cache balance set to 970");
+        assertThat(ledger.reconcile("a0", false).consistent()).isTrue();
+    }
+
+    @Test
+    void shouldKeepBalancesExactAndReconcilableAfterArchiving(MongoDatabase db) throws Exception {
+        Ledger ledger = ready(db);
+        for (int i = 0; i < 6; i++) {
+            ledger.apply(LedgerTransaction.transfer("a0", "a1", 10));
+        }
+        ledger.append(LedgerTransaction.transfer("a1", "a0", 5));
+        LedgerCursor early = ledger.cursor("a0", 0);
+
+        assertThat(ledger.archive(Duration.ZERO)).isEqualTo(6);
+
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments()).isEqualTo(1);
+        assertThat(ledger.balance("a0")).isEqualTo(945);
+        assertThat(ledger.reconcile("a0", false).consistent()).isTrue();
+        ledger.recover(Duration.ZERO);
+        assertThat(early.poll(100)).extracting(LedgerEntry::seqId).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldFillAGapLeftByAReservationThatNeverAppended(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).seqAllocation(SeqAllocation.COUNTER).build();
+        ledger.ensureIndexes();
+        // a writer reserved a0's seqId 1 and died before appending
+        db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).updateOne(eq("_id", "a0"), Updates.inc("head", 1L));
+        ledger.append(LedgerTransaction.transfer("a0", "a1", 10));
+
+        assertThat(ledger.recover(Duration.ofHours(1)).repaired()).as("not stale yet").isZero();
+        assertThat(ledger.recover(Duration.ZERO).repaired()).isEqualTo(1);
+        assertThat(ledger.metrics().gapsFilled()).isEqualTo(1);
+        assertThat(ledger.balance("a0")).isEqualTo(990);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldNameTheMissingUniqueIndexInsteadOfCommittingDuplicateSeqIds(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger one = Books.ledger(db).build();
+        Ledger two = Books.ledger(db).build();
+        one.append(LedgerTransaction.transfer("a0", "a1", 1));
+        two.append(LedgerTransaction.transfer("a0", "a2", 1));
+        one.append(LedgerTransaction.transfer("a0", "a3", 1));   // a stale head and no unique index: a0's seqId 2 twice
+
+        assertThatThrownBy(() -> one.recover(Duration.ZERO)).isInstanceOf(ConsistencyException.class)
+                .hasMessageContaining("unique index on {changes.account, changes.seqId} is missing");
+    }
+
+    @Test
+    void shouldReportStatusAndMetrics(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.append(LedgerTransaction.transfer("a0", "a1", 1));
+        ledger.append(LedgerTransaction.transfer("a1", "a2", 1));
+        ledger.apply(LedgerTransaction.transfer("a2", "a3", 1));
+
+        StrategyStatus status = ledger.status();
+        assertThat(status.count("COMMITTED")).as("the apply commits its predecessors first").isEqualTo(3);
+        ledger.append(LedgerTransaction.transfer("a3", "a0", 1));
+        assertThat(ledger.status().inFlight()).isEqualTo(1);
+        assertThat(ledger.status().oldestInFlightAge()).isPresent();
+        assertThat(ledger.metrics().appended()).isEqualTo(4);
+        assertThat(ledger.metrics().committed()).isEqualTo(3);
+        assertThat(ledger.accountsWithGaps()).isEmpty();
+    }
+
+    @Test
+    void shouldServeEveryQueryFromADeclaredIndex(MongoTarget target, MongoDatabase db) {
+        Ledger ledger = ready(db);
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            ledger.append(LedgerTransaction.transfer("a0", "a1", 1));
+            ledger.apply(LedgerTransaction.transfer("a1", "a2", 1));
+            ledger.append(LedgerTransaction.transfer("a2", "a3", 1));
+            ledger.balance("a0");
+            ledger.recover(Duration.ZERO);
+            ledger.commitPending();
+            ledger.cursor("a0", 0).poll(10);
+            ledger.reconcile("a1", false);
+            ledger.status();
+            ledger.archive(Duration.ofDays(1));
+
+            assertThat(coverage.uncovered(db)).isEmpty();
+        }
+        assertThat(List.of(ledger.name())).containsExactly("ledger");
+    }
+}
