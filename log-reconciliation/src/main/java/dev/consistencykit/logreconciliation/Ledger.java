@@ -83,7 +83,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
 
     /**
      * Creates the unique index on {@code {changes.account, changes.seqId}} (what makes two writers of the same
-     * sequence number collide), the committer's index on {@code {proc, ts}}, the archiver's, and the archive's.
+     * sequence number collide), the committer's and archiver's index on {@code {proc, ts}}, and the archive's.
      */
     @Override
     public void ensureIndexes() {
@@ -203,7 +203,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     /**
-     * Moves transactions committed longer than {@code olderThan} ago to the archive collection and raises each
+     * Moves committed transactions appended longer than {@code olderThan} ago to the archive collection; raises each
      * account's checkpoint; balances stay exact, reconcile starts from the checkpoint, cursors read the archive.
      *
      * @return how many transactions were moved

@@ -103,6 +103,8 @@ class EmbeddedMongoTest {
             indexed.createIndex(com.mongodb.client.model.Indexes.ascending("owner"));
             indexed.createIndex(com.mongodb.client.model.Indexes.ascending("comments.authorId"));
             indexed.createIndex(com.mongodb.client.model.Indexes.ascending("tags"));
+            indexed.createIndex(com.mongodb.client.model.Indexes.ascending("runAt", "owner"),
+                    new com.mongodb.client.model.IndexOptions().unique(true));
             indexed.createIndex(com.mongodb.client.model.Indexes.ascending("flag.at"),
                     new com.mongodb.client.model.IndexOptions().sparse(true));
             for (int i = 0; i < 60; i++) {
@@ -123,6 +125,7 @@ class EmbeddedMongoTest {
                     com.mongodb.client.model.Filters.elemMatch("comments", and(eq("authorId", "a1"),
                             com.mongodb.client.model.Filters.gt("v", 10))),
                     eq("flag.at", 4), eq("flag.at", null), com.mongodb.client.model.Filters.exists("flag.at"),
+                    eq("runAt", 12), and(eq("runAt", 12), eq("owner", 1)), and(eq("runAt", 13), eq("owner", 1)),
                     eq("state", "NONE"));
             Runnable compare = () -> {
                 for (org.bson.conversions.Bson q : queries) {

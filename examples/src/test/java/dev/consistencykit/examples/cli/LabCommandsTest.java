@@ -94,6 +94,30 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldReportScenariosAndNoViolationsWhenLedgerChaosRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "log-reconciliation",
+                "--seeds", "3");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("pattern")).isEqualTo("log-reconciliation");
+        assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldAppendInAboutOneRoundTripAndReportCommitsWhenLedgerBenchRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "log-reconciliation",
+                "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getDouble("roundTripsPerOp")).isBetween(1.0, 1.5);
+        assertThat(json.getDouble("balanceRoundTrips")).isEqualTo(2.0);
+        assertThat(json.get("commitsPerSec", Number.class).doubleValue()).isPositive();
+    }
+
+    @Test
     void shouldRejectUnknownPatternWithTheKnownOnes() {
         CliTestSupport.Run run = CliTestSupport.run("chaos", "three-phase");
 

@@ -125,12 +125,11 @@ public final class LedgerEngine {
         this.listener = Objects.requireNonNull(listener, "listener");
     }
 
-    /** The unique sequence index, the committer's index, and the archive's. */
+    /** The unique sequence index, the committer's and archiver's index, and the archive's. */
     public void ensureIndexes() {
         ledger.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().unique(true).name("account_seq"));
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
-        ledger.createIndex(Indexes.ascending("proc", "committedAt"), new IndexOptions().name("proc_committedAt"));
         archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));
     }
@@ -247,11 +246,18 @@ public final class LedgerEngine {
         Document cache = config.retryPolicy().execute(config.name(), account, "read account",
                 () -> accounts.find(eq("_id", account)).first());
         long floor = Math.max(longOf(cache, SEQ), checkpointSeq(cache));
-        Document max = config.retryPolicy().execute(config.name(), account, "read head", () -> ledger.aggregate(
-                List.of(Aggregates.match(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor)))),
-                        Aggregates.unwind("$" + CHANGES), Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account))),
-                        Aggregates.group(null, Accumulators.max("m", "$" + CHANGES + "." + SEQ)))).first());
-        long head = max == null ? floor : Math.max(floor, ((Number) max.get("m")).longValue());
+        // the tail after the cache: transactions holding a later change of this account, each projected to that
+        // change alone ($elemMatch projection; the positional one is wrong on the embedded server)
+        List<Document> tail = config.retryPolicy().execute(config.name(), account, "read head", () -> ledger.find(
+                elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
+                .projection(Projections.elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
+                .into(new ArrayList<>()));
+        long head = floor;
+        for (Document d : tail) {
+            for (Document c : d.getList(CHANGES, Document.class, List.of())) {
+                head = Math.max(head, c.getLong(SEQ));
+            }
+        }
         heads.merge(account, head, Math::max);
         return head;
     }
@@ -724,15 +730,15 @@ public final class LedgerEngine {
     // ---------------------------------------------------------------- archive and status
 
     /**
-     * Moves committed transactions committed longer than {@code olderThan} ago to the archive: copy, raise each
+     * Moves committed transactions appended longer than {@code olderThan} ago to the archive: copy, raise each
      * account's checkpoint, delete. Balances stay exact (they start from the cache, which is at or past every
      * checkpoint); reconcile folds from the checkpoint.
      */
     public int archive(Duration olderThan) {
         Date cutoff = clock.cutoff(olderThan);
         int moved = 0;
-        List<Document> old = ledger.find(and(eq("proc", COMMITTED), lte("committedAt", cutoff)))
-                .sort(Sorts.ascending("committedAt")).into(new ArrayList<>());
+        List<Document> old = ledger.find(and(eq("proc", COMMITTED), lte("ts", cutoff)))
+                .sort(Sorts.ascending("ts")).into(new ArrayList<>());
         for (Document tx : old) {
             Object id = tx.get("_id");
             config.retryPolicy().run(config.name(), id, "archive copy",

@@ -40,6 +40,14 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
         return new EqualityIndex(indexName, keys, sparse);
     }
 
+    /** A unique compound index also serves equality on its leading key ({@link LeadingKeyUniqueIndex}). */
+    @Override
+    protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
+                                                     boolean sparse) {
+        Index<Integer> unique = super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
+        return keys.size() > 1 ? new LeadingKeyUniqueIndex(unique, keys, sparse) : unique;
+    }
+
     @Override
     public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver,
                                   Oplog oplog) {
