@@ -12,7 +12,6 @@ import java.util.regex.Pattern;
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
-import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 
@@ -32,6 +31,8 @@ final class EqualityIndex extends Index<Integer> {
     private static final String ID_FIELD = "_id";
 
     private final String leadingKey;
+    private final String[] path;
+    private final boolean usable;
     private final Map<Object, Set<Integer>> positionsByValue = new HashMap<>();
     private final Map<Object, Integer> positionById = new HashMap<>();
     private final Map<Integer, Set<Object>> valuesByPosition = new HashMap<>();
@@ -39,14 +40,73 @@ final class EqualityIndex extends Index<Integer> {
     EqualityIndex(String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
         this.leadingKey = keys.get(0).getKey();
+        this.path = leadingKey.split("\\.");
+        // "a.0.b" addresses an array element by position, which this index does not model: leave such keys to scans
+        this.usable = java.util.Arrays.stream(path).noneMatch(segment -> segment.chars().allMatch(Character::isDigit));
     }
 
+    /**
+     * The leading key's values in {@code document}, normalized as the server compares them: one per element where the
+     * path runs through arrays (multikey), {@code null} where it is missing. Walks only the leading key's path, which
+     * is much cheaper than the server's general key extraction over every key of a compound index.
+     */
     private Set<Object> leadingValues(Document document) {
         Set<Object> values = new HashSet<>();
-        for (KeyValue keyValue : getKeyValues(document)) {
-            values.add(keyValue.get(0));
+        collect(document, 0, values);
+        if (values.isEmpty()) {
+            values.add(null);
         }
         return values;
+    }
+
+    private void collect(Object current, int depth, Set<Object> out) {
+        if (depth == path.length) {
+            if (current instanceof Collection<?> elements) {
+                if (elements.isEmpty()) {
+                    out.add(null);
+                }
+                for (Object element : elements) {
+                    out.add(normalize(element));
+                }
+            } else {
+                out.add(normalize(current));
+            }
+        } else if (current instanceof Document d) {
+            if (!d.containsKey(path[depth])) {
+                out.add(null);
+            } else {
+                collect(d.get(path[depth]), depth + 1, out);
+            }
+        } else if (current instanceof Collection<?> elements) {
+            for (Object element : elements) {
+                collect(element, depth, out);
+            }
+        } else {
+            out.add(null);
+        }
+    }
+
+    /** What the server's value normalization does: numbers compare across types, {@code -0.0} equals {@code 0.0}. */
+    private static Object normalize(Object value) {
+        if (value == null || value instanceof de.bwaldvogel.mongo.backend.Missing) {
+            return null;
+        }
+        if (value instanceof Long l && (long) (double) l != l) {
+            return value;
+        }
+        if (value instanceof Number n) {
+            double d = n.doubleValue();
+            return d == -0.0 ? 0.0 : d;
+        }
+        if (value instanceof Map<?, ?> map) {
+            Document normalized = new Document();
+            map.forEach((k, v) -> normalized.put(String.valueOf(k), normalize(v)));
+            return normalized;
+        }
+        if (value instanceof Collection<?> elements) {
+            return elements.stream().map(EqualityIndex::normalize).toList();
+        }
+        return value;
     }
 
     private boolean skips(Document document) {
@@ -124,7 +184,7 @@ final class EqualityIndex extends Index<Integer> {
 
     @Override
     public synchronized boolean canHandle(Document query) {
-        return equalityValue(query, "") != null;
+        return usable && equalityValue(query, "") != null;
     }
 
     @Override
@@ -187,17 +247,8 @@ final class EqualityIndex extends Index<Integer> {
     }
 
     /** The query value normalized as the server normalizes indexed values (numbers compare across types). */
-    private Object normalized(Object value) {
-        Document probe = new Document();
-        Document level = probe;
-        String[] segments = leadingKey.split("\\.");
-        for (int i = 0; i < segments.length - 1; i++) {
-            Document next = new Document();
-            level.put(segments[i], next);
-            level = next;
-        }
-        level.put(segments[segments.length - 1], value);
-        return leadingValues(probe).iterator().next();
+    private static Object normalized(Object value) {
+        return normalize(value);
     }
 
     private static Object idOf(Document document) {
