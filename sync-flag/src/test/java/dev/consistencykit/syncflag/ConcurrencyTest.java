@@ -29,6 +29,14 @@ import dev.consistencykit.testkit.MongoTestExtension;
 class ConcurrencyTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
+    /** The sweepers' threshold: far longer than a sweep takes, so a flag refreshed by one is fresh for the other. */
+    private static final Duration STALE = Duration.ofMinutes(5);
+
+    /** Makes every flag an hour old, as if its owner had gone quiet long ago, without waiting. */
+    private static void backdateFlags(MongoDatabase db) {
+        db.getCollection(Blog.USERS).updateMany(com.mongodb.client.model.Filters.exists("syncing"),
+                Updates.set("syncing.at", java.util.Date.from(java.time.Instant.now().minus(Duration.ofHours(1)))));
+    }
 
     private static MasterUpdate rename(String op, String user, String name) {
         return new MasterUpdate(OperationId.of(op), user, Updates.set("name", name));
@@ -89,10 +97,10 @@ class ConcurrencyTest {
         Blog.seed(db, 3, 2);
         FaultInjector[] zombie = new FaultInjector[1];
         CompletableFuture<OperationResult> live = pausedAt(db, 3, rename("op", "u0", "Ann Smith"), zombie);
-        Thread.sleep(300);
+        backdateFlags(db);
 
-        SyncFlag one = Blog.sync(db).staleAfter(Duration.ofMillis(200)).build();
-        SyncFlag two = Blog.sync(db).staleAfter(Duration.ofMillis(200)).build();
+        SyncFlag one = Blog.sync(db).staleAfter(STALE).build();
+        SyncFlag two = Blog.sync(db).staleAfter(STALE).build();
         CompletableFuture<RecoveryReport> first = CompletableFuture.supplyAsync(one::sweep);
         CompletableFuture<RecoveryReport> second = CompletableFuture.supplyAsync(two::sweep);
         int takenOver = first.get().rolledForward() + second.get().rolledForward();
@@ -113,11 +121,11 @@ class ConcurrencyTest {
             writer.submit(rename("op" + i, "u" + i, "Renamed " + i));
         }
         assertThat(Blog.copiesMatch(db)).hasSize(30 * 2 + 30 * 3);
-        Thread.sleep(300);
+        backdateFlags(db);
 
         List<CompletableFuture<RecoveryReport>> sweeps = new ArrayList<>();
         for (int s = 0; s < 2; s++) {
-            SyncFlag sweeper = Blog.sync(db).staleAfter(Duration.ofMillis(200)).sweepBatch(7).build();
+            SyncFlag sweeper = Blog.sync(db).staleAfter(STALE).sweepBatch(7).build();
             sweeps.add(CompletableFuture.supplyAsync(sweeper::sweep));
         }
         int forward = 0;
