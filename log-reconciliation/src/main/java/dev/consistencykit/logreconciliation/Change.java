@@ -18,15 +18,27 @@ public record Change(String account, ChangeType type, long value) {
      * @throws InvalidInputException for a blank or {@code $}-prefixed account id, or a value {@code <= 0}
      */
     public Change {
-        Inputs.documentId(null, "account", account);
-        if (account.startsWith("$")) {
-            throw new InvalidInputException(null, "account", "account must not start with '$', was '" + account + "'");
-        }
+        checkAccount(null, account);
         Objects.requireNonNull(type, "type");
         if (value <= 0) {
             throw new InvalidInputException(null, "value", "value must be > 0 (a debit is a DEBIT of a positive"
                     + " amount), was " + value + " for account " + account);
         }
+    }
+
+    /**
+     * Checks an account id: a non-blank string not starting with {@code $}.
+     *
+     * @return {@code account}
+     * @throws InvalidInputException if it is not acceptable
+     */
+    static String checkAccount(String instanceName, String account) {
+        Inputs.documentId(instanceName, "account", account);
+        if (account.startsWith("$")) {
+            throw new InvalidInputException(instanceName, "account", "account must not start with '$', was '"
+                    + account + "'");
+        }
+        return account;
     }
 
     /** A credit of {@code value} to {@code account}. */

@@ -13,7 +13,6 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -237,12 +236,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     private String checkedAccount(String account) {
-        Inputs.documentId(config.name(), "account", account);
-        if (account.startsWith("$")) {
-            throw new InvalidInputException(config.name(), "account", "account must not start with '$', was '"
-                    + account + "'");
-        }
-        return account;
+        return Change.checkAccount(config.name(), account);
     }
 
     /** Builds a {@link Ledger}. Setters check their argument. */

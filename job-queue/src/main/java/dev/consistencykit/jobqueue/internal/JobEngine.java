@@ -48,6 +48,7 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseFields;
 import dev.consistencykit.core.LeaseLostException;
+import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.Marker;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
@@ -708,10 +709,6 @@ public final class JobEngine {
     }
 
     private void notify(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
-        }
+        Listeners.call(config.name(), call);
     }
 }

@@ -51,6 +51,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -788,10 +789,6 @@ public final class LedgerEngine {
     }
 
     private void notify(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
-        }
+        Listeners.call(config.name(), call);
     }
 }

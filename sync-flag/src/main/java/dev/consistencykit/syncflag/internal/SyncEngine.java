@@ -53,6 +53,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -524,10 +525,6 @@ public final class SyncEngine {
     }
 
     private void notify(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
-        }
+        Listeners.call(config.name(), call);
     }
 }

@@ -109,10 +109,6 @@ final class EqualityIndex extends Index<Integer> {
         return value;
     }
 
-    private boolean skips(Document document) {
-        return isSparse() && leadingValues(document).stream().allMatch(v -> v == null);
-    }
-
     @Override
     public synchronized Integer getPosition(Document document) {
         return positionById.get(idOf(document));
@@ -126,10 +122,14 @@ final class EqualityIndex extends Index<Integer> {
     @Override
     public synchronized void add(Document document, Integer position, MongoCollection<Integer> collection) {
         positionById.put(idOf(document), position);
-        if (skips(document)) {
+        link(position, leadingValues(document));
+    }
+
+    /** Files {@code position} under {@code values}; a sparse index leaves out a document without the key. */
+    private void link(Integer position, Set<Object> values) {
+        if (isSparse() && values.stream().allMatch(v -> v == null)) {
             return;
         }
-        Set<Object> values = leadingValues(document);
         valuesByPosition.put(position, values);
         for (Object value : values) {
             positionsByValue.computeIfAbsent(value, v -> new HashSet<>()).add(position);
@@ -167,19 +167,12 @@ final class EqualityIndex extends Index<Integer> {
     @Override
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, Integer position,
                                            MongoCollection<Integer> collection) {
-        if (nullAwareEqualsKeys(oldDocument, newDocument)) {
-            return;
+        Set<Object> values = leadingValues(newDocument);
+        if (values.equals(leadingValues(oldDocument))) {
+            return;     // the leading key did not change
         }
-        Set<Object> values = skips(newDocument) ? null : leadingValues(newDocument);
         unlink(position);
-        positionById.put(idOf(newDocument), position);
-        if (values == null) {
-            return;
-        }
-        valuesByPosition.put(position, values);
-        for (Object value : values) {
-            positionsByValue.computeIfAbsent(value, v -> new HashSet<>()).add(position);
-        }
+        link(position, values);
     }
 
     @Override
@@ -189,7 +182,7 @@ final class EqualityIndex extends Index<Integer> {
 
     @Override
     public synchronized Iterable<Integer> getPositions(Document query) {
-        Object value = normalized(equalityValue(query, ""));
+        Object value = normalize(equalityValue(query, ""));
         return new TreeSet<>(positionsByValue.getOrDefault(value, Set.of()));
     }
 
@@ -247,10 +240,6 @@ final class EqualityIndex extends Index<Integer> {
     }
 
     /** The query value normalized as the server normalizes indexed values (numbers compare across types). */
-    private static Object normalized(Object value) {
-        return normalize(value);
-    }
-
     private static Object idOf(Document document) {
         return document.get(ID_FIELD);
     }

@@ -52,6 +52,7 @@ import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.Marker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.MongoErrors;
@@ -1007,10 +1008,6 @@ public final class TransactionEngine {
     }
 
     private void notify(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException e) {
-            LOG.warn("[{}] listener failed: {}", config.name(), e.toString());
-        }
+        Listeners.call(config.name(), call);
     }
 }
