@@ -83,8 +83,21 @@ class CrashExplorationTest {
                 renames.add(threads.submit(() -> Blog.sync(db).build().apply(
                         new MasterUpdate(OperationId.of("op-" + name), "u0", Updates.set("name", name)))));
             }
+            // a process dies whole: wait for both threads before reporting the crash, so that no write of this
+            // process can land after the operation has returned and recovery has begun
+            Throwable first = null;
             for (Future<?> rename : renames) {
-                rethrowingGet(rename);
+                try {
+                    rethrowingGet(rename);
+                } catch (Error | RuntimeException e) {
+                    first = first == null ? e : first;
+                }
+            }
+            if (first instanceof Error error) {
+                throw error;
+            }
+            if (first instanceof RuntimeException runtime) {
+                throw runtime;
             }
         } finally {
             threads.shutdownNow();
