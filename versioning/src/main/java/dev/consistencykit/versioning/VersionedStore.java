@@ -1,0 +1,446 @@
+package dev.consistencykit.versioning;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Guarantees;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.versioning.internal.VersionEngine;
+
+/**
+ * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
+ *
+ * <p>A change set's items are written as new version documents, then committed by one compare-and-set on the root
+ * (three round trips). A reader reads the root, then the item versions that root commits (two round trips): it sees
+ * exactly one committed version of the whole tree, never part of a change set, never one that lost a race or whose
+ * writer crashed, and it never waits for a writer. The package documentation explains how.
+ *
+ * <p><b>What it guarantees.</b> Per root, versions are committed one at a time: 1, 2, 3…, each exactly one change
+ * set made from the version before it; a writer whose base version moved gets a {@link VersionConflictException} and
+ * nothing of it is visible ({@link #update} re-reads and retries). Writers on different roots never wait for each
+ * other. A change set staged by a writer that went quiet is committed by {@link #recover} if the root is still at its
+ * base and all its documents are written, and abandoned otherwise. Safety never depends on clocks.
+ *
+ * <p><b>Maintenance.</b> Run {@link #recover()} periodically (from any number of processes): it decides stale change
+ * sets, settles committed versions (so reads skip history), deletes abandoned documents and applies the retention
+ * policy. A writer settles its root itself once {@link VersionedStoreConfig#settleThreshold()} versions are
+ * unsettled, so roots stay small without it; abandoned documents and history need it.
+ *
+ * <p>Thread-safe; any number of instances in any number of processes may share the collections.
+ *
+ * <pre>{@code
+ * VersionedStore store = VersionedStore.builder(db).retention(Retention.keepLast(100)).build();
+ * store.ensureIndexes();
+ * store.createRoot("catalogue");
+ * VersionedTree tree = store.read("catalogue");                   // version 0, no items
+ * store.commit(ChangeSet.on("catalogue", tree.version())
+ *         .put("shoes", new Document("price", 4_900)).put("hats", new Document("price", 1_500)).build());
+ * store.update("catalogue", (current, change) -> change.delete("hats"));   // re-reads and retries on conflict
+ * VersionedTree v1 = store.readAsOf("catalogue", 1);              // time travel
+ * }</pre>
+ */
+public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
+
+    private final VersionedStoreConfig config;
+    private final VersionEngine engine;
+
+    private VersionedStore(VersionedStoreConfig config, VersionEngine engine) {
+        this.config = config;
+        this.engine = engine;
+    }
+
+    /** A builder for a store on {@code database}. */
+    public static Builder builder(MongoDatabase database) {
+        return new Builder(database);
+    }
+
+    /** A store with the defaults. */
+    public static VersionedStore on(MongoDatabase database) {
+        return builder(database).build();
+    }
+
+    /** The settings. */
+    public VersionedStoreConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    /**
+     * Creates the unique index on {@code {root, item, version, att}}, the readers' index on {@code {root, version}},
+     * cleanup's on {@code {committed, root}}, recovery's and settling's on the roots' pending and unsettled counts,
+     * and the history's on {@code {root, v}} (unique) and {@code {root, cs}}.
+     */
+    @Override
+    public void ensureIndexes() {
+        engine.ensureIndexes();
+    }
+
+    /**
+     * Creates root {@code rootId} at version 0 with no items. Idempotent.
+     *
+     * @return false if it already existed
+     * @throws InvalidInputException if the id is not a non-blank string, an integral number or an ObjectId
+     */
+    public boolean createRoot(Object rootId) {
+        return engine.createRoot(rootId);
+    }
+
+    /**
+     * Stages {@code changeSet} without committing it: records it on the root and writes its item versions, none of
+     * them visible. {@link #apply}, a retried {@link #commit} or {@link #recover} commits it later, if its base is
+     * still the root's version. Idempotent.
+     *
+     * @throws VersionConflictException     if the base version is stale (nothing is written)
+     * @throws UnknownRootException         if there is no such root (nothing is written)
+     * @throws InvalidInputException        if the change set is invalid (nothing is written)
+     * @throws IdempotencyConflictException if its id was used for another change set of the root (nothing is written)
+     */
+    @Override
+    public OperationId submit(ChangeSet changeSet) {
+        VersionEngine.Prepared p = engine.prepare(changeSet);
+        VersionEngine.Attempt a = engine.stage(p);
+        if (a.att() != null) {
+            engine.writeItems(p, a);
+        }
+        return changeSet.id();
+    }
+
+    /**
+     * Commits {@code changeSet}: stage on the root, write the item versions, compare-and-set the root (three round
+     * trips). Committing a change set already committed (same id, same content) returns its result.
+     *
+     * @throws VersionConflictException     if another change set was committed on the same base first (before any
+     *                                      write when it is already visible; otherwise this one's documents are
+     *                                      deleted again)
+     * @throws ChangeSetAbandonedException  if recovery abandoned it while this thread was paused
+     * @throws UnknownRootException         if there is no such root (nothing is written)
+     * @throws InvalidInputException        if the change set is invalid: a base ahead of the root, bad ids, keys or
+     *                                      sizes, no changes (nothing is written)
+     * @throws IdempotencyConflictException if its id was used for another change set of the root (nothing is written)
+     */
+    public CommitResult commit(ChangeSet changeSet) {
+        VersionEngine.Prepared p = engine.prepare(changeSet);
+        return new CommitResult(p.rootId(), changeSet.id(), engine.commit(p).version());
+    }
+
+    /**
+     * {@link #commit} as the common protocol: committed; aborted (state {@code ABANDONED}) when it lost to another
+     * commit after staging or was abandoned by recovery.
+     *
+     * @throws VersionConflictException if the base version is already stale (nothing is written)
+     */
+    @Override
+    public OperationResult apply(ChangeSet changeSet) {
+        VersionEngine.Prepared p = engine.prepare(changeSet);
+        VersionEngine.Attempt staged = engine.stage(p);
+        try {
+            engine.finish(p, staged);
+            return OperationResult.committed(changeSet.id(), VersionEngine.COMMITTED_STATE);
+        } catch (VersionConflictException | ChangeSetAbandonedException e) {
+            return OperationResult.aborted(changeSet.id(), VersionEngine.ABANDONED_STATE, e.getMessage());
+        }
+    }
+
+    /**
+     * The retry helper: reads the tree, lets {@code edit} add puts and deletes to a change set made from it, commits,
+     * and on a conflict does it all again from a fresh read, up to {@link VersionedStoreConfig#conflictAttempts()}
+     * times. {@code edit} must depend only on the tree it is given.
+     *
+     * @throws VersionConflictException if every attempt lost a conflict
+     * @throws InvalidInputException    if {@code edit} adds nothing, or something invalid
+     */
+    public CommitResult update(Object rootId, BiConsumer<VersionedTree, ChangeSet.Builder> edit) {
+        Objects.requireNonNull(edit, "edit");
+        VersionConflictException last = null;
+        for (int attempt = 1; attempt <= config.conflictAttempts(); attempt++) {
+            VersionedTree tree = read(rootId);
+            ChangeSet.Builder builder = ChangeSet.on(tree.rootId(), tree.version());
+            edit.accept(tree, builder);
+            try {
+                return commit(builder.build());
+            } catch (VersionConflictException | ChangeSetAbandonedException e) {
+                last = e instanceof VersionConflictException c ? c
+                        : new VersionConflictException(name(), e.documentId().orElse(null), tree.rootId(),
+                                tree.version(), tree.version());
+                pause(attempt);
+            }
+        }
+        throw last;
+    }
+
+    private void pause(int attempt) {
+        try {
+            Duration d = config.retryPolicy().delay(attempt);
+            Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while retrying a conflicting update", e);
+        }
+    }
+
+    /** The whole tree at the root's committed version: two round trips. */
+    public VersionedTree read(Object rootId) {
+        return engine.read(rootId);
+    }
+
+    /**
+     * The whole tree as it was committed at {@code version} (three round trips).
+     *
+     * @throws VersionPrunedException if the retention policy removed that version
+     * @throws InvalidInputException  if {@code version} is negative or ahead of the root
+     */
+    public VersionedTree readAsOf(Object rootId, long version) {
+        return engine.readAsOf(rootId, version);
+    }
+
+    /** Item {@code itemId} at the root's committed version, if it exists there (two round trips). */
+    public Optional<Document> get(Object rootId, Object itemId) {
+        return engine.get(rootId, itemId);
+    }
+
+    /** Every committed version of item {@code itemId} still kept, oldest first, deletes included. */
+    public List<ItemVersion> history(Object rootId, Object itemId) {
+        return engine.history(rootId, itemId);
+    }
+
+    /** Every committed version of the root still kept (version 0, the empty root, has no entry), oldest first. */
+    public List<VersionInfo> versions(Object rootId) {
+        return engine.versions(rootId);
+    }
+
+    /**
+     * What changed from version {@code from} to version {@code to}.
+     *
+     * @throws InvalidInputException  if {@code from > to}, or either is ahead of the root
+     * @throws VersionPrunedException if either was pruned
+     */
+    public VersionDiff diff(Object rootId, long from, long to) {
+        if (from > to) {
+            throw new InvalidInputException(name(), "from", "from (" + from + ") must be <= to (" + to + ")");
+        }
+        Map<Object, Document> a = readAsOf(rootId, from).items();
+        Map<Object, Document> b = readAsOf(rootId, to).items();
+        Map<Object, Document> added = new HashMap<>();
+        Map<Object, Document> removed = new HashMap<>();
+        Map<Object, Document> changed = new HashMap<>();
+        b.forEach((id, value) -> {
+            Document before = a.get(id);
+            if (before == null) {
+                added.put(id, value);
+            } else if (!before.equals(value)) {
+                changed.put(id, value);
+            }
+        });
+        a.forEach((id, value) -> {
+            if (!b.containsKey(id)) {
+                removed.put(id, value);
+            }
+        });
+        return new VersionDiff(from, to, added, removed, changed);
+    }
+
+    /** {@link #recover(Duration)} with {@link VersionedStoreConfig#staleAfter()}. */
+    public RecoveryReport recover() {
+        return recover(config.staleAfter());
+    }
+
+    /**
+     * Commits or abandons every change set staged longer than {@code staleAfter} by server time (zero: all), then
+     * settles, cleans up and prunes. Safe from many processes at once.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        if (staleAfter.isNegative()) {
+            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
+        }
+        return engine.recover(staleAfter);
+    }
+
+    /** Marks the documents of every committed, unsettled version; returns the versions settled. */
+    public long settle() {
+        return engine.settle();
+    }
+
+    /** Deletes the documents of abandoned change sets; returns how many. */
+    public long cleanup() {
+        return engine.cleanup();
+    }
+
+    /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */
+    public long prune() {
+        return engine.prune();
+    }
+
+    /** Change sets {@code STAGED}, {@code COMMITTED} and {@code ABANDONED} over every root; the oldest staged one. */
+    @Override
+    public StrategyStatus status() {
+        return engine.status();
+    }
+
+    /** This instance's counters. */
+    public VersionedStoreMetrics metrics() {
+        return engine.metrics();
+    }
+
+    @Override
+    public Guarantees guarantees() {
+        return new Guarantees(
+                "a change set becomes visible all at once, by one compare-and-set on its root",
+                "exactly one committed version of the whole tree: never part of a change set, never an abandoned"
+                        + " one; readers never wait",
+                "per root, versions 1, 2, 3… one change set each; a writer whose base moved gets a conflict",
+                "a stale staged change set is committed if its base is current and its documents complete, else"
+                        + " abandoned and its documents deleted");
+    }
+
+    /** Builds a {@link VersionedStore}. Setters check their argument. */
+    public static final class Builder {
+
+        private final MongoDatabase database;
+        private String name = VersionedStoreConfig.DEFAULT_NAME;
+        private String rootsCollection = VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION;
+        private String itemsCollection = VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION;
+        private String historyCollection = VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION;
+        private Duration staleAfter = VersionedStoreConfig.DEFAULT_STALE_AFTER;
+        private int settleThreshold = VersionedStoreConfig.DEFAULT_SETTLE_THRESHOLD;
+        private Retention retention = Retention.KEEP_ALL;
+        private int conflictAttempts = VersionedStoreConfig.DEFAULT_CONFLICT_ATTEMPTS;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Clock clock = Clock.systemUTC();
+        private ServerClock serverClock;
+        private VersionListener listener = new VersionListener() { };
+
+        private Builder(MongoDatabase database) {
+            this.database = Objects.requireNonNull(database, "database");
+        }
+
+        /** The instance name. Default {@value VersionedStoreConfig#DEFAULT_NAME}. */
+        public Builder name(String value) {
+            Objects.requireNonNull(value, "name");
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** The collections of roots, item versions and version records. */
+        public Builder collections(String roots, String items, String history) {
+            this.rootsCollection = Inputs.fieldName(name, "rootsCollection", roots);
+            this.itemsCollection = Inputs.fieldName(name, "itemsCollection", items);
+            this.historyCollection = Inputs.fieldName(name, "historyCollection", history);
+            return this;
+        }
+
+        /**
+         * How long a change set stays staged before {@link VersionedStore#recover()} takes it over. Default 30 s.
+         *
+         * @throws IllegalArgumentException if zero or negative
+         */
+        public Builder staleAfter(Duration value) {
+            Objects.requireNonNull(value, "staleAfter");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
+            }
+            this.staleAfter = value;
+            return this;
+        }
+
+        /**
+         * Unsettled versions at which a committing writer settles its root. Default
+         * {@value VersionedStoreConfig#DEFAULT_SETTLE_THRESHOLD}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder settleThreshold(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("settleThreshold must be >= 1, was " + value);
+            }
+            this.settleThreshold = value;
+            return this;
+        }
+
+        /** What {@link VersionedStore#prune()} keeps. Default {@link Retention#KEEP_ALL}. */
+        public Builder retention(Retention value) {
+            this.retention = Objects.requireNonNull(value, "retention");
+            return this;
+        }
+
+        /**
+         * Attempts of {@link VersionedStore#update} before it gives up. Default
+         * {@value VersionedStoreConfig#DEFAULT_CONFLICT_ATTEMPTS}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public Builder conflictAttempts(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("conflictAttempts must be >= 1, was " + value);
+            }
+            this.conflictAttempts = value;
+            return this;
+        }
+
+        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** The local clock server time is estimated from. */
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
+        public Builder serverClock(ServerClock value) {
+            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            return this;
+        }
+
+        /** Hooks called as change sets are staged, committed and abandoned. */
+        public Builder listener(VersionListener value) {
+            this.listener = Objects.requireNonNull(value, "listener");
+            return this;
+        }
+
+        /**
+         * Builds the instance. Sends nothing to the server.
+         *
+         * @throws dev.consistencykit.core.UnsafeConfigurationException if the write concern is {@code w:0}
+         */
+        public VersionedStore build() {
+            MongoDatabase db = Inputs.acknowledged(name, database);
+            VersionedStoreConfig config = new VersionedStoreConfig(name, rootsCollection, itemsCollection,
+                    historyCollection, staleAfter, settleThreshold, retention, conflictAttempts, retryPolicy, clock);
+            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            return new VersionedStore(config, new VersionEngine(config, db, time, listener));
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package dev.consistencykit.versioning;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+import org.bson.Document;
+
+import com.google.common.hash.Hasher;
+import com.google.common.hash.Hashing;
+
+/**
+ * One committed version of a root's whole tree, exactly as it was committed.
+ *
+ * @param rootId      the root
+ * @param version     the committed version read
+ * @param items       every item of that version, by id (ordered by id)
+ * @param meta        the document stored with that version's commit, if any
+ * @param committedAt when that version was committed (server time), if known
+ */
+public record VersionedTree(Object rootId, long version, Map<Object, Document> items, Optional<Document> meta,
+                            Optional<Instant> committedAt) {
+
+    /** Copies the items, ordered by id. */
+    public VersionedTree {
+        Objects.requireNonNull(rootId, "rootId");
+        Map<Object, Document> sorted = new TreeMap<>(VersionedTree::compareIds);
+        sorted.putAll(items);
+        items = Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
+        Objects.requireNonNull(meta, "meta");
+        Objects.requireNonNull(committedAt, "committedAt");
+    }
+
+    /** Item {@code itemId} in this version, if it exists. */
+    public Optional<Document> item(Object itemId) {
+        return Optional.ofNullable(items.get(itemId));
+    }
+
+    /** {@link #checksumOf} this tree's items. */
+    public String checksum() {
+        return checksumOf(items);
+    }
+
+    /**
+     * A checksum of a whole state (item ids and values, independent of map order): store it in a commit's
+     * {@link ChangeSet#meta()} and compare it with {@link #checksum()} of what a reader got, to prove the read whole.
+     */
+    public static String checksumOf(Map<?, Document> items) {
+        Map<Object, Document> sorted = new TreeMap<>(VersionedTree::compareIds);
+        sorted.putAll(items);
+        Hasher hasher = Hashing.sha256().newHasher();
+        sorted.forEach((id, value) -> hasher.putString(canonicalId(id), StandardCharsets.UTF_8).putByte((byte) 0)
+                .putString(value.toJson(), StandardCharsets.UTF_8).putByte((byte) 0));
+        return hasher.hash().toString().substring(0, 32);
+    }
+
+    /** A type-tagged string for an id: {@code s:name}, {@code n:42}, {@code o:<hex>}. */
+    public static String canonicalId(Object id) {
+        if (id instanceof String s) {
+            return "s:" + s;
+        }
+        if (id instanceof Number n) {
+            return "n:" + n.longValue();
+        }
+        if (id instanceof org.bson.types.ObjectId o) {
+            return "o:" + o.toHexString();
+        }
+        return "?:" + id;
+    }
+
+    private static int compareIds(Object a, Object b) {
+        return canonicalId(a).compareTo(canonicalId(b));
+    }
+}

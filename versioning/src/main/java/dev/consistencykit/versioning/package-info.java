@@ -1,0 +1,52 @@
+/**
+ * Pattern 5, versioned documents: a change too large for one document (a tree, a catalogue, a configuration spread
+ * over many documents) is written as new version documents of its items, then committed by one compare-and-set on
+ * the root document; readers read the root's version and only the item versions it commits, so they see a whole
+ * committed version or nothing of a change.
+ *
+ * <h2>The design, and why it is isolated exactly</h2>
+ * <ul>
+ *   <li><b>Version numbers are commit numbers.</b> A root starts at version 0; every commit moves it from its base
+ *   {@code b} to {@code b + 1}, so the committed versions are exactly 0, 1, 2… Every writer on base {@code b} writes
+ *   its item documents at {@code b + 1}: several writers can hold the same number at once, and at most one of them
+ *   commits it.</li>
+ *   <li><b>Every write attempt has its own identity</b>, a fresh ObjectId ({@code att}) stored in each item document
+ *   it writes. The unique index is {@code {root, item, version, att}}. A version number alone never tells which
+ *   documents are committed; the pair (version, attempt) does.</li>
+ *   <li><b>Staging</b> (round trip 1) is one conditional update of the root: only if the root is still at the base
+ *   version and no attempt of the same change set is staged, it records the attempt under {@code pending} (change
+ *   set id, attempt, base, item count, fingerprint, server time). A stale or future base, a missing root and a
+ *   reused id are answered from this one write, which then changed nothing.</li>
+ *   <li><b>Writing</b> (round trip 2) inserts the item documents: new values, and tombstones for deletes.</li>
+ *   <li><b>Commit</b> (round trip 3) is one compare-and-set on the root: version still the base, and this attempt
+ *   still staged. It sets the version, removes the attempt from {@code pending}, and records
+ *   {@code unsettled.v<N> = {att, …}}: version N is the documents of that attempt. The loser of a race, and any
+ *   attempt abandoned by recovery, can never pass it again.</li>
+ *   <li><b>Reading</b> (two round trips): the root gives version V and its {@code unsettled} map; then one query takes
+ *   the item documents at or below V that no committed version at or below V replaced (newest first). A document
+ *   counts only if it is marked {@code committed}, or its (version, attempt) is the one {@code unsettled} names.
+ *   Everything else, a loser's or a crashed writer's documents at any number, even at a number that was later
+ *   committed by someone else, is ignored: the naive scheme ("write at root+1, then compare-and-set") exposes
+ *   exactly those documents once a later commit moves the root past them.</li>
+ *   <li><b>Settling</b> (maintenance, off the commit path) marks the documents of committed versions
+ *   {@code committed: true}, stamps each replaced document with {@code until} (the version that replaced it, so
+ *   reads skip history), writes one record per version to the history collection, and only then removes the
+ *   version from {@code unsettled}. A reader holding an older root still finds every committed document: the mark
+ *   comes before the removal. The writer whose commit leaves {@link VersionedStoreConfig#settleThreshold()} versions
+ *   unsettled settles them itself, so a root stays small when nobody runs maintenance.</li>
+ *   <li><b>Abandoning</b> removes the attempt from {@code pending} (a compare-and-set on its attempt id), then
+ *   deletes its documents. A paused writer that wakes up later can still insert documents, but never commit them:
+ *   they are never marked, never named by {@code unsettled}, so no reader counts them, and cleanup deletes
+ *   them.</li>
+ *   <li><b>Recovery</b> takes a staged attempt whose owner went quiet (server time): if the root is still at its base
+ *   and all its documents are written, it commits it with the writer's own compare-and-set; otherwise it abandons it.
+ *   Both decisions are compare-and-sets on the root, so a writer and any number of recoverers agree.</li>
+ *   <li><b>Retention</b> raises the root's {@code floor}, then deletes documents replaced at or below it, and
+ *   committed tombstones at or below it. Time travel below the floor answers {@link VersionPrunedException}; a
+ *   time-travel read re-reads the floor after its query, so a concurrent prune can never give it a partial
+ *   answer.</li>
+ * </ul>
+ * <p>Nothing depends on clocks: server time only decides when recovery may take a staged attempt over, and taking it
+ * over early is safe.
+ */
+package dev.consistencykit.versioning;

@@ -1,0 +1,154 @@
+package dev.consistencykit.versioning;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.bson.Document;
+import org.bson.types.ObjectId;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.RetryPolicy;
+
+/** A product catalogue tree: the fixture of this module's tests, with its invariants read back from the server. */
+final class Catalogue {
+
+    static final String ROOT = "catalogue";
+    static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1), Duration.ofMillis(4));
+
+    private Catalogue() {
+    }
+
+    static VersionedStore.Builder store(MongoDatabase db) {
+        return VersionedStore.builder(db).retryPolicy(FAST_RETRY);
+    }
+
+    static Document product(String title, long price) {
+        return new Document("title", title).append("price", price);
+    }
+
+    /** Items i0…i(n-1) priced 100, 200… */
+    static Map<Object, Document> products(int n) {
+        Map<Object, Document> items = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            items.put("i" + i, product("Item " + i, 100L * (i + 1)));
+        }
+        return items;
+    }
+
+    /** Indexes, the root, and {@code items} committed as version 1 (with its checksum as meta). */
+    static Map<Object, Document> seed(MongoDatabase db, Map<Object, Document> items) {
+        VersionedStore store = store(db).build();
+        store.ensureIndexes();
+        store.createRoot(ROOT);
+        ChangeSet.Builder change = ChangeSet.on(ROOT, 0).id(OperationId.of("seed"));
+        items.forEach(change::put);
+        store.commit(change.meta(checksum(items)).build());
+        return items;
+    }
+
+    static Document checksum(Map<Object, Document> state) {
+        return new Document("checksum", VersionedTree.checksumOf(state));
+    }
+
+    /** {@code base} with the puts and deletes of {@code change} applied. */
+    static Map<Object, Document> applied(Map<Object, Document> base, ChangeSet change) {
+        Map<Object, Document> out = new LinkedHashMap<>(base);
+        change.changes().forEach((id, value) -> {
+            if (value.isPresent()) {
+                out.put(id, value.get());
+            } else {
+                out.remove(id);
+            }
+        });
+        return out;
+    }
+
+    /** A change set made from {@code base} at {@code version}, carrying the checksum of the state it makes. */
+    static ChangeSet withChecksum(Map<Object, Document> base, ChangeSet.Builder builder) {
+        ChangeSet draft = builder.build();
+        return new ChangeSet(draft.id(), draft.rootId(), draft.baseVersion(), draft.changes(),
+                Optional.of(checksum(applied(base, draft))));
+    }
+
+    /**
+     * Nothing staged, no document left that no version commits or stages, every version from the floor up whole (its
+     * checksum matches), the current tree one of {@code allowed}, and its documents complete.
+     */
+    static List<String> invariants(MongoDatabase db, Set<Map<Object, Document>> allowed) {
+        List<String> problems = new ArrayList<>();
+        VersionedStore store = store(db).build();
+        if (store.status().inFlight() != 0) {
+            problems.add(store.status().inFlight() + " change sets still staged");
+        }
+        Document root = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION)
+                .find(Filters.eq("_id", ROOT)).first();
+        if (root == null) {
+            problems.add("root missing");
+            return problems;
+        }
+        Set<List<Object>> live = new java.util.HashSet<>();
+        for (String field : List.of("pending", "unsettled")) {
+            root.get(field, Document.class).values().forEach(v -> live.add(List.of(
+                    ((Number) ((Document) v).get("v")).longValue(), ((Document) v).getObjectId("att"))));
+        }
+        long dead = 0;
+        for (Document d : db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
+                .find(Filters.eq("committed", false))) {
+            if (!live.contains(List.of(((Number) d.get("version")).longValue(), d.getObjectId("att")))) {
+                dead++;
+            }
+        }
+        if (dead != 0) {
+            problems.add(dead + " item versions left that no version commits or stages");
+        }
+        problems.addAll(readProblems(store, allowed));
+        long current = ((Number) root.get("version")).longValue();
+        long floor = ((Number) root.get("floor")).longValue();
+        for (long v = Math.max(1, floor); v <= current; v++) {
+            VersionedTree tree = store.readAsOf(ROOT, v);
+            Optional<String> expected = tree.meta().map(m -> m.getString("checksum"));
+            if (expected.isPresent() && !expected.get().equals(tree.checksum())) {
+                problems.add("version " + v + " reads " + tree.items() + ", not what was committed");
+            }
+        }
+        for (VersionInfo info : store.versions(ROOT)) {
+            if (info.version() != current) {
+                continue;
+            }
+            Document entry = root.get("unsettled", Document.class).get("v" + current, Document.class);
+            if (entry == null) {
+                entry = db.getCollection(VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION)
+                        .find(Filters.and(Filters.eq("root", ROOT), Filters.eq("v", current))).first();
+            }
+            ObjectId att = entry == null ? null : entry.getObjectId("att");
+            long written = db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION).countDocuments(
+                    Filters.and(Filters.eq("root", ROOT), Filters.eq("version", current), Filters.eq("att", att)));
+            if (written != info.items()) {
+                problems.add("the root points at version " + current + " with " + written + " of its "
+                        + info.items() + " documents");
+            }
+        }
+        return problems;
+    }
+
+    /** A whole-tree read must be exactly one of {@code allowed}, and match the checksum stored with its version. */
+    static List<String> readProblems(VersionedStore store, Set<Map<Object, Document>> allowed) {
+        List<String> problems = new ArrayList<>();
+        VersionedTree tree = store.read(ROOT);
+        if (!allowed.contains(tree.items())) {
+            problems.add("read version " + tree.version() + " as " + tree.items() + ", which is no committed state");
+        }
+        tree.meta().map(m -> m.getString("checksum")).filter(c -> !c.equals(tree.checksum()))
+                .ifPresent(c -> problems.add("read version " + tree.version() + " fractured: checksum "
+                        + tree.checksum() + " but " + c + " was committed"));
+        return problems;
+    }
+}

@@ -1,0 +1,309 @@
+package dev.consistencykit.versioning;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.testkit.IndexCoverage;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.RoundTripCounter;
+
+@ExtendWith(MongoTestExtension.class)
+class VersionedStoreBehaviourTest {
+
+    private static final String ROOT = Catalogue.ROOT;
+
+    private static VersionedStore ready(MongoDatabase db) {
+        Catalogue.seed(db, Catalogue.products(3));
+        return Catalogue.store(db).build();
+    }
+
+    @Test
+    void shouldCommitInThreeRoundTripsAndReadTheWholeTreeInTwo(MongoTarget target, MongoDatabase db) {
+        VersionedStore store = ready(db);
+        ChangeSet change = ChangeSet.on(ROOT, 1).put("i0", Catalogue.product("A", 1))
+                .put("i1", Catalogue.product("B", 2)).delete("i2").build();
+
+        long commitTrips;
+        long readTrips;
+        VersionedTree tree;
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            store.commit(change);
+            commitTrips = counter.snapshot().commands();
+            counter.reset();
+            tree = store.read(ROOT);
+            readTrips = counter.snapshot().commands();
+        }
+
+        assertThat(commitTrips).isEqualTo(3);
+        assertThat(readTrips).isEqualTo(2);
+        assertThat(tree.version()).isEqualTo(2);
+        assertThat(tree.items()).containsOnlyKeys("i0", "i1");
+        assertThat(tree.item("i0")).contains(Catalogue.product("A", 1));
+    }
+
+    @Test
+    void shouldReturnEveryCommittedVersionExactlyWhenTravellingInTime(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        java.util.List<Map<Object, Document>> states = new java.util.ArrayList<>();
+        states.add(Map.of());
+        states.add(store.read(ROOT).items());
+        for (int v = 2; v <= 8; v++) {
+            int n = v;
+            store.update(ROOT, (tree, change) -> {
+                change.put("i" + (n % 4), Catalogue.product("v" + n, n));
+                if (n % 3 == 0) {
+                    change.delete("i" + ((n + 1) % 4));
+                }
+            });
+            states.add(store.read(ROOT).items());
+            if (v == 5) {
+                store.settle();
+            }
+        }
+
+        for (int v = 0; v < states.size(); v++) {
+            assertThat(store.readAsOf(ROOT, v).items()).as("version %d", v).isEqualTo(states.get(v));
+        }
+        assertThat(store.versions(ROOT)).extracting(VersionInfo::version).containsExactly(1L, 2L, 3L, 4L, 5L, 6L,
+                7L, 8L);
+        assertThat(store.history(ROOT, "i0")).extracting(ItemVersion::version).containsExactly(1L, 3L, 4L, 8L);
+        assertThat(store.history(ROOT, "i0").get(1).deleted()).isTrue();
+        VersionDiff diff = store.diff(ROOT, 1, 3);
+        assertThat(diff.changed()).containsOnlyKeys("i2");
+        assertThat(diff.added()).containsOnlyKeys("i3");
+        assertThat(diff.removed()).containsOnlyKeys("i0");
+        assertThat(store.diff(ROOT, 4, 4).isEmpty()).isTrue();
+    }
+
+    @Test
+    void shouldGiveATypedConflictToTheSecondWriterOnTheSameBase(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.commit(ChangeSet.on(ROOT, 1).put("i0", Catalogue.product("first", 1)).build());
+
+        assertThatThrownBy(() -> store.commit(ChangeSet.on(ROOT, 1).put("i1", Catalogue.product("second", 2)).build()))
+                .isInstanceOf(VersionConflictException.class)
+                .satisfies(e -> assertThat(((VersionConflictException) e).currentVersion()).isEqualTo(2));
+        assertThat(store.read(ROOT).item("i1")).contains(Catalogue.product("Item 1", 200));
+    }
+
+    @Test
+    void shouldRetryAConflictingUpdateFromAFreshRead(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        VersionedStore other = Catalogue.store(db).build();
+        int[] calls = {0};
+
+        CommitResult result = store.update(ROOT, (tree, change) -> {
+            if (calls[0]++ == 0) {
+                other.commit(ChangeSet.on(ROOT, tree.version()).put("i0", Catalogue.product("sneaked in", 7)).build());
+            }
+            long price = tree.item("i0").orElseThrow().getLong("price");
+            change.put("i0", Catalogue.product("doubled", price * 2));
+        });
+
+        assertThat(calls[0]).isEqualTo(2);
+        assertThat(result.version()).isEqualTo(3);
+        assertThat(store.read(ROOT).item("i0")).contains(Catalogue.product("doubled", 14));
+    }
+
+    @Test
+    void shouldAbortAStagedChangeSetThatLosesTheCompareAndSetAndDeleteItsDocuments(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        ChangeSet loser = ChangeSet.on(ROOT, 1).id(OperationId.of("loser")).put("x", Catalogue.product("X", 1))
+                .build();
+        store.submit(loser);
+        store.commit(ChangeSet.on(ROOT, 1).put("z", Catalogue.product("Z", 1)).build());
+
+        OperationResult result = store.apply(loser);
+
+        assertThat(result.outcome()).isEqualTo(OperationResult.Outcome.ABORTED);
+        assertThat(store.read(ROOT).items()).containsKey("z").doesNotContainKey("x");
+        assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
+                .countDocuments(Filters.eq("item", "x"))).isZero();
+        assertThat(store.metrics().conflicts()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldCommitAStaleStagedChangeSetWhoseBaseIsStillCurrent(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.submit(ChangeSet.on(ROOT, 1).id(OperationId.of("staged")).put("x", Catalogue.product("X", 1)).build());
+        assertThat(store.read(ROOT).items()).doesNotContainKey("x");
+
+        var report = Catalogue.store(db).build().recover(Duration.ZERO);
+
+        assertThat(report.rolledForward()).isEqualTo(1);
+        assertThat(store.read(ROOT).version()).isEqualTo(2);
+        assertThat(store.read(ROOT).items()).containsKey("x");
+    }
+
+    @Test
+    void shouldNotCommitAStagedChangeSetWhoseBaseMoved(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.submit(ChangeSet.on(ROOT, 1).id(OperationId.of("staged")).put("x", Catalogue.product("X", 1)).build());
+        store.commit(ChangeSet.on(ROOT, 1).put("z", Catalogue.product("Z", 1)).build());
+
+        var report = Catalogue.store(db).build().recover(Duration.ZERO);
+
+        assertThat(report.rolledBack()).isEqualTo(1);
+        assertThat(store.read(ROOT).items()).containsKey("z").doesNotContainKey("x");
+        assertThat(store.status().count("ABANDONED")).isEqualTo(1);
+    }
+
+    @Test
+    void shouldLeaveAFreshStagedChangeSetAloneWhenRecoveringWithALongThreshold(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.submit(ChangeSet.on(ROOT, 1).put("x", Catalogue.product("X", 1)).build());
+
+        var report = store.recover(Duration.ofHours(1));
+
+        assertThat(report.examined()).isZero();
+        assertThat(store.status().inFlight()).isEqualTo(1);
+        assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
+                .countDocuments(Filters.eq("item", "x"))).isEqualTo(1);
+    }
+
+    @Test
+    void shouldSettleCommittedVersionsSoReadsSkipReplacedHistory(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        for (int i = 0; i < 5; i++) {
+            long price = i;
+            store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", price)));
+        }
+        Map<Object, Document> before = store.read(ROOT).items();
+
+        long settled = store.settle();
+
+        assertThat(settled).isEqualTo(6);
+        assertThat(store.read(ROOT).items()).isEqualTo(before);
+        var items = db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION);
+        assertThat(items.countDocuments(Filters.eq("committed", false))).isZero();
+        assertThat(items.countDocuments(Filters.and(Filters.eq("item", "i0"), Filters.eq("until", Long.MAX_VALUE))))
+                .isEqualTo(1);
+        assertThat(store.readAsOf(ROOT, 3).item("i0")).contains(Catalogue.product("p", 1));
+    }
+
+    @Test
+    void shouldSettleInlineWhenARootReachesTheThreshold(MongoDatabase db) {
+        ready(db);
+        VersionedStore store = Catalogue.store(db).settleThreshold(4).build();
+        for (int i = 0; i < 3; i++) {
+            long price = i;
+            store.update(ROOT, (tree, change) -> change.put("i1", Catalogue.product("p", price)));
+        }
+
+        Document root = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).find().first();
+        assertThat(root.getInteger("unsettledCount")).isZero();
+        assertThat(store.metrics().settledVersions()).isEqualTo(4);
+    }
+
+    @Test
+    void shouldPruneToTheLastVersionsAndAnswerPrunedForOlderOnes(MongoDatabase db) {
+        ready(db);
+        VersionedStore store = Catalogue.store(db).retention(Retention.keepLast(3)).build();
+        for (int i = 0; i < 6; i++) {
+            long price = i;
+            store.update(ROOT, (tree, change) -> {
+                change.put("i0", Catalogue.product("p", price));
+                if (price == 2) {
+                    change.delete("i2");
+                }
+            });
+        }
+        Map<Object, Document> v5 = store.readAsOf(ROOT, 5).items();
+        Map<Object, Document> current = store.read(ROOT).items();
+
+        long pruned = store.prune();
+
+        assertThat(pruned).isPositive();
+        assertThat(store.read(ROOT).items()).isEqualTo(current);
+        assertThat(store.readAsOf(ROOT, 5).items()).isEqualTo(v5);
+        assertThatThrownBy(() -> store.readAsOf(ROOT, 4)).isInstanceOf(VersionPrunedException.class);
+        assertThat(store.versions(ROOT)).extracting(VersionInfo::version).containsExactly(5L, 6L, 7L);
+        assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
+                .countDocuments(Filters.eq("item", "i2"))).isZero();
+        assertThat(store.prune()).isZero();
+    }
+
+    @Test
+    void shouldPruneVersionsOlderThanTheRetentionAge(MongoDatabase db) {
+        ready(db);
+        VersionedStore store = Catalogue.store(db).retention(Retention.newerThan(Duration.ofHours(1))).build();
+        store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", 1)));
+        db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).updateOne(Filters.eq("_id", ROOT),
+                com.mongodb.client.model.Updates.set("unsettled.v1.at", new java.util.Date(0)));
+
+        store.prune();
+
+        assertThatThrownBy(() -> store.readAsOf(ROOT, 1)).isInstanceOf(VersionPrunedException.class);
+        assertThat(store.readAsOf(ROOT, 2).items()).hasSize(3);
+    }
+
+    @Test
+    void shouldReportStatusAndMetrics(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.submit(ChangeSet.on(ROOT, 1).put("x", Catalogue.product("X", 1)).build());
+        store.commit(ChangeSet.on(ROOT, 1).put("y", Catalogue.product("Y", 1)).build());
+
+        assertThat(store.status().count("STAGED")).isEqualTo(1);
+        assertThat(store.status().count("COMMITTED")).isEqualTo(2);
+        assertThat(store.status().oldestInFlightAge()).isPresent();
+        store.recover(Duration.ZERO);
+        assertThat(store.status().countsByState()).containsEntry("STAGED", 0L).containsEntry("COMMITTED", 2L)
+                .containsEntry("ABANDONED", 1L);
+        assertThat(store.metrics().staged()).isEqualTo(2);
+        assertThat(store.metrics().abandoned()).isEqualTo(1);
+        assertThat(store.get(ROOT, "y")).contains(Catalogue.product("Y", 1));
+        assertThat(store.get(ROOT, "x")).isEmpty();
+    }
+
+    @Test
+    void shouldServeEveryQueryFromADeclaredIndex(MongoTarget target, MongoDatabase db) {
+        VersionedStore store = ready(db);
+        VersionedStore pruning = Catalogue.store(db).retention(Retention.keepLast(2)).settleThreshold(2).build();
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            store.submit(ChangeSet.on(ROOT, 1).id(OperationId.of("lost")).put("x", Catalogue.product("X", 1)).build());
+            pruning.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", 1)).delete("i1"));
+            pruning.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", 2)));
+            store.apply(ChangeSet.on(ROOT, 1).id(OperationId.of("lost")).put("x", Catalogue.product("X", 1)).build());
+            store.read(ROOT);
+            store.readAsOf(ROOT, 2);
+            store.get(ROOT, "i0");
+            store.history(ROOT, "i0");
+            store.versions(ROOT);
+            store.recover(Duration.ZERO);
+
+            assertThat(coverage.uncovered(db)).isEmpty();
+        }
+        // status() sums counters over every root and prune() visits every root: whole-collection reads by design
+        assertThat(store.status().inFlight()).isZero();
+        assertThat(pruning.prune()).isGreaterThanOrEqualTo(0);
+    }
+
+    @Test
+    void shouldNotSeeItemsOfAnotherRoot(MongoDatabase db) {
+        VersionedStore store = ready(db);
+        store.createRoot("other");
+        store.commit(ChangeSet.on("other", 0).put("i0", Catalogue.product("other", 1)).build());
+
+        assertThat(store.read(ROOT).item("i0")).contains(Catalogue.product("Item 0", 100));
+        assertThat(store.read("other").items()).containsOnlyKeys("i0");
+        assertThat(store.createRoot("other")).isFalse();
+        assertThat(Optional.of(store.read("other").version())).contains(1L);
+        assertThat(List.of(Set.of())).hasSize(1);
+    }
+}
