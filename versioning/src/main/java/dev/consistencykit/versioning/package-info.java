@@ -14,13 +14,15 @@
  *   it writes. The unique index is {@code {root, item, version, att}}. A version number alone never tells which
  *   documents are committed; the pair (version, attempt) does.</li>
  *   <li><b>Staging</b> (round trip 1) is one conditional update of the root: only if the root is still at the base
- *   version and no attempt of the same change set is staged, it records the attempt under {@code pending} (change
- *   set id, attempt, base, item count, fingerprint, server time). A stale or future base, a missing root and a
- *   reused id are answered from this one write, which then changed nothing.</li>
+ *   version and no attempt of the same change set is staged or unsettled, it records the attempt under
+ *   {@code pending.<slot>} (the slot is a hash of the change set id; the entry holds the id, the attempt, the base,
+ *   the item count, a fingerprint of the content and the server time). A stale or future base, a missing root, a
+ *   retry of a committed change set and a reused id are answered from this one write, which then changed
+ *   nothing.</li>
  *   <li><b>Writing</b> (round trip 2) inserts the item documents: new values, and tombstones for deletes.</li>
  *   <li><b>Commit</b> (round trip 3) is one compare-and-set on the root: version still the base, and this attempt
  *   still staged. It sets the version, removes the attempt from {@code pending}, and records
- *   {@code unsettled.v<N> = {att, …}}: version N is the documents of that attempt. The loser of a race, and any
+ *   {@code unsettled.<slot> = {v: N, att, …}}: version N is the documents of that attempt. The loser of a race, and any
  *   attempt abandoned by recovery, can never pass it again.</li>
  *   <li><b>Reading</b> (two round trips): the root gives version V and its {@code unsettled} map; then one query takes
  *   the item documents at or below V that no committed version at or below V replaced (newest first). A document

@@ -244,8 +244,11 @@ class VersionedStoreBehaviourTest {
         ready(db);
         VersionedStore store = Catalogue.store(db).retention(Retention.newerThan(Duration.ofHours(1))).build();
         store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", 1)));
-        db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).updateOne(Filters.eq("_id", ROOT),
-                com.mongodb.client.model.Updates.set("unsettled.v1.at", new java.util.Date(0)));
+        var roots = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION);
+        String seedSlot = roots.find().first().get("unsettled", Document.class).entrySet().stream()
+                .filter(e -> ((Document) e.getValue()).getString("cs").equals("seed")).findFirst().orElseThrow().getKey();
+        roots.updateOne(Filters.eq("_id", ROOT),
+                com.mongodb.client.model.Updates.set("unsettled." + seedSlot + ".at", new java.util.Date(0)));
 
         store.prune();
 

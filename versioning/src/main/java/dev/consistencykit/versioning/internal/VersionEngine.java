@@ -357,7 +357,8 @@ public final class VersionEngine {
         String e = PENDING + "." + p.slot() + ".";
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
             ObjectId att = new ObjectId();
-            Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false));
+            Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
+                    exists(UNSETTLED + "." + p.slot(), false));
             List<Bson> updates = new ArrayList<>(List.of(Updates.set(e + CS, p.id()), Updates.set(e + ATT, att),
                     Updates.set(e + BASE, p.base()), Updates.set(e + V, p.version()), Updates.set(e + N, p.size()),
                     Updates.set(e + FP, p.fingerprint()), Updates.currentDate(e + AT),
@@ -453,7 +454,7 @@ public final class VersionEngine {
 
     /** The commit: root still at the base and this attempt still staged. Returns the root after, or null. */
     private Document compareAndSetCommit(Attempt a) {
-        String u = UNSETTLED + ".v" + a.version() + ".";
+        String u = UNSETTLED + "." + a.slot() + ".";
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
                 eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
         List<Bson> updates = new ArrayList<>(List.of(Updates.set(VERSION, a.version()), Updates.set(u + CS, a.id()),
@@ -471,7 +472,7 @@ public final class VersionEngine {
     }
 
     private boolean isCommitted(Document root, Attempt a) {
-        Document entry = unsettled(root).get("v" + a.version(), Document.class);
+        Document entry = unsettledEntry(root, a.version());
         if (entry != null) {
             return a.att().equals(entry.getObjectId(ATT));
         }
@@ -552,7 +553,7 @@ public final class VersionEngine {
             throw new VersionPrunedException(name, id, version, floor);
         }
         treeReads.incrementAndGet();
-        Document entry = unsettled(root).get("v" + version, Document.class);
+        Document entry = unsettledEntry(root, version);
         if (entry == null) {
             entry = retry.execute(name, id, "read version record",
                     () -> history.find(and(eq(ROOT, id), eq(V, version))).first());
@@ -775,10 +776,14 @@ public final class VersionEngine {
             return 0;
         }
         TreeMap<Long, Document> entries = new TreeMap<>();
-        unsettled(root).values().forEach(v -> entries.put(number((Document) v, V), (Document) v));
+        Map<Long, String> slots = new HashMap<>();
+        unsettled(root).forEach((slot, v) -> {
+            entries.put(number((Document) v, V), (Document) v);
+            slots.put(number((Document) v, V), slot);
+        });
         long settled = 0;
         for (List<Long> batch : Lists.partition(new ArrayList<>(entries.keySet()), SETTLE_BATCH)) {
-            settled += settleBatch(rootId, batch, entries);
+            settled += settleBatch(rootId, batch, entries, slots);
         }
         if (settled > 0) {
             settledVersions.addAndGet(settled);
@@ -788,7 +793,8 @@ public final class VersionEngine {
         return settled;
     }
 
-    private long settleBatch(Object rootId, List<Long> versions, Map<Long, Document> entries) {
+    private long settleBatch(Object rootId, List<Long> versions, Map<Long, Document> entries,
+                             Map<Long, String> slots) {
         List<WriteModel<Document>> marks = new ArrayList<>();
         for (long v : versions) {
             marks.add(new UpdateManyModel<>(and(eq(ROOT, rootId), eq(VERSION, v), eq(ATT, entries.get(v).get(ATT))),
@@ -828,8 +834,8 @@ public final class VersionEngine {
         List<WriteModel<Document>> trims = new ArrayList<>();
         for (long v : versions) {
             trims.add(new UpdateOneModel<>(and(eq("_id", rootId),
-                    eq(UNSETTLED + ".v" + v + "." + ATT, entries.get(v).get(ATT))),
-                    Updates.combine(Updates.unset(UNSETTLED + ".v" + v), Updates.inc(UNSETTLED_COUNT, -1))));
+                    eq(UNSETTLED + "." + slots.get(v) + "." + ATT, entries.get(v).get(ATT))),
+                    Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
         }
         return retry.execute(name, rootId, "remove settled versions from the root",
                 () -> roots.bulkWrite(trims, new BulkWriteOptions().ordered(false)).getModifiedCount());
@@ -976,6 +982,15 @@ public final class VersionEngine {
     private static Document unsettled(Document root) {
         Document d = root.get(UNSETTLED, Document.class);
         return d == null ? new Document() : d;
+    }
+
+    private static Document unsettledEntry(Document root, long version) {
+        for (Object value : unsettled(root).values()) {
+            if (number((Document) value, V) == version) {
+                return (Document) value;
+            }
+        }
+        return null;
     }
 
     private static Map<Long, ObjectId> unsettledAtts(Document root) {
