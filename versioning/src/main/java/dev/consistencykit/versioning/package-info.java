@@ -16,7 +16,7 @@
  *   <li><b>Staging</b> (round trip 1) is one conditional update of the root: only if the root is still at the base
  *   version and no attempt of the same change set is staged or unsettled, it records the attempt under
  *   {@code pending.<slot>} (the slot is a hash of the change set id; the entry holds the id, the attempt, the base,
- *   the item count, a fingerprint of the content and the server time). A stale or future base, a missing root, a
+ *   the item count and a fingerprint of the content; the server time goes to {@code pendingAt.<slot>}). A stale or future base, a missing root, a
  *   retry of a committed change set and a reused id are answered from this one write, which then changed
  *   nothing.</li>
  *   <li><b>Writing</b> (round trip 2) inserts the item documents: new values, and tombstones for deletes.</li>

@@ -198,17 +198,21 @@ class VersionedStoreBehaviourTest {
     }
 
     @Test
-    void shouldSettleInlineWhenARootReachesTheThreshold(MongoDatabase db) {
+    void shouldSettleBeforeStagingWhenARootReachesTheThreshold(MongoDatabase db) {
         ready(db);
         VersionedStore store = Catalogue.store(db).settleThreshold(4).build();
         for (int i = 0; i < 3; i++) {
             long price = i;
             store.update(ROOT, (tree, change) -> change.put("i1", Catalogue.product("p", price)));
         }
+        var roots = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION);
+        assertThat(roots.find().first().getInteger("unsettledCount")).as("below the threshold").isEqualTo(4);
 
-        Document root = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).find().first();
-        assertThat(root.getInteger("unsettledCount")).isZero();
+        store.update(ROOT, (tree, change) -> change.put("i1", Catalogue.product("p", 9)));
+
+        assertThat(roots.find().first().getInteger("unsettledCount")).isEqualTo(1);
         assertThat(store.metrics().settledVersions()).isEqualTo(4);
+        assertThat(store.read(ROOT).item("i1")).contains(Catalogue.product("p", 9));
     }
 
     @Test
@@ -248,7 +252,7 @@ class VersionedStoreBehaviourTest {
         String seedSlot = roots.find().first().get("unsettled", Document.class).entrySet().stream()
                 .filter(e -> ((Document) e.getValue()).getString("cs").equals("seed")).findFirst().orElseThrow().getKey();
         roots.updateOne(Filters.eq("_id", ROOT),
-                com.mongodb.client.model.Updates.set("unsettled." + seedSlot + ".at", new java.util.Date(0)));
+                com.mongodb.client.model.Updates.set("unsettledAt." + seedSlot, new java.util.Date(0)));
 
         store.prune();
 

@@ -6,7 +6,8 @@ import java.util.Optional;
 /** The patterns the CLI can run chaos and benchmarks for. */
 public final class Labs {
 
-    private static final List<PatternLab> LABS = List.of(new SyncFlagLab(), new JobQueueLab(), new TwoPhaseLab(), new LedgerLab());
+    private static final List<PatternLab> LABS = List.of(new SyncFlagLab(), new JobQueueLab(), new TwoPhaseLab(),
+            new LedgerLab(), new VersioningLab());
 
     private Labs() {
     }

@@ -118,11 +118,36 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldReportScenariosAndNoViolationsWhenVersioningChaosRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "versioning",
+                "--seeds", "3");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("pattern")).isEqualTo("versioning");
+        assertThat(json.getInteger("writeSites")).isEqualTo(3);
+        assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldCommitInThreeRoundTripsAndReadInTwoWhenVersioningBenchRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "versioning",
+                "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(3.0);
+        assertThat(json.getDouble("readRoundTrips")).isEqualTo(2.0);
+        assertThat(json.getDouble("ratio")).isPositive();
+    }
+
+    @Test
     void shouldRejectUnknownPatternWithTheKnownOnes() {
         CliTestSupport.Run run = CliTestSupport.run("chaos", "three-phase");
 
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.err()).contains("unknown pattern 'three-phase'").contains("two-phase").contains("job-queue")
-                .contains("sync-flag");
+                .contains("sync-flag").contains("versioning");
     }
 }

@@ -17,6 +17,7 @@ import java.util.Date;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -108,8 +109,10 @@ public final class VersionEngine {
     static final String VERSION = "version";
     static final String FLOOR = "floor";
     static final String PENDING = "pending";
+    static final String PENDING_AT = "pendingAt";
     static final String PENDING_COUNT = "pendingCount";
     static final String UNSETTLED = "unsettled";
+    static final String UNSETTLED_AT = "unsettledAt";
     static final String UNSETTLED_COUNT = "unsettledCount";
     static final String ABANDONED = "abandoned";
     static final String META = "meta";
@@ -173,7 +176,6 @@ public final class VersionEngine {
         items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
         items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
-        roots.createIndex(Indexes.ascending(UNSETTLED_COUNT), new IndexOptions().name("unsettledCount"));
         history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().unique(true).name("root_v"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
     }
@@ -184,8 +186,8 @@ public final class VersionEngine {
     public boolean createRoot(Object rootId) {
         Object id = rootId(rootId);
         Document root = new Document("_id", id).append(VERSION, 0L).append(FLOOR, 0L)
-                .append(PENDING, new Document()).append(PENDING_COUNT, 0).append(UNSETTLED, new Document())
-                .append(UNSETTLED_COUNT, 0).append(ABANDONED, 0L).append(META, null);
+                .append(PENDING, new Document()).append(PENDING_AT, new Document()).append(PENDING_COUNT, 0)
+                .append(UNSETTLED, new Document()).append(UNSETTLED_AT, new Document()).append(UNSETTLED_COUNT, 0).append(ABANDONED, 0L).append(META, null);
         try {
             retry.run(name, id, "create root", () -> roots.insertOne(root));
             return true;
@@ -205,7 +207,8 @@ public final class VersionEngine {
     // ---------------------------------------------------------------- write
 
     /** A change set checked and fingerprinted: nothing is sent. */
-    public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint) {
+    public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint,
+                           Map<Object, Optional<RawBsonDocument>> values) {
 
         long base() {
             return changeSet.baseVersion();
@@ -231,42 +234,54 @@ public final class VersionEngine {
             throw new InvalidInputException(name, "changes", "a change set must put or delete at least one item"
                     + " (change set " + cs.id() + " on root " + root + " is empty)");
         }
-        TreeMap<String, String> canonical = new TreeMap<>();
+        // each value is encoded once: its bytes are checked for size, fingerprinted, and inserted as they are
+        Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
+        TreeMap<String, byte[]> canonical = new TreeMap<>();
         for (Map.Entry<Object, Optional<Document>> change : cs.changes().entrySet()) {
             Object item = Inputs.documentId(name, "itemId", change.getKey());
             String key = VersionedTree.canonicalId(item);
             if (change.getValue().isPresent()) {
                 Document value = Inputs.plainDocument(name, "value of item " + item, change.getValue().get());
+                RawBsonDocument raw = new RawBsonDocument(value, CODEC);
                 int bytes = encodedSize(itemDocument(root, item, cs.version(), new ObjectId(), cs.id().value(),
-                        Optional.of(value)));
+                        Optional.empty())) + 1 + VALUE.length() + 1 + raw.getByteBuffer().remaining();
                 if (bytes > MAX_DOCUMENT_BYTES) {
                     throw new InvalidInputException(name, "value of item " + item, "item " + item + " would be stored"
                             + " as a " + bytes + "-byte document, over the server's limit of " + MAX_DOCUMENT_BYTES
                             + " bytes");
                 }
-                canonical.put(key, value.toJson());
+                values.put(item, Optional.of(raw));
+                canonical.put(key, bytesOf(raw));
             } else {
-                canonical.put(key, "\u2205");
+                values.put(item, Optional.empty());
+                canonical.put(key, new byte[0]);
             }
         }
-        cs.meta().ifPresent(meta -> {
-            Inputs.plainDocument(name, "meta", meta);
-            int bytes = encodedSize(meta);
-            if (bytes > MAX_META_BYTES) {
-                throw new InvalidInputException(name, "meta", "meta is " + bytes + " bytes, over the limit of "
-                        + MAX_META_BYTES);
-            }
-        });
         Hasher hasher = Hashing.sha256().newHasher()
                 .putString(VersionedTree.canonicalId(root), StandardCharsets.UTF_8).putByte((byte) 0)
                 .putLong(cs.baseVersion());
         canonical.forEach((k, v) -> hasher.putString(k, StandardCharsets.UTF_8).putByte((byte) 0)
-                .putString(v, StandardCharsets.UTF_8).putByte((byte) 0));
-        hasher.putString(cs.meta().map(Document::toJson).orElse(""), StandardCharsets.UTF_8);
+                .putInt(v.length).putBytes(v));
+        cs.meta().ifPresent(meta -> {
+            Inputs.plainDocument(name, "meta", meta);
+            byte[] bytes = bytesOf(new RawBsonDocument(meta, CODEC));
+            if (bytes.length > MAX_META_BYTES) {
+                throw new InvalidInputException(name, "meta", "meta is " + bytes.length + " bytes, over the limit of "
+                        + MAX_META_BYTES);
+            }
+            hasher.putBytes(bytes);
+        });
         String fingerprint = hasher.hash().toString().substring(0, 32);
         String slot = "c" + Hashing.sha256().hashString(VersionedTree.canonicalId(cs.id().value()),
                 StandardCharsets.UTF_8).toString().substring(0, 24);
-        return new Prepared(cs, root, cs.id().value(), slot, fingerprint);
+        return new Prepared(cs, root, cs.id().value(), slot, fingerprint, values);
+    }
+
+    private static byte[] bytesOf(RawBsonDocument raw) {
+        java.nio.ByteBuffer buffer = raw.getByteBuffer().asNIO();
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.get(bytes);
+        return bytes;
     }
 
     /** One write attempt of a change set: what the root's compare-and-set needs, from a writer or a pending entry. */
@@ -316,13 +331,11 @@ public final class VersionEngine {
             return new Committed(attempt.version(), false);
         }
         writeItems(p, attempt);
-        Document after = compareAndSetCommit(attempt);
-        if (after != null) {
+        if (compareAndSetCommit(attempt)) {
             committed.incrementAndGet();
             Listeners.call(name, () -> listener.onCommitted(attempt.rootId(), attempt.operationId(),
                     attempt.version(), false));
             LOG.debug("[{}] committed change set {} as version {} of root {}", name, p.id(), p.version(), p.rootId());
-            settleIfDue(p.rootId(), after);
             return new Committed(p.version(), true);
         }
         return afterFailedCommit(attempt);
@@ -354,32 +367,33 @@ public final class VersionEngine {
      * committed one).
      */
     public Attempt stage(Prepared p) {
-        String e = PENDING + "." + p.slot() + ".";
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
             ObjectId att = new ObjectId();
             Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
-                    exists(UNSETTLED + "." + p.slot(), false));
-            List<Bson> updates = new ArrayList<>(List.of(Updates.set(e + CS, p.id()), Updates.set(e + ATT, att),
-                    Updates.set(e + BASE, p.base()), Updates.set(e + V, p.version()), Updates.set(e + N, p.size()),
-                    Updates.set(e + FP, p.fingerprint()), Updates.currentDate(e + AT),
-                    Updates.inc(PENDING_COUNT, 1)));
-            p.changeSet().meta().ifPresent(meta -> updates.add(Updates.set(e + META, meta)));
+                    exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
+            // whole subdocuments, and the time in a map of its own: the embedded server applies one $set of a
+            // subdocument much faster than one $set per field
+            Document entry = new Document(CS, p.id()).append(ATT, att).append(BASE, p.base()).append(V, p.version())
+                    .append(N, p.size()).append(FP, p.fingerprint());
+            p.changeSet().meta().ifPresent(meta -> entry.append(META, meta));
+            Bson update = Updates.combine(Updates.set(PENDING + "." + p.slot(), entry),
+                    Updates.currentDate(PENDING_AT + "." + p.slot()), Updates.inc(PENDING_COUNT, 1));
             long matched = retry.execute(name, p.id(), "stage change set",
-                    () -> roots.updateOne(filter, Updates.combine(updates)).getMatchedCount());
+                    () -> roots.updateOne(filter, update).getMatchedCount());
             if (matched == 1) {
                 staged.incrementAndGet();
                 Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p.version()));
                 return Attempt.of(p, att);
             }
             Document root = findRoot(p.rootId());
-            Document entry = pending(root).get(p.slot(), Document.class);
-            if (entry != null) {
-                if (!Objects.equals(entry.get(CS), p.id())) {
+            Document staged = pending(root).get(p.slot(), Document.class);
+            if (staged != null) {
+                if (!Objects.equals(staged.get(CS), p.id())) {
                     throw new ConsistencyException(name, p.id(), "staging slot " + p.slot() + " of root " + p.rootId()
-                            + " holds change set " + entry.get(CS));
+                            + " holds change set " + staged.get(CS));
                 }
-                checkFingerprint(p, entry.getString(FP));
-                return Attempt.of(p.rootId(), p.slot(), entry);
+                checkFingerprint(p, staged.getString(FP));
+                return Attempt.of(p.rootId(), p.slot(), staged);
             }
             Optional<Long> done = committedVersionOf(root, p);
             if (done.isPresent()) {
@@ -396,7 +410,10 @@ public final class VersionEngine {
                 throw new InvalidInputException(name, "baseVersion", "baseVersion " + p.base()
                         + " is ahead of root " + p.rootId() + "'s committed version " + current);
             }
-            // the root is at the base and the slot is free again: it changed between the update and the read
+            if (number(root, UNSETTLED_COUNT) >= config.settleThreshold()) {
+                settleBeforeStaging(p.rootId());
+            }
+            // otherwise the root is at the base and the slot free again: it changed between the update and the read
         }
         throw new ConsistencyException(name, p.id(), "could not stage on root " + p.rootId() + " after "
                 + STAGE_ATTEMPTS + " attempts: it kept changing");
@@ -429,7 +446,7 @@ public final class VersionEngine {
     /** Inserts the attempt's item versions (tombstones for deletes); documents already written are fine. */
     public void writeItems(Prepared p, Attempt a) {
         List<Document> docs = new ArrayList<>(p.size());
-        p.changeSet().changes().forEach((item, value) -> docs.add(
+        p.values().forEach((item, value) -> docs.add(
                 itemDocument(a.rootId(), item, a.version(), a.att(), a.id(), value)));
         try {
             retry.run(name, p.id(), "write item versions",
@@ -444,7 +461,7 @@ public final class VersionEngine {
     }
 
     private static Document itemDocument(Object root, Object item, long version, ObjectId att, Object cs,
-                                         Optional<Document> value) {
+                                         Optional<? extends org.bson.conversions.Bson> value) {
         Document d = new Document("_id", new ObjectId()).append(ROOT, root).append(ITEM, item)
                 .append(VERSION, version).append(ATT, att).append(CS, cs).append(COMMITTED, false)
                 .append(UNTIL, OPEN).append(DELETED, value.isEmpty());
@@ -452,23 +469,22 @@ public final class VersionEngine {
         return d;
     }
 
-    /** The commit: root still at the base and this attempt still staged. Returns the root after, or null. */
-    private Document compareAndSetCommit(Attempt a) {
-        String u = UNSETTLED + "." + a.slot() + ".";
+    /** The commit: root still at the base and this attempt still staged. Whether it matched. */
+    private boolean compareAndSetCommit(Attempt a) {
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
                 eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
-        List<Bson> updates = new ArrayList<>(List.of(Updates.set(VERSION, a.version()), Updates.set(u + CS, a.id()),
-                Updates.set(u + ATT, a.att()), Updates.set(u + V, a.version()), Updates.set(u + N, a.size()),
-                Updates.set(u + FP, a.fingerprint()), Updates.set(META, a.meta()), Updates.currentDate(u + AT),
-                Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
-                Updates.inc(PENDING_COUNT, -1), Updates.inc(UNSETTLED_COUNT, 1)));
+        Document entry = new Document(CS, a.id()).append(ATT, a.att()).append(V, a.version()).append(N, a.size())
+                .append(FP, a.fingerprint());
         if (a.meta() != null) {
-            updates.add(Updates.set(u + META, a.meta()));
+            entry.append(META, a.meta());
         }
-        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                .projection(Projections.include(UNSETTLED_COUNT));
+        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(), entry),
+                Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
+                Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
+                Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
+                Updates.inc(UNSETTLED_COUNT, 1));
         return retry.execute(name, a.id(), "commit change set",
-                () -> roots.findOneAndUpdate(filter, Updates.combine(updates), options));
+                () -> roots.updateOne(filter, update).getMatchedCount()) == 1;
     }
 
     private boolean isCommitted(Document root, Attempt a) {
@@ -488,7 +504,8 @@ public final class VersionEngine {
     private boolean abandon(Attempt a, String reason) {
         long matched = retry.execute(name, a.id(), "abandon change set", () -> roots.updateOne(
                 and(eq("_id", a.rootId()), eq(PENDING + "." + a.slot() + "." + ATT, a.att())),
-                Updates.combine(Updates.unset(PENDING + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
+                Updates.combine(Updates.unset(PENDING + "." + a.slot()), Updates.unset(PENDING_AT + "." + a.slot()),
+                        Updates.inc(PENDING_COUNT, -1),
                         Updates.inc(ABANDONED, 1L))).getMatchedCount());
         if (matched == 0) {
             return false;
@@ -508,15 +525,13 @@ public final class VersionEngine {
         return deleted;
     }
 
-    private void settleIfDue(Object rootId, Document after) {
-        if (number(after, UNSETTLED_COUNT) < config.settleThreshold()) {
-            return;
-        }
+    /** Settles a root that reached the threshold before staging on it; a failure is left to maintenance. */
+    private void settleBeforeStaging(Object rootId) {
         try {
             settleRoot(rootId);
         } catch (ConsistencyException | MongoException e) {
-            LOG.warn("[{}] settling root {} after a commit failed (the commit stands; maintenance will settle it):"
-                    + " {}", name, rootId, e.toString());
+            LOG.warn("[{}] settling root {} before staging failed (maintenance will settle it): {}", name, rootId,
+                    e.toString());
         }
     }
 
@@ -670,7 +685,7 @@ public final class VersionEngine {
 
     private Document findRootForRead(Object id) {
         Document root = retry.execute(name, id, "read root", () -> roots.find(eq("_id", id))
-                .projection(Projections.include(VERSION, FLOOR, UNSETTLED, META, COMMITTED_AT)).first());
+                .projection(Projections.include(VERSION, FLOOR, UNSETTLED, UNSETTLED_AT, META, COMMITTED_AT)).first());
         if (root == null) {
             throw new UnknownRootException(name, id);
         }
@@ -699,7 +714,8 @@ public final class VersionEngine {
         int back = 0;
         int skipped = 0;
         List<Document> withPending = retry.execute(name, null, "find staged change sets", () -> roots
-                .find(gt(PENDING_COUNT, 0)).projection(Projections.include(VERSION, PENDING)).into(new ArrayList<>()));
+                .find(gt(PENDING_COUNT, 0)).projection(Projections.include(VERSION, PENDING, PENDING_AT))
+                .into(new ArrayList<>()));
         for (Document root : withPending) {
             Object rootId = root.get("_id");
             for (Map.Entry<String, Object> e : pending(root).entrySet()) {
@@ -736,7 +752,7 @@ public final class VersionEngine {
             long written = retry.execute(name, a.id(), "count item versions", () -> items.countDocuments(
                     and(eq(ROOT, a.rootId()), eq(VERSION, a.version()), eq(ATT, a.att()))));
             if (written == a.size()) {
-                if (compareAndSetCommit(a) != null) {
+                if (compareAndSetCommit(a)) {
                     committed.incrementAndGet();
                     LOG.info("[{}] recovery committed change set {} as version {} of root {}", name, a.id(),
                             a.version(), a.rootId());
@@ -754,13 +770,21 @@ public final class VersionEngine {
                 ? Decision.BACK : Decision.NONE;
     }
 
-    /** Settles every root with unsettled versions. Returns the versions settled. */
+    /**
+     * Settles every root with unsettled versions: those with documents not yet marked committed (found by cleanup's
+     * index, so the roots need no index of their own for it). Returns the versions settled.
+     */
     public long settle() {
-        List<Document> unsettledRoots = retry.execute(name, null, "find unsettled roots", () -> roots
-                .find(gt(UNSETTLED_COUNT, 0)).projection(Projections.include("_id")).into(new ArrayList<>()));
+        Set<Object> candidates = new LinkedHashSet<>();
+        retry.run(name, null, "find unsettled roots", () -> {
+            candidates.clear();
+            for (Document d : items.find(eq(COMMITTED, false)).projection(Projections.include(ROOT))) {
+                candidates.add(d.get(ROOT));
+            }
+        });
         long total = 0;
-        for (Document root : unsettledRoots) {
-            total += settleRoot(root.get("_id"));
+        for (Object rootId : candidates) {
+            total += settleRoot(rootId);
         }
         return total;
     }
@@ -771,7 +795,7 @@ public final class VersionEngine {
      */
     public long settleRoot(Object rootId) {
         Document root = retry.execute(name, rootId, "read unsettled versions",
-                () -> roots.find(eq("_id", rootId)).projection(Projections.include(UNSETTLED)).first());
+                () -> roots.find(eq("_id", rootId)).projection(Projections.include(UNSETTLED, UNSETTLED_AT)).first());
         if (root == null) {
             return 0;
         }
@@ -835,7 +859,8 @@ public final class VersionEngine {
         for (long v : versions) {
             trims.add(new UpdateOneModel<>(and(eq("_id", rootId),
                     eq(UNSETTLED + "." + slots.get(v) + "." + ATT, entries.get(v).get(ATT))),
-                    Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
+                    Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)),
+                            Updates.unset(UNSETTLED_AT + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
         }
         return retry.execute(name, rootId, "remove settled versions from the root",
                 () -> roots.bulkWrite(trims, new BulkWriteOptions().ordered(false)).getModifiedCount());
@@ -950,7 +975,7 @@ public final class VersionEngine {
         long abandonedCount = sums == null ? 0 : number(sums, "a");
         long stagedCount = sums == null ? 0 : number(sums, "p");
         Instant oldest = null;
-        for (Document root : roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING))) {
+        for (Document root : roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING, PENDING_AT))) {
             for (Object value : pending(root).values()) {
                 Date at = ((Document) value).getDate(AT);
                 if (at != null && (oldest == null || at.toInstant().isBefore(oldest))) {
@@ -974,14 +999,35 @@ public final class VersionEngine {
 
     // ---------------------------------------------------------------- helpers
 
+    /** The staged attempts by slot, each with its staging time ({@code at}) when the root was read with it. */
     private static Document pending(Document root) {
-        Document d = root.get(PENDING, Document.class);
-        return d == null ? new Document() : d;
+        return withTimes(root, PENDING, PENDING_AT);
     }
 
+    /** The unsettled versions by slot, each with its commit time ({@code at}) when the root was read with it. */
     private static Document unsettled(Document root) {
-        Document d = root.get(UNSETTLED, Document.class);
-        return d == null ? new Document() : d;
+        return withTimes(root, UNSETTLED, UNSETTLED_AT);
+    }
+
+    private static Document withTimes(Document root, String entriesField, String timesField) {
+        Document entries = root.get(entriesField, Document.class);
+        if (entries == null) {
+            return new Document();
+        }
+        Document times = root.get(timesField, Document.class);
+        if (times == null) {
+            return entries;
+        }
+        Document out = new Document();
+        entries.forEach((slot, entry) -> {
+            Document copy = new Document((Document) entry);
+            Object at = times.get(slot);
+            if (at != null) {
+                copy.append(AT, at);
+            }
+            out.append(slot, copy);
+        });
+        return out;
     }
 
     private static Document unsettledEntry(Document root, long version) {
