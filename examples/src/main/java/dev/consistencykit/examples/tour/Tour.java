@@ -1,0 +1,48 @@
+package dev.consistencykit.examples.tour;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/** Runs every pattern's example, each in a fresh database, narrating the writes each one sends. */
+public final class Tour {
+
+    /** The examples, in the order the tour runs them. */
+    public static final List<TourExample> EXAMPLES = List.of(new UserRenameExample(), new FriendshipExample(),
+            new BankTransferExample(), new PaymentsLedgerExample(), new CatalogueExample());
+
+    private Tour() {
+    }
+
+    /**
+     * Runs every example on {@code target}, each in a fresh database dropped afterwards.
+     *
+     * @return one entry per example: its pattern and the problems it found (none when it behaved)
+     */
+    public static List<Document> run(MongoTarget target, Narration narration) {
+        List<Document> results = new ArrayList<>();
+        int number = 0;
+        for (TourExample example : EXAMPLES) {
+            number++;
+            MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("tour"));
+            int before = narration.problems().size();
+            narration.section(number + ". " + example.title() + "  [" + example.pattern() + "]");
+            try (WriteLog log = WriteLog.attach(target, db.getName(), narration)) {
+                example.run(db, narration);
+            } finally {
+                db.drop();
+            }
+            List<String> problems = narration.problems().subList(before, narration.problems().size());
+            narration.note(problems.isEmpty() ? "consistent after the crash and recovery" : problems.size()
+                    + " problem(s)");
+            results.add(new Document("pattern", example.pattern()).append("problems", List.copyOf(problems)));
+        }
+        return results;
+    }
+}
