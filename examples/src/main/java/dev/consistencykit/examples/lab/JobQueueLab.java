@@ -40,7 +40,7 @@ public final class JobQueueLab implements PatternLab {
         return "job-queue";
     }
 
-    private static JobQueue queue(MongoDatabase db) {
+    static JobQueue queue(MongoDatabase db) {
         return JobQueue.builder(db).retryPolicy(FAST_RETRY).maxAttempts(50)
                 .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
                 .handler("befriend", ctx -> {
@@ -57,7 +57,7 @@ public final class JobQueueLab implements PatternLab {
                 .build();
     }
 
-    private static void seed(MongoDatabase db) {
+    static void seed(MongoDatabase db) {
         List<Document> users = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             users.add(new Document("_id", "u" + i).append("friends", List.of()));

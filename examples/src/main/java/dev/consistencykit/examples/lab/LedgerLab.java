@@ -38,12 +38,12 @@ public final class LedgerLab implements PatternLab {
         return "log-reconciliation";
     }
 
-    private static Ledger ledger(MongoDatabase db) {
+    static Ledger ledger(MongoDatabase db) {
         return Ledger.builder(db).retryPolicy(FAST_RETRY).overdraftFloor(0).build();
     }
 
     /** {@code n} accounts opened with {@code balance} each, as checkpoints their logs start after. */
-    private static Map<String, Long> open(MongoDatabase db, int n, long balance) {
+    static Map<String, Long> open(MongoDatabase db, int n, long balance) {
         Map<String, Long> opening = new LinkedHashMap<>();
         List<Document> docs = new ArrayList<>();
         for (int i = 0; i < n; i++) {

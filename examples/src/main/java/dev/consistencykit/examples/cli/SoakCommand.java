@@ -1,0 +1,64 @@
+package dev.consistencykit.examples.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+import dev.consistencykit.examples.lab.Soak;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code soak}: worker processes killed with SIGKILL and restarted, then recovery and every invariant. */
+@Command(name = "soak", mixinStandardHelpOptions = true,
+        description = "Run two-phase, job-queue and ledger workers in their own processes against a server in its"
+                + " own process, kill them with SIGKILL at random moments and restart them; then recover and check"
+                + " every invariant on data read back.")
+final class SoakCommand implements Callable<Integer> {
+
+    @ParentCommand
+    ConsistencyKitCli parent;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--minutes", paramLabel = "N", description = "how long to kill and restart workers")
+    Integer minutes;
+
+    @Option(names = "--seconds", paramLabel = "S", defaultValue = "60",
+            description = "the same in seconds, when --minutes is not given (default: ${DEFAULT-VALUE})")
+    int seconds;
+
+    @Option(names = "--workers", paramLabel = "N", defaultValue = "1",
+            description = "worker processes per pattern (default: ${DEFAULT-VALUE})")
+    int workers;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed of the kill schedule (default: ${DEFAULT-VALUE})")
+    long seed;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        Duration duration = minutes != null ? Duration.ofMinutes(minutes) : Duration.ofSeconds(seconds);
+        if (duration.isNegative() || duration.isZero() || workers < 1) {
+            throw new ParameterException(spec.commandLine(), "--minutes/--seconds and --workers must be >= 1");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        String uri = parent.uri != null ? parent.uri : System.getenv("MONGODB_URI");
+        Soak.Report report = Soak.run(new Soak.Settings(duration, workers, seed, uri), progress);
+        progress.done();
+        if (parent.json) {
+            out.println(Json.line(report.json()));
+        } else {
+            out.printf("soak: %.0f s, %d workers killed with SIGKILL and restarted; operations %s; %d invariant"
+                    + " violations%n", report.seconds(), report.kills(), report.operations(),
+                    report.violations().size());
+            report.violations().forEach(v -> out.println("  " + v));
+        }
+        return report.violations().isEmpty() ? 0 : 1;
+    }
+}

@@ -1,0 +1,39 @@
+package dev.consistencykit.examples.cli;
+
+import java.util.concurrent.Callable;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
+import dev.consistencykit.examples.lab.Soak;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code soak-worker}: one worker process of the kill -9 soak; runs until it is killed. */
+@Command(name = "soak-worker", hidden = true, description = "One worker of the soak: runs until killed.")
+final class SoakWorkerCommand implements Callable<Integer> {
+
+    @ParentCommand
+    ConsistencyKitCli parent;
+
+    @Option(names = "--database", required = true, description = "the soak's database")
+    String database;
+
+    @Option(names = "--pattern", required = true, description = "the workload: ${COMPLETION-CANDIDATES}")
+    String pattern;
+
+    @Option(names = "--seed", defaultValue = "1", description = "the worker's seed")
+    long seed;
+
+    @Override
+    public Integer call() {
+        if (parent.uri == null) {
+            throw new IllegalArgumentException("soak-worker needs --uri");
+        }
+        try (MongoClient client = MongoClients.create(parent.uri)) {
+            Soak.work(client.getDatabase(database), pattern, seed);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,255 @@
+package dev.consistencykit.examples.lab;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.logreconciliation.LedgerTransaction;
+import dev.consistencykit.testkit.Accounts;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.twophase.Transfer;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+
+/**
+ * The kill -9 soak: worker processes doing two-phase transfers, job-queue jobs and ledger transfers against a server
+ * in its own process, killed with SIGKILL at random moments and restarted; then recovery and every invariant, on data
+ * read back.
+ */
+public final class Soak {
+
+    /** The patterns a soak runs, one worker process each (more with {@link Settings#workersPerPattern()}). */
+    public static final List<String> PATTERNS = List.of("two-phase", "job-queue", "log-reconciliation");
+
+    private static final int ACCOUNTS = 10;
+    private static final long OPENING = 100_000;
+    private static final Duration WORKER_RECOVERY_AFTER = Duration.ofSeconds(2);
+
+    /**
+     * @param duration          how long workers run and get killed
+     * @param workersPerPattern worker processes per pattern
+     * @param seed              the seed of the kill schedule and of the workers' choices
+     * @param uri               a server to use; empty: start the embedded server in a process of its own
+     */
+    public record Settings(Duration duration, int workersPerPattern, long seed, String uri) {
+
+        /** Validates. */
+        public Settings {
+            Objects.requireNonNull(duration, "duration");
+            if (duration.isNegative() || duration.isZero()) {
+                throw new IllegalArgumentException("duration must be > 0, was " + duration);
+            }
+            if (workersPerPattern < 1) {
+                throw new IllegalArgumentException("workersPerPattern must be >= 1, was " + workersPerPattern);
+            }
+        }
+    }
+
+    /**
+     * What a soak did and found.
+     *
+     * @param seconds    how long the workers ran
+     * @param kills      SIGKILLs sent to workers
+     * @param operations operations that reached the database, per pattern
+     * @param violations invariants violated after recovery (empty: none)
+     */
+    public record Report(double seconds, int kills, Map<String, Long> operations, List<String> violations) {
+
+        /** The JSON object the CLI prints. */
+        public Document json() {
+            return new Document("seconds", Math.round(seconds * 10) / 10.0).append("kills", kills)
+                    .append("workers", PATTERNS.size()).append("operations", new Document(new LinkedHashMap<>(operations)))
+                    .append("violations", violations.size()).append("details", violations.subList(0,
+                            Math.min(20, violations.size())));
+        }
+    }
+
+    private Soak() {
+    }
+
+    /** Runs a soak. */
+    public static Report run(Settings settings, Consumer<String> progress) throws IOException, InterruptedException {
+        Process server = null;
+        String uri = settings.uri();
+        if (uri == null || uri.isBlank()) {
+            server = start(List.of("--json", "serve", "--port", "0"), "serve");
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line = out.readLine();
+                if (line == null) {
+                    throw new IllegalStateException("the server process printed nothing");
+                }
+                uri = Document.parse(line).getString("connectionString");
+            }
+        }
+        String database = MongoTestExtension.freshName("soak");
+        try (MongoClient client = MongoClients.create(uri)) {
+            MongoDatabase db = client.getDatabase(database);
+            seed(db);
+            progress.accept("seeded " + database + " on " + uri);
+            Random random = new Random(settings.seed());
+            List<String> workerPatterns = new ArrayList<>();
+            for (String pattern : PATTERNS) {
+                for (int i = 0; i < settings.workersPerPattern(); i++) {
+                    workerPatterns.add(pattern);
+                }
+            }
+            List<Process> workers = new ArrayList<>();
+            for (String pattern : workerPatterns) {
+                workers.add(worker(uri, database, pattern, random.nextLong()));
+            }
+            int kills = 0;
+            long start = System.nanoTime();
+            long deadline = start + settings.duration().toNanos();
+            while (System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(200 + random.nextInt(1_300));
+                int victim = random.nextInt(workers.size());
+                workers.get(victim).destroyForcibly().waitFor();
+                kills++;
+                workers.set(victim, worker(uri, database, workerPatterns.get(victim), random.nextLong()));
+                progress.accept(String.format("%.0f s: %d workers killed with SIGKILL and restarted",
+                        (System.nanoTime() - start) / 1e9, kills));
+            }
+            for (Process w : workers) {
+                w.destroyForcibly().waitFor();
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            progress.accept("workers stopped; recovering every pattern and checking its invariants");
+            recover(db);
+            List<String> violations = invariants(db);
+            Map<String, Long> operations = operations(db);
+            operations.forEach((pattern, count) -> {
+                if (count == 0) {
+                    violations.add(pattern + ": no operation reached the database (see consistency-kit-soak-worker-"
+                            + pattern + ".err in " + System.getProperty("java.io.tmpdir") + ")");
+                }
+            });
+            db.drop();
+            return new Report(seconds, kills, operations, violations);
+        } finally {
+            if (server != null) {
+                server.destroy();
+                server.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static void seed(MongoDatabase db) {
+        Accounts.seed(db, TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION, Accounts.named(ACCOUNTS, OPENING));
+        TwoPhaseCommit.on(db).ensureIndexes();
+        JobQueueLab.seed(db);
+        JobQueueLab.queue(db).ensureIndexes();
+        LedgerLab.open(db, ACCOUNTS, OPENING);
+    }
+
+    private static void recover(MongoDatabase db) {
+        for (int round = 0; round < 2; round++) {
+            TwoPhaseCommit.on(db).recover(Duration.ZERO);
+            JobQueueLab.queue(db).recover(Duration.ZERO);
+            LedgerLab.ledger(db).recover(Duration.ZERO);
+        }
+    }
+
+    /** Every pattern's invariants: money conserved and applied exactly once, every job's effects once, ledgers proven. */
+    static List<String> invariants(MongoDatabase db) {
+        List<String> problems = new ArrayList<>();
+        TwoPhaseLab.invariants(db, Accounts.named(ACCOUNTS, OPENING), true).forEach(p -> problems.add("two-phase: " + p));
+        JobQueueLab.invariants(db).forEach(p -> problems.add("job-queue: " + p));
+        LedgerLab.invariants(db, Accounts.named(ACCOUNTS, OPENING)).forEach(p -> problems.add("log-reconciliation: "
+                + p));
+        return problems;
+    }
+
+    private static Map<String, Long> operations(MongoDatabase db) {
+        Map<String, Long> ops = new LinkedHashMap<>();
+        ops.put("two-phase", db.getCollection(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION).countDocuments());
+        ops.put("job-queue", db.getCollection("jobs").countDocuments());
+        ops.put("log-reconciliation", db.getCollection("ledger").countDocuments());
+        return ops;
+    }
+
+    private static Process worker(String uri, String database, String pattern, long seed) throws IOException {
+        return start(List.of("soak-worker", "--uri", uri, "--database", database, "--pattern", pattern,
+                "--seed", Long.toString(seed)), "soak-worker-" + pattern);
+    }
+
+    /** The CLI in a new JVM with this one's class path. */
+    private static Process start(List<String> args, String logName) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                "dev.consistencykit.examples.cli.ConsistencyKitCli"));
+        command.addAll(args);
+        return new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.appendTo(new File(System.getProperty("java.io.tmpdir"),
+                        "consistency-kit-" + logName + ".err")))
+                .redirectOutput(args.contains("serve") ? ProcessBuilder.Redirect.PIPE
+                        : ProcessBuilder.Redirect.DISCARD)
+                .start();
+    }
+
+    /**
+     * One worker process's loop, until it is killed: operations of {@code pattern} on random accounts, and every
+     * twentieth a recovery pass for operations stale for two seconds (those of killed workers).
+     */
+    public static void work(MongoDatabase db, String pattern, long seed) {
+        Random random = new Random(seed);
+        for (long n = 0; ; n++) {
+            int a = random.nextInt(ACCOUNTS);
+            int b = (a + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
+            long amount = 1 + random.nextInt(5_000);
+            try {
+                switch (pattern) {
+                    case "two-phase" -> {
+                        TwoPhaseCommit tpc = TwoPhaseCommit.builder(db).retryPolicy(PatternLab.FAST_RETRY).build();
+                        tpc.transfer(Transfer.of(OperationId.random(), "a" + a, "a" + b, amount));
+                        if (n % 20 == 19) {
+                            tpc.recover(WORKER_RECOVERY_AFTER);
+                        }
+                    }
+                    case "job-queue" -> {
+                        var queue = JobQueueLab.queue(db);
+                        queue.enqueue(random.nextBoolean()
+                                ? JobRequest.of("count", new Document("counter", "c" + random.nextInt(4)))
+                                : JobRequest.of("befriend", new Document("a", "u" + a % 4).append("b",
+                                        "u" + (a + 1) % 4)));
+                        queue.processNext();
+                        if (n % 20 == 19) {
+                            queue.recover(WORKER_RECOVERY_AFTER);
+                        }
+                    }
+                    case "log-reconciliation" -> {
+                        var ledger = LedgerLab.ledger(db);
+                        ledger.apply(LedgerTransaction.transfer("a" + a, "a" + b, amount));
+                        if (n % 20 == 19) {
+                            ledger.recover(WORKER_RECOVERY_AFTER);
+                        }
+                    }
+                    default -> throw new IllegalArgumentException("no soak workload for pattern " + pattern);
+                }
+            } catch (ConsistencyException expected) {
+                // insufficient funds, a conflict, a transient fault that outlasted its retries: not a violation
+            }
+        }
+    }
+}
