@@ -66,6 +66,16 @@ public interface ConsistencyStrategy<C> {
      */
     RecoveryReport recover(Duration staleAfter);
 
+    /**
+     * The operations that were started and have made no progress for longer than {@code staleAfter} (server time):
+     * those {@link #recover(Duration)} with the same threshold would finish or undo, oldest first. Read-only.
+     *
+     * @param staleAfter how long an operation must have made no progress; zero lists every one started and not done
+     * @param limit      the most to return
+     * @throws IllegalArgumentException if {@code staleAfter} is negative or {@code limit} below 1
+     */
+    java.util.List<InterruptedOperation> interrupted(Duration staleAfter, int limit);
+
     /** Counts per state and the age of the oldest operation in flight, read from the database. */
     StrategyStatus status();
 

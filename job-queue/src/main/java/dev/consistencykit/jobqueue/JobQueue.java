@@ -3,6 +3,7 @@ package dev.consistencykit.jobqueue;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -19,6 +20,7 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -186,6 +188,30 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     public int sweep() {
         int[] counts = engine.sweep(false);
         return counts[0] + counts[1];
+    }
+
+    /**
+     * The first half of {@link #recover(Duration)}, without running any job: requeues (or, on their last attempt,
+     * kills) every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise those whose lease expired. For a
+     * tool that has no handlers; the application's workers then run the requeued jobs.
+     *
+     * @return the jobs requeued or killed
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    public int sweep(Duration staleAfter) {
+        InterruptedOperation.checkQuery(staleAfter, 1);
+        int[] counts = engine.sweep(staleAfter.isZero());
+        return counts[0] + counts[1];
+    }
+
+    /**
+     * Jobs a worker claimed and went quiet on ({@code PROCESSING} past its lease; every {@code PROCESSING} job when
+     * {@code staleAfter} is zero), oldest claim first. Queued jobs are waiting, not interrupted.
+     */
+    @Override
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return engine.interrupted(staleAfter, limit);
     }
 
     /** Counts per state, and the age of the oldest due job (the queue's lag). */

@@ -13,6 +13,7 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -213,6 +214,13 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
             throw new IllegalArgumentException("olderThan must be >= 0, was " + olderThan);
         }
         return engine.archive(olderThan);
+    }
+
+    /** Transactions appended more than {@code staleAfter} ago and not yet committed, oldest first. */
+    @Override
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return engine.interrupted(staleAfter, limit);
     }
 
     /** Transactions by {@code proc} ({@code UNCOMMITTED}, {@code COMMITTED}) and the oldest uncommitted one's age. */

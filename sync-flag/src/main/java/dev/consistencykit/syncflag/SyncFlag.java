@@ -15,6 +15,7 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -75,6 +76,33 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
         return new Builder(database);
     }
 
+    /**
+     * Builders for every sync flag whose {@link #ensureIndexes()} ran on {@code database}, set up with the master,
+     * targets and staleness it recorded in {@value SyncFlagConfig#REGISTRY_COLLECTION}: what an operator's tool uses to
+     * inspect and recover them without the application's code. Listeners, clocks and retry policies are not recorded.
+     */
+    public static List<Builder> registered(MongoDatabase database) {
+        List<Builder> builders = new ArrayList<>();
+        for (Document entry : SyncEngine.registered(database)) {
+            Builder b = builder(database).name(entry.getString("_id"))
+                    .master(entry.getString("master"), entry.getList("fields", String.class).toArray(new String[0]))
+                    .staleAfter(Duration.ofMillis(entry.get("staleAfterMillis", Number.class).longValue()));
+            for (Document t : entry.getList("targets", Document.class)) {
+                SyncTarget target = SyncTarget.in(t.getString("collection"), t.getString("idField"))
+                        .versionField(t.getString("versionField"));
+                if (t.getString("arrayField") != null) {
+                    target = target.inArray(t.getString("arrayField"));
+                }
+                for (List<?> copy : t.getList("copies", List.class)) {
+                    target = target.copy((String) copy.get(0), (String) copy.get(1));
+                }
+                b.target(target);
+            }
+            builders.add(b);
+        }
+        return builders;
+    }
+
     /** The settings. */
     public SyncFlagConfig config() {
         return config;
@@ -87,7 +115,8 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
 
     /**
      * Creates a sparse index on the flag's time (the sweeper's query), a sparse index on the remembered operation ids
-     * (status), and an index on each target's master-id field (propagation). Idempotent.
+     * (status), and an index on each target's master-id field (propagation); records the master and targets for
+     * {@link #registered}. Idempotent.
      */
     @Override
     public void ensureIndexes() {
@@ -180,6 +209,13 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     public SyncVerification verify(boolean repair) {
         return engine.verify(repair);
+    }
+
+    /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    @Override
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return engine.interrupted(staleAfter, limit);
     }
 
     /**

@@ -40,6 +40,11 @@ public record SyncFlagConfig(String name, String masterCollection, List<String> 
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "sync-flag";
+    /**
+     * Where {@link SyncFlag#ensureIndexes()} records each instance's master and targets, by name, for
+     * {@link SyncFlag#registered}: {@value}.
+     */
+    public static final String REGISTRY_COLLECTION = "syncFlagRegistry";
     /** Default staleness before the sweeper takes a flag over: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
     /** Default number of operation ids a master remembers: {@value}. */

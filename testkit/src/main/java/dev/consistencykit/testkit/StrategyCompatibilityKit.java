@@ -27,8 +27,8 @@ import dev.consistencykit.core.UnsafeConfigurationException;
  * extending this class (like Micrometer's {@code micrometer-test} kit): idempotent submit and apply for a
  * caller-supplied id, typed rejection of a reused id with another change before any write, recovery on an empty
  * database, idempotent recovery, a staleness threshold that leaves fresh operations alone, {@code status()}
- * consistent with the data, refusal of {@code w:0}, and recovery after a crash at every write site of
- * {@code apply()} in every fault mode (through the {@link CrashPointExplorer}).
+ * consistent with the data, {@code interrupted()} empty once recovered, refusal of {@code w:0}, and recovery after a
+ * crash at every write site of {@code apply()} in every fault mode (through the {@link CrashPointExplorer}).
  *
  * <pre>{@code
  * class TwoPhaseCommitCompatibilityTest extends StrategyCompatibilityKit<Transfer> {
@@ -177,6 +177,23 @@ public abstract class StrategyCompatibilityKit<C> {
         assertThat(settled.inFlight()).isZero();
         assertThat(settled.total()).isEqualTo(3);
         assertThat(settled.oldestInFlightAge()).isEmpty();
+    }
+
+    @Test
+    void shouldListNoInterruptedOperationOnAnEmptyDatabaseOrAfterRecovery(MongoDatabase database) {
+        ConsistencyStrategy<C> strategy = newStrategy(database);
+        strategy.ensureIndexes();
+        assertThat(strategy.interrupted(Duration.ZERO, 10)).isEmpty();
+        seed(database);
+        strategy.submit(change(OperationId.of("kit-interrupted")));
+
+        newStrategy(database).recover(Duration.ZERO);
+
+        assertThat(strategy.interrupted(Duration.ZERO, 10)).isEmpty();
+        assertThat(strategy.interrupted(Duration.ofHours(1), 10)).isEmpty();
+        assertThatThrownBy(() -> strategy.interrupted(Duration.ofSeconds(-1), 10))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> strategy.interrupted(Duration.ZERO, 0)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -17,11 +17,12 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
@@ -191,6 +192,13 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     /** {@link #recover(Duration)} with {@link TwoPhaseConfig#staleAfter()}. */
     public RecoveryReport recover() {
         return engine.recover(config.staleAfter());
+    }
+
+    /** Transactions not terminal and not modified for {@code staleAfter}, oldest first. */
+    @Override
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return engine.interrupted(staleAfter, limit);
     }
 
     @Override

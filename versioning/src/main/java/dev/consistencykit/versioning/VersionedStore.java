@@ -17,6 +17,7 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -295,6 +296,13 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */
     public long prune() {
         return engine.prune();
+    }
+
+    /** Change sets staged more than {@code staleAfter} ago, neither committed nor abandoned, oldest first. */
+    @Override
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return engine.interrupted(staleAfter, limit);
     }
 
     /** Change sets {@code STAGED}, {@code COMMITTED} and {@code ABANDONED} over every root; the oldest staged one. */

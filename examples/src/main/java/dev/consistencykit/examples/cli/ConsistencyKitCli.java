@@ -14,7 +14,8 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "consistency-kit", mixinStandardHelpOptions = true, version = "consistency-kit 0.1.0-SNAPSHOT",
         description = "Reliable multi-document changes on MongoDB without native transactions.",
         subcommands = {TourCommand.class, VerifyServerCommand.class, ServeCommand.class, ChaosCommand.class,
-                BenchCommand.class, SoakCommand.class, SoakWorkerCommand.class})
+                BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
+                SoakWorkerCommand.class})
 public final class ConsistencyKitCli implements Runnable {
 
     @Option(names = "--uri", scope = ScopeType.INHERIT, paramLabel = "<mongodb-uri>",

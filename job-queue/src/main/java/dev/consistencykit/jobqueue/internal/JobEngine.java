@@ -45,6 +45,7 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseFields;
 import dev.consistencykit.core.LeaseLostException;
@@ -620,6 +621,24 @@ public final class JobEngine {
     }
 
     // ---- status, retention, replay, indexes -----------------------------------------------------------------
+
+    /**
+     * Jobs a worker claimed and went quiet on: every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
+     * those whose lease expired, as {@link #recover} requeues them. Queued jobs are waiting, not interrupted.
+     */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.name())
+                : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED))
+                .sort(Sorts.ascending(CLAIMED)).limit(limit)) {
+            Date claimed = job.getDate(CLAIMED);
+            out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.name(),
+                    claimed == null ? Duration.ZERO : clock.ageOf(claimed.toInstant()),
+                    "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)));
+        }
+        return out;
+    }
 
     /** Counts per state, and the age of the oldest due job (the queue's lag). */
     public StrategyStatus status() {

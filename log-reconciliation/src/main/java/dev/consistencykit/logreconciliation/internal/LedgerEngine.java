@@ -51,6 +51,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
@@ -758,6 +759,20 @@ public final class LedgerEngine {
             archived.incrementAndGet();
         }
         return moved;
+    }
+
+    /** Transactions appended longer than {@code staleAfter} ago and not committed yet, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document tx : ledger.find(and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter))))
+                .projection(Projections.include("ts", CHANGES + "." + ACCOUNT)).sort(Sorts.ascending("ts"))
+                .limit(limit)) {
+            List<Object> touched = new ArrayList<>();
+            tx.getList(CHANGES, Document.class, List.of()).forEach(c -> touched.add(c.get(ACCOUNT)));
+            out.add(new InterruptedOperation(tx.get("_id"), UNCOMMITTED, clock.ageOf(tx.getDate("ts").toInstant()),
+                    "accounts " + touched));
+        }
+        return out;
     }
 
     /** Transactions by {@code proc}; the oldest uncommitted one's age. */

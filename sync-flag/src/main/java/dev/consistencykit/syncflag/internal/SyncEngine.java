@@ -52,6 +52,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
@@ -64,8 +65,8 @@ import dev.consistencykit.syncflag.MasterMissingException;
 import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
-import dev.consistencykit.syncflag.SyncListener;
 import dev.consistencykit.syncflag.SyncListener.Source;
+import dev.consistencykit.syncflag.SyncListener;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
 import dev.consistencykit.syncflag.UpdateRejectedException;
@@ -95,6 +96,7 @@ public final class SyncEngine {
 
     private final SyncFlagConfig config;
     private final MongoCollection<Document> masters;
+    private final MongoCollection<Document> registry;
     private final Map<SyncTarget, MongoCollection<Document>> targets = new LinkedHashMap<>();
     private final ServerClock clock;
     private final SyncListener listener;
@@ -120,6 +122,7 @@ public final class SyncEngine {
     public SyncEngine(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
         this.config = Objects.requireNonNull(config, "config");
         this.masters = database.getCollection(config.masterCollection());
+        this.registry = database.getCollection(SyncFlagConfig.REGISTRY_COLLECTION);
         for (SyncTarget target : config.targets()) {
             targets.put(target, database.getCollection(target.collection()));
         }
@@ -140,6 +143,31 @@ public final class SyncEngine {
         for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
             t.getValue().createIndex(Indexes.ascending(t.getKey().path(t.getKey().idField())));
         }
+        register();
+    }
+
+    /**
+     * Records this instance's master and targets in {@link SyncFlagConfig#REGISTRY_COLLECTION}, so that an operator's
+     * tool can inspect and recover it without the application's code.
+     */
+    private void register() {
+        List<Document> targetDocs = new ArrayList<>();
+        for (SyncTarget t : config.targets()) {
+            List<List<String>> copies = new ArrayList<>();
+            t.copies().forEach((from, to) -> copies.add(List.of(from, to)));
+            targetDocs.add(new Document("collection", t.collection()).append("idField", t.idField())
+                    .append("arrayField", t.arrayField().orElse(null)).append("copies", copies)
+                    .append("versionField", t.versionField()));
+        }
+        Document entry = new Document("_id", config.name()).append("master", config.masterCollection())
+                .append("fields", config.masterFields()).append("targets", targetDocs)
+                .append("staleAfterMillis", config.staleAfter().toMillis());
+        registry.replaceOne(eq("_id", config.name()), entry, new com.mongodb.client.model.ReplaceOptions().upsert(true));
+    }
+
+    /** The settings {@link #register} recorded, as builder calls. */
+    public static List<Document> registered(MongoDatabase database) {
+        return database.getCollection(SyncFlagConfig.REGISTRY_COLLECTION).find().into(new ArrayList<>());
     }
 
     /**
@@ -476,6 +504,19 @@ public final class SyncEngine {
             values.put(field, value.present() ? value.value() : "(missing)");
         }
         return values;
+    }
+
+    /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document master : masters.find(stale).projection(Projections.include(FLAG))
+                .sort(Sorts.ascending(FLAG_AT)).limit(limit)) {
+            Document flag = master.get(FLAG, Document.class);
+            out.add(new InterruptedOperation(master.get("_id"), "flagged", clock.ageOf(flag.getDate("at").toInstant()),
+                    config.masterCollection() + ", update " + flag.get("op")));
+        }
+        return out;
     }
 
     /** Operations by state, from the masters' remembered operations and their flags. */

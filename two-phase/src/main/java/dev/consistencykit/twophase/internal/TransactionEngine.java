@@ -51,6 +51,7 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.Marker;
@@ -818,6 +819,22 @@ public final class TransactionEngine {
     }
 
     // ---- status, pruning, reads, indexes --------------------------------------------------------------------
+
+    /** In-flight transactions not modified for {@code staleAfter}, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document tx : transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter))))
+                .projection(Projections.include(STATE, LAST_MODIFIED, PARTICIPANTS))
+                .sort(Sorts.ascending(LAST_MODIFIED)).limit(limit)) {
+            List<String> where = new ArrayList<>();
+            for (Document p : tx.getList(PARTICIPANTS, Document.class, List.of())) {
+                where.add(p.get(P_COLLECTION) + "/" + p.get(P_ID));
+            }
+            out.add(new InterruptedOperation(tx.get("_id"), tx.getString(STATE),
+                    clock.ageOf(tx.getDate(LAST_MODIFIED).toInstant()), "participants " + where));
+        }
+        return out;
+    }
 
     /** Counts per state and the oldest in-flight age. */
     public StrategyStatus status() {

@@ -63,6 +63,7 @@ import com.mongodb.client.model.WriteModel;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
@@ -965,6 +966,24 @@ public final class VersionEngine {
     }
 
     // ---------------------------------------------------------------- status
+
+    /** Change sets staged longer than {@code staleAfter} ago and neither committed nor abandoned, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        Date cutoff = clock.cutoff(staleAfter);
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document root : roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING, PENDING_AT))) {
+            for (Object value : pending(root).values()) {
+                Document entry = (Document) value;
+                Date at = entry.getDate(AT);
+                if (at != null && !at.after(cutoff)) {
+                    out.add(new InterruptedOperation(entry.get(CS), STAGED, clock.ageOf(at.toInstant()), "root "
+                            + root.get("_id") + ", version " + number(entry, V)));
+                }
+            }
+        }
+        out.sort(java.util.Comparator.comparing(InterruptedOperation::age).reversed());
+        return out.subList(0, Math.min(limit, out.size()));
+    }
 
     /** Change sets per state over every root, and the age of the oldest staged one. */
     public StrategyStatus status() {

@@ -1,0 +1,72 @@
+package dev.consistencykit.examples.cli;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.testkit.MongoTarget;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code inspect}: the interrupted operations of every pattern present in a database. Read-only. */
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = "List the interrupted operations of every pattern present in a database (2PC transactions in"
+                + " flight, jobs past their lease, flagged masters, uncommitted ledger transactions, staged change"
+                + " sets), with their age. Writes nothing.")
+final class InspectCommand implements Callable<Integer> {
+
+    @ParentCommand
+    ConsistencyKitCli parent;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    OperatorOptions options;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "50",
+            description = "the most operations listed per pattern instance (default: ${DEFAULT-VALUE})")
+    int limit;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        try (MongoTarget target = Target.open(parent.uri)) {
+            MongoDatabase db = target.client().getDatabase(options.databaseName(target));
+            List<PatternsPresent> present = PatternsPresent.on(db);
+            List<Document> listed = new ArrayList<>();
+            for (PatternsPresent p : present) {
+                for (InterruptedOperation op : p.strategy().interrupted(options.staleAfter, limit)) {
+                    listed.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
+                            .append("id", String.valueOf(op.id())).append("state", op.state())
+                            .append("ageSeconds", op.age().toMillis() / 1000.0).append("detail", op.detail()));
+                }
+            }
+            out.printf("%s on %s: %d pattern instance(s) present %s; %d interrupted operation(s) with no progress for"
+                    + " %s or more%n", db.getName(), target.description(), present.size(),
+                    present.stream().map(PatternsPresent::pattern).toList(), listed.size(),
+                    OperatorOptions.show(options.staleAfter));
+            for (Document d : listed) {
+                out.printf("  %-19s %-24s %-12s %8.1f s  %s%n", d.getString("pattern"), d.getString("id"),
+                        d.getString("state"), d.getDouble("ageSeconds"), d.getString("detail"));
+            }
+            if (parent.json) {
+                out.println(Json.line(new Document("database", db.getName())
+                        .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
+                        .append("patterns", present.stream().map(PatternsPresent::pattern).toList())
+                        .append("count", listed.size()).append("interrupted", listed)));
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.consistencykit.examples.cli;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.consistencykit.testkit.MongoTarget;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
+/** The options {@code inspect} and {@code recover} share: which database, and how stale an operation must be. */
+final class OperatorOptions {
+
+    @Option(names = "--database", paramLabel = "NAME",
+            description = "the database to look in (default: the one named in the URI)")
+    String database;
+
+    @Option(names = "--stale-after", paramLabel = "DURATION", defaultValue = "60s",
+            converter = DurationConverter.class,
+            description = "only operations with no progress for this long, like 90s, 5m or 0 for all"
+                    + " (default: ${DEFAULT-VALUE})")
+    Duration staleAfter;
+
+    /** The database to use on {@code target}. */
+    String databaseName(MongoTarget target) {
+        if (database != null && !database.isBlank()) {
+            return database;
+        }
+        String fromUri = target.connectionString().getDatabase();
+        if (fromUri == null) {
+            throw new IllegalArgumentException("name the database with --database, or in the URI"
+                    + " (mongodb://host/mydb)");
+        }
+        return fromUri;
+    }
+
+    /** {@code d} as the options are written: {@code 0s}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 500ms}. */
+    static String show(Duration d) {
+        long ms = d.toMillis();
+        if (ms % 1_000 != 0) {
+            return ms + "ms";
+        }
+        long s = ms / 1_000;
+        return s != 0 && s % 3_600 == 0 ? s / 3_600 + "h" : s != 0 && s % 60 == 0 ? s / 60 + "m" : s + "s";
+    }
+
+    /** {@code 500ms}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 0}, or ISO-8601 ({@code PT1M}). */
+    static final class DurationConverter implements ITypeConverter<Duration> {
+
+        private static final Pattern SIMPLE = Pattern.compile("(\\d+)(ms|s|m|h)?");
+
+        @Override
+        public Duration convert(String value) {
+            Matcher m = SIMPLE.matcher(value.trim().toLowerCase(Locale.ROOT));
+            if (m.matches()) {
+                long n = Long.parseLong(m.group(1));
+                String unit = m.group(2) == null ? "s" : m.group(2);
+                return switch (unit) {
+                    case "ms" -> Duration.ofMillis(n);
+                    case "m" -> Duration.ofMinutes(n);
+                    case "h" -> Duration.ofHours(n);
+                    default -> Duration.ofSeconds(n);
+                };
+            }
+            try {
+                Duration d = Duration.parse(value.trim().toUpperCase(Locale.ROOT));
+                if (!d.isNegative()) {
+                    return d;
+                }
+            } catch (java.time.format.DateTimeParseException e) {
+                // reported below
+            }
+            throw new TypeConversionException("'" + value + "' is not a duration like 90s, 5m, 2h or 0");
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package dev.consistencykit.examples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.logreconciliation.Ledger;
+import dev.consistencykit.logreconciliation.LedgerTransaction;
+import dev.consistencykit.syncflag.SyncFlag;
+import dev.consistencykit.syncflag.SyncTarget;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.InjectedCrash;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.twophase.Transfer;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.versioning.ChangeSet;
+import dev.consistencykit.versioning.VersionedStore;
+
+/** A database left with one interrupted operation per pattern: inspect lists all five, recover repairs them. */
+@ExtendWith(MongoTestExtension.class)
+class InspectRecoverCommandTest {
+
+    private static String uri() {
+        return MongoTarget.fromEnvironment().connectionString().getConnectionString();
+    }
+
+    private static FaultInjector crashAfter(int write) {
+        return FaultInjector.at(write, FaultMode.CRASH_AFTER);
+    }
+
+    private static SyncFlag sync(MongoDatabase db) {
+        return SyncFlag.builder(db).master("users", "name")
+                .target(SyncTarget.in("comments", "authorId").copy("name", "authorName")).build();
+    }
+
+    private static JobQueue queue(MongoDatabase db) {
+        return JobQueue.builder(db).handler("befriend", ctx -> {
+            ctx.applyOnce("users", ctx.payload().get("a"), Updates.push("friends", ctx.payload().get("b")));
+            ctx.applyOnce("users", ctx.payload().get("b"), Updates.push("friends", ctx.payload().get("a")));
+        }).build();
+    }
+
+    /** One interrupted operation of each pattern, each left by a process that died mid-way. */
+    private static void interruptEveryPattern(MongoDatabase db) {
+        db.getCollection("users").insertMany(List.of(new Document("_id", "ann").append("name", "Ann")
+                .append("friends", List.of()), new Document("_id", "bob").append("name", "Bob")
+                .append("friends", List.of())));
+        db.getCollection("comments").insertOne(new Document("_id", "c1").append("authorId", "ann")
+                .append("authorName", "Ann"));
+        db.getCollection("accounts").insertMany(List.of(new Document("_id", "alice").append("balance", 100L),
+                new Document("_id", "bob").append("balance", 100L)));
+        for (String a : List.of("alice", "bob")) {
+            db.getCollection("ledgerAccounts").insertOne(new Document("_id", a).append("balance", 100L)
+                    .append("seqId", 0L).append("checkpoint", new Document("seqId", 0L).append("balance", 100L)));
+        }
+        sync(db).ensureIndexes();
+        queue(db).ensureIndexes();
+        TwoPhaseCommit.on(db).ensureIndexes();
+        Ledger.on(db).ensureIndexes();
+        VersionedStore.on(db).ensureIndexes();
+        VersionedStore.on(db).createRoot("catalogue");
+        queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
+
+        List<Runnable> crashes = List.of(
+                () -> sync(crashAfter(1).wrap(db)).update("ann", Updates.set("name", "Ann Smith")),
+                () -> queue(crashAfter(2).wrap(db)).processNext(),
+                () -> TwoPhaseCommit.on(crashAfter(2).wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "alice",
+                        "bob", 30)),
+                () -> Ledger.on(crashAfter(1).wrap(db)).apply(LedgerTransaction.transfer("alice", "bob", 30)
+                        .withId(OperationId.of("l1"))),
+                () -> VersionedStore.on(crashAfter(2).wrap(db)).commit(ChangeSet.on("catalogue", 0)
+                        .id(OperationId.of("v1")).put("shoes", new Document("price", 1)).build()));
+        for (Runnable crash : crashes) {
+            assertThatThrownBy(crash::run).isInstanceOf(InjectedCrash.class);
+        }
+    }
+
+    @Test
+    void shouldListOneInterruptedOperationPerPatternThenRepairThemAll(MongoDatabase db) {
+        interruptEveryPattern(db);
+
+        CliTestSupport.Run before = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName(),
+                "--stale-after", "0");
+        CliTestSupport.Run fresh = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName(),
+                "--stale-after", "1h");
+        CliTestSupport.Run recover = CliTestSupport.run("--uri", uri(), "--json", "recover", "--database",
+                db.getName(), "--stale-after", "0s");
+        CliTestSupport.Run after = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName(),
+                "--stale-after", "0");
+
+        assertThat(before.exitCode()).as(before.err()).isZero();
+        Document listed = before.lastLineJson();
+        assertThat(listed.getInteger("count")).as(before.out()).isEqualTo(5);
+        assertThat(listed.getList("interrupted", Document.class)).extracting(d -> d.getString("pattern"))
+                .containsExactlyInAnyOrder("sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning");
+        assertThat(listed.getList("interrupted", Document.class)).extracting(d -> d.getString("id"))
+                .contains("ann", "t1", "l1", "v1");
+        assertThat(fresh.lastLineJson().getInteger("count")).as("nothing is an hour old").isZero();
+        assertThat(recover.exitCode()).as(recover.err()).isZero();
+        assertThat(recover.lastLineJson().getInteger("repaired")).as(recover.out()).isGreaterThanOrEqualTo(5);
+        assertThat(after.lastLineJson().getInteger("count")).as(after.out()).isZero();
+        assertThat(db.getCollection("comments").find().first().getString("authorName")).isEqualTo("Ann Smith");
+        assertThat(db.getCollection("jobs").find().first().getString("state")).isEqualTo("TODO");
+        assertThat(db.getCollection("accounts").find().into(new java.util.ArrayList<>())).extracting(d -> d.getLong(
+                "balance")).containsOnly(100L);
+        assertThat(Ledger.on(db).status().inFlight()).isZero();
+        assertThat(VersionedStore.on(db).read("catalogue").items()).containsOnlyKeys("shoes");
+    }
+
+    @Test
+    void shouldWriteNothingWhenInspecting(MongoDatabase db) {
+        interruptEveryPattern(db);
+        var snapshot = dev.consistencykit.testkit.DatabaseSnapshot.of(db);
+
+        CliTestSupport.Run run = CliTestSupport.run("--uri", uri(), "inspect", "--database", db.getName(),
+                "--stale-after", "0");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("5 interrupted operation(s)").contains("flagged").contains("STAGED");
+        assertThat(dev.consistencykit.testkit.DatabaseSnapshot.of(db)).isEqualTo(snapshot);
+        assertThat(db.getCollection("users").countDocuments(Filters.exists("syncing"))).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRefuseABadStalenessAndAMissingDatabaseName() {
+        CliTestSupport.Run bad = CliTestSupport.run("--uri", uri(), "inspect", "--database", "x", "--stale-after",
+                "soon");
+        CliTestSupport.Run unnamed = CliTestSupport.run("--uri", uri(), "inspect");
+
+        assertThat(bad.exitCode()).isEqualTo(2);
+        assertThat(bad.err()).contains("'soon' is not a duration");
+        assertThat(unnamed.exitCode()).isEqualTo(2);
+        assertThat(unnamed.err()).contains("name the database with --database");
+    }
+}
