@@ -15,7 +15,7 @@ import picocli.CommandLine.ScopeType;
         description = "Reliable multi-document changes on MongoDB without native transactions.",
         subcommands = {TourCommand.class, VerifyServerCommand.class, ServeCommand.class, ChaosCommand.class,
                 BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
-                SoakWorkerCommand.class})
+                CompareCommand.class, SoakWorkerCommand.class})
 public final class ConsistencyKitCli implements Runnable {
 
     @Option(names = "--uri", scope = ScopeType.INHERIT, paramLabel = "<mongodb-uri>",

@@ -40,7 +40,7 @@ public final class SyncFlagLab implements PatternLab {
         return "sync-flag";
     }
 
-    private static SyncFlag sync(MongoDatabase db) {
+    static SyncFlag sync(MongoDatabase db) {
         return SyncFlag.builder(db).master(USERS, "name").retryPolicy(FAST_RETRY)
                 .target(SyncTarget.in(COMMENTS, "authorId").copy("name", "authorName"))
                 .target(SyncTarget.in(POSTS, "authorId").inArray("comments").copy("name", "authorName"))
@@ -48,7 +48,7 @@ public final class SyncFlagLab implements PatternLab {
     }
 
     /** {@code users} users with {@code copies} comments each, and one post per user with comments by two users. */
-    private static void seed(MongoDatabase db, int users, int copies) {
+    static void seed(MongoDatabase db, int users, int copies) {
         List<Document> masters = new ArrayList<>();
         List<Document> comments = new ArrayList<>();
         List<Document> posts = new ArrayList<>();
