@@ -1,6 +1,5 @@
 package dev.consistencykit.jobqueue;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -26,8 +25,8 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
@@ -251,10 +250,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /** Builds a {@link JobQueue}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder {
-        private final MongoDatabase database;
+    public static final class Builder extends StrategyBuilder<Builder> {
         private final Map<String, JobHandler> handlers = new HashMap<>();
-        private String name = JobQueueConfig.DEFAULT_NAME;
         private String collection = JobQueueConfig.DEFAULT_COLLECTION;
         private int maxAttempts = JobQueueConfig.DEFAULT_MAX_ATTEMPTS;
         private Duration lease = JobQueueConfig.DEFAULT_LEASE;
@@ -262,24 +259,11 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         private Duration maxRetryBackoff = JobQueueConfig.DEFAULT_MAX_RETRY_BACKOFF;
         private Duration retention = JobQueueConfig.DEFAULT_RETENTION;
         private Duration staleAfter = JobQueueConfig.DEFAULT_STALE_AFTER;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Clock clock = Clock.systemUTC();
-        private ServerClock serverClock;
         private JobListener listener = new JobListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            this.database = Objects.requireNonNull(database, "database");
-        }
-
-        /** The instance name (default {@value JobQueueConfig#DEFAULT_NAME}). */
-        public Builder name(String value) {
-            Objects.requireNonNull(value, "name");
-            if (value.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = value;
-            return this;
+            super(database, JobQueueConfig.DEFAULT_NAME);
         }
 
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
@@ -341,24 +325,6 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
             return this;
         }
 
-        /** Retry of transient errors (default {@link RetryPolicy#DEFAULT}). */
-        public Builder retryPolicy(RetryPolicy value) {
-            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
-            return this;
-        }
-
-        /** The local clock server time is estimated from. */
-        public Builder clock(Clock value) {
-            this.clock = Objects.requireNonNull(value, "clock");
-            return this;
-        }
-
-        /** A server time source to use as it is. */
-        public Builder serverClock(ServerClock value) {
-            this.serverClock = Objects.requireNonNull(value, "serverClock");
-            return this;
-        }
-
         /** Hooks called as jobs progress. */
         public Builder listener(JobListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
@@ -380,8 +346,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         public JobQueue build() {
             JobQueueConfig config = new JobQueueConfig(name, collection, maxAttempts, lease, retryBackoff,
                     maxRetryBackoff, retention, staleAfter, retryPolicy, clock);
-            Inputs.acknowledged(name, database);
-            ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
+            acknowledgedDatabase();
+            ServerClock time = serverClockFor(database);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
             return new JobQueue(config, new JobEngine(config, database, time, listener, owners, handlers));
         }

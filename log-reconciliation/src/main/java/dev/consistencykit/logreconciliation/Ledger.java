@@ -1,6 +1,5 @@
 package dev.consistencykit.logreconciliation;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +16,8 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
@@ -248,33 +247,18 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     /** Builds a {@link Ledger}. Setters check their argument. */
-    public static final class Builder {
+    public static final class Builder extends StrategyBuilder<Builder> {
 
-        private final MongoDatabase database;
-        private String name = LedgerConfig.DEFAULT_NAME;
         private String ledgerCollection = LedgerConfig.DEFAULT_LEDGER_COLLECTION;
         private String accountsCollection = LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION;
         private String archiveCollection = LedgerConfig.DEFAULT_ARCHIVE_COLLECTION;
         private SeqAllocation seqAllocation = SeqAllocation.QUERY;
         private OptionalLong overdraftFloor = OptionalLong.empty();
         private Duration staleAfter = LedgerConfig.DEFAULT_STALE_AFTER;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Clock clock = Clock.systemUTC();
-        private ServerClock serverClock;
         private LedgerListener listener = new LedgerListener() { };
 
         private Builder(MongoDatabase database) {
-            this.database = Objects.requireNonNull(database, "database");
-        }
-
-        /** The instance name. Default {@value LedgerConfig#DEFAULT_NAME}. */
-        public Builder name(String value) {
-            Objects.requireNonNull(value, "name");
-            if (value.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = value;
-            return this;
+            super(database, LedgerConfig.DEFAULT_NAME);
         }
 
         /** The collections of transactions, account caches and archived transactions. */
@@ -303,29 +287,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            Objects.requireNonNull(value, "staleAfter");
-            if (value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
-            }
-            this.staleAfter = value;
-            return this;
-        }
-
-        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
-        public Builder retryPolicy(RetryPolicy value) {
-            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
-            return this;
-        }
-
-        /** The local clock server time is estimated from. */
-        public Builder clock(Clock value) {
-            this.clock = Objects.requireNonNull(value, "clock");
-            return this;
-        }
-
-        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
-        public Builder serverClock(ServerClock value) {
-            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            this.staleAfter = positive("staleAfter", value);
             return this;
         }
 
@@ -341,10 +303,10 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
          * @throws dev.consistencykit.core.UnsafeConfigurationException if the write concern is {@code w:0}
          */
         public Ledger build() {
-            MongoDatabase db = Inputs.acknowledged(name, database);
+            MongoDatabase db = acknowledgedDatabase();
             LedgerConfig config = new LedgerConfig(name, ledgerCollection, accountsCollection, archiveCollection,
                     seqAllocation, overdraftFloor, staleAfter, retryPolicy, clock);
-            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            ServerClock time = serverClockFor(db);
             return new Ledger(config, new LedgerEngine(config, db, time, listener));
         }
     }

@@ -1,6 +1,5 @@
 package dev.consistencykit.syncflag;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +20,8 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.syncflag.internal.SyncEngine;
 
@@ -245,33 +244,18 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     /**
      * Builds a {@link SyncFlag}. Setters check their argument; {@link #build()} checks the spec as a whole.
      */
-    public static final class Builder {
+    public static final class Builder extends StrategyBuilder<Builder> {
 
-        private final MongoDatabase database;
-        private String name = SyncFlagConfig.DEFAULT_NAME;
         private String masterCollection;
         private final List<String> masterFields = new ArrayList<>();
         private final List<SyncTarget> targets = new ArrayList<>();
         private Duration staleAfter = SyncFlagConfig.DEFAULT_STALE_AFTER;
         private int rememberedUpdates = SyncFlagConfig.DEFAULT_REMEMBERED_UPDATES;
         private int sweepBatch = SyncFlagConfig.DEFAULT_SWEEP_BATCH;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Clock clock = Clock.systemUTC();
-        private ServerClock serverClock;
         private SyncListener listener = new SyncListener() { };
 
         private Builder(MongoDatabase database) {
-            this.database = Objects.requireNonNull(database, "database");
-        }
-
-        /** The instance name, in log lines and exceptions. Default {@value SyncFlagConfig#DEFAULT_NAME}. */
-        public Builder name(String value) {
-            Objects.requireNonNull(value, "name");
-            if (value.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = value;
-            return this;
+            super(database, SyncFlagConfig.DEFAULT_NAME);
         }
 
         /**
@@ -303,11 +287,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            Objects.requireNonNull(value, "staleAfter");
-            if (value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
-            }
-            this.staleAfter = value;
+            this.staleAfter = positive("staleAfter", value);
             return this;
         }
 
@@ -338,24 +318,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
             return this;
         }
 
-        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
-        public Builder retryPolicy(RetryPolicy value) {
-            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
-            return this;
-        }
-
-        /** The local clock server time is estimated from. Default the system clock. */
-        public Builder clock(Clock value) {
-            this.clock = Objects.requireNonNull(value, "clock");
-            return this;
-        }
-
-        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
-        public Builder serverClock(ServerClock value) {
-            this.serverClock = Objects.requireNonNull(value, "serverClock");
-            return this;
-        }
-
         /** Hooks called as masters change and copies follow. */
         public Builder listener(SyncListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
@@ -373,10 +335,10 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
             if (masterCollection == null) {
                 throw new IllegalStateException("no master: call master(collection, fields...)");
             }
-            MongoDatabase db = Inputs.acknowledged(name, database);
+            MongoDatabase db = acknowledgedDatabase();
             SyncFlagConfig config = new SyncFlagConfig(name, masterCollection, masterFields, targets, staleAfter,
                     rememberedUpdates, sweepBatch, retryPolicy, clock);
-            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            ServerClock time = serverClockFor(db);
             return new SyncFlag(config, new SyncEngine(config, db, time, listener));
         }
     }

@@ -1,6 +1,5 @@
 package dev.consistencykit.twophase;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +23,8 @@ import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
@@ -259,9 +258,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /** Builds a {@link TwoPhaseCommit}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder {
-        private final MongoDatabase database;
-        private String name = TwoPhaseConfig.DEFAULT_NAME;
+    public static final class Builder extends StrategyBuilder<Builder> {
         private String transactionsCollection = TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION;
         private String accountsCollection = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
         private String balanceField = TwoPhaseConfig.DEFAULT_BALANCE_FIELD;
@@ -273,24 +270,11 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         private StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
         private int maxPendingPerDocument = TwoPhaseConfig.DEFAULT_MAX_PENDING_PER_DOCUMENT;
         private Duration retention = TwoPhaseConfig.DEFAULT_RETENTION;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Clock clock = Clock.systemUTC();
-        private ServerClock serverClock;
         private TwoPhaseListener listener = new TwoPhaseListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            this.database = Objects.requireNonNull(database, "database");
-        }
-
-        /** The instance name (default {@value TwoPhaseConfig#DEFAULT_NAME}). */
-        public Builder name(String value) {
-            Objects.requireNonNull(value, "name");
-            if (value.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = value;
-            return this;
+            super(database, TwoPhaseConfig.DEFAULT_NAME);
         }
 
         /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
@@ -326,11 +310,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** How long an owner holds a transaction (default 30 s). */
         public Builder lease(Duration value) {
-            Objects.requireNonNull(value, "lease");
-            if (value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException("lease must be > 0, was " + value);
-            }
-            this.lease = value;
+            this.lease = positive("lease", value);
             return this;
         }
 
@@ -361,29 +341,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** How long terminal transactions and tombstones are kept (default 24 h). */
         public Builder retention(Duration value) {
-            Objects.requireNonNull(value, "retention");
-            if (value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException("retention must be > 0, was " + value);
-            }
-            this.retention = value;
-            return this;
-        }
-
-        /** Retry of transient errors (default {@link RetryPolicy#DEFAULT}). */
-        public Builder retryPolicy(RetryPolicy value) {
-            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
-            return this;
-        }
-
-        /** The local clock server time is estimated from (default the system clock). */
-        public Builder clock(Clock value) {
-            this.clock = Objects.requireNonNull(value, "clock");
-            return this;
-        }
-
-        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
-        public Builder serverClock(ServerClock value) {
-            this.serverClock = Objects.requireNonNull(value, "serverClock");
+            this.retention = positive("retention", value);
             return this;
         }
 
@@ -410,8 +368,8 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
                     transferVariant, markerField, tombstoneField, lease, staleAfter, stalePendingPolicy,
                     maxPendingPerDocument, retention, retryPolicy, clock);
-            Inputs.acknowledged(name, database);
-            ServerClock time = serverClock != null ? serverClock : ServerClock.of(database, clock);
+            acknowledgedDatabase();
+            ServerClock time = serverClockFor(database);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
             return new TwoPhaseCommit(config, database, time, listener, owners);
         }

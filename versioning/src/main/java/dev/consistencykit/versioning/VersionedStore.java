@@ -1,6 +1,5 @@
 package dev.consistencykit.versioning;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -22,8 +21,8 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.versioning.internal.VersionEngine;
 
@@ -91,8 +90,8 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
 
     /**
      * Creates the unique index on {@code {root, item, version, att}}, the readers' index on {@code {root, version}},
-     * cleanup's on {@code {committed, root}}, recovery's and settling's on the roots' pending and unsettled counts,
-     * and the history's on {@code {root, v}} (unique) and {@code {root, cs}}.
+     * cleanup's and settling's on {@code {committed, root}}, recovery's on the roots' pending count, and the history's
+     * on {@code {root, v}} (unique) and {@code {root, cs}}.
      */
     @Override
     public void ensureIndexes() {
@@ -328,10 +327,8 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     }
 
     /** Builds a {@link VersionedStore}. Setters check their argument. */
-    public static final class Builder {
+    public static final class Builder extends StrategyBuilder<Builder> {
 
-        private final MongoDatabase database;
-        private String name = VersionedStoreConfig.DEFAULT_NAME;
         private String rootsCollection = VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION;
         private String itemsCollection = VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION;
         private String historyCollection = VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION;
@@ -339,23 +336,10 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         private int settleThreshold = VersionedStoreConfig.DEFAULT_SETTLE_THRESHOLD;
         private Retention retention = Retention.KEEP_ALL;
         private int conflictAttempts = VersionedStoreConfig.DEFAULT_CONFLICT_ATTEMPTS;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Clock clock = Clock.systemUTC();
-        private ServerClock serverClock;
         private VersionListener listener = new VersionListener() { };
 
         private Builder(MongoDatabase database) {
-            this.database = Objects.requireNonNull(database, "database");
-        }
-
-        /** The instance name. Default {@value VersionedStoreConfig#DEFAULT_NAME}. */
-        public Builder name(String value) {
-            Objects.requireNonNull(value, "name");
-            if (value.isBlank()) {
-                throw new IllegalArgumentException("name must not be blank");
-            }
-            this.name = value;
-            return this;
+            super(database, VersionedStoreConfig.DEFAULT_NAME);
         }
 
         /** The collections of roots, item versions and version records. */
@@ -372,11 +356,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            Objects.requireNonNull(value, "staleAfter");
-            if (value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException("staleAfter must be > 0, was " + value);
-            }
-            this.staleAfter = value;
+            this.staleAfter = positive("staleAfter", value);
             return this;
         }
 
@@ -414,24 +394,6 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
             return this;
         }
 
-        /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
-        public Builder retryPolicy(RetryPolicy value) {
-            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
-            return this;
-        }
-
-        /** The local clock server time is estimated from. */
-        public Builder clock(Clock value) {
-            this.clock = Objects.requireNonNull(value, "clock");
-            return this;
-        }
-
-        /** A server time source to use as it is (tests use an unsynchronized, skewed one). */
-        public Builder serverClock(ServerClock value) {
-            this.serverClock = Objects.requireNonNull(value, "serverClock");
-            return this;
-        }
-
         /** Hooks called as change sets are staged, committed and abandoned. */
         public Builder listener(VersionListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
@@ -444,10 +406,10 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws dev.consistencykit.core.UnsafeConfigurationException if the write concern is {@code w:0}
          */
         public VersionedStore build() {
-            MongoDatabase db = Inputs.acknowledged(name, database);
+            MongoDatabase db = acknowledgedDatabase();
             VersionedStoreConfig config = new VersionedStoreConfig(name, rootsCollection, itemsCollection,
                     historyCollection, staleAfter, settleThreshold, retention, conflictAttempts, retryPolicy, clock);
-            ServerClock time = serverClock != null ? serverClock : ServerClock.of(db, clock);
+            ServerClock time = serverClockFor(db);
             return new VersionedStore(config, new VersionEngine(config, db, time, listener));
         }
     }

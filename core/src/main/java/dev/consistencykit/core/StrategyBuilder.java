@@ -1,0 +1,98 @@
+package dev.consistencykit.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+import com.mongodb.client.MongoDatabase;
+
+/**
+ * What every pattern's builder shares: the database, the instance name, the retry policy and the time sources. Each
+ * entry type's {@code Builder} extends it, so these settings are spelled and checked the same way everywhere.
+ * Setters check their argument ({@code NullPointerException} for null, {@code IllegalArgumentException} for a bad
+ * value). Not thread-safe.
+ *
+ * @param <B> the concrete builder, which the setters return
+ */
+public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
+
+    /** The database the instance works on, as the application gave it. */
+    protected final MongoDatabase database;
+    /** The instance name, in every log line, metric and exception. */
+    protected String name;
+    /** Retry of transient errors. */
+    protected RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+    /** The local clock server time is estimated from. */
+    protected Clock clock = Clock.systemUTC();
+    private ServerClock serverClock;
+
+    /**
+     * @param database    the application's database
+     * @param defaultName the pattern's default instance name
+     */
+    protected StrategyBuilder(MongoDatabase database, String defaultName) {
+        this.database = Objects.requireNonNull(database, "database");
+        this.name = Objects.requireNonNull(defaultName, "defaultName");
+    }
+
+    /** The instance name, in log lines, metrics and exceptions. Default: the pattern's (its config's DEFAULT_NAME). */
+    public B name(String value) {
+        Objects.requireNonNull(value, "name");
+        if (value.isBlank()) {
+            throw new IllegalArgumentException("name must not be blank");
+        }
+        this.name = value;
+        return self();
+    }
+
+    /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
+    public B retryPolicy(RetryPolicy value) {
+        this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+        return self();
+    }
+
+    /** The local clock server time is estimated from. Default: the system clock. */
+    public B clock(Clock value) {
+        this.clock = Objects.requireNonNull(value, "clock");
+        return self();
+    }
+
+    /** A server time source to use as it is (tests use an unsynchronized, skewed one). Default: measured. */
+    public B serverClock(ServerClock value) {
+        this.serverClock = Objects.requireNonNull(value, "serverClock");
+        return self();
+    }
+
+    /**
+     * The database, refused if its write concern is unacknowledged.
+     *
+     * @throws UnsafeConfigurationException if the write concern is {@code w:0}
+     */
+    protected MongoDatabase acknowledgedDatabase() {
+        return Inputs.acknowledged(name, database);
+    }
+
+    /** The server time source set, or one measured against {@code db} from {@link #clock}. */
+    protected ServerClock serverClockFor(MongoDatabase db) {
+        return serverClock != null ? serverClock : ServerClock.of(db, clock);
+    }
+
+    /**
+     * Checks a duration setting that must be strictly positive.
+     *
+     * @return {@code value}
+     * @throws IllegalArgumentException if it is zero or negative
+     */
+    protected static Duration positive(String setting, Duration value) {
+        Objects.requireNonNull(value, setting);
+        if (value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(setting + " must be > 0, was " + value);
+        }
+        return value;
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+}
