@@ -15,6 +15,7 @@ import java.util.function.Predicate;
 import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
@@ -80,11 +81,26 @@ public final class Contenders {
         boolean readIsConsistent(Random random);
     }
 
+    /** The rename workload's users, each with 5 comments carrying her name. */
+    private static final int RENAMED_USERS = 10;
+
+    /** Reads a master, then its comments: consistent when every comment shows the master's name. */
+    private static boolean copiesMatchMaster(MongoDatabase db, Random random) {
+        String user = "u" + random.nextInt(RENAMED_USERS);
+        String name = db.getCollection("users").find(eq("_id", user)).first().getString("name");
+        for (Document c : db.getCollection("comments").find(eq("authorId", user))) {
+            if (!name.equals(c.getString("authorName"))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The bank-transfer contenders, then the rename contenders. */
     public static List<Contender> all() {
         return List.of(new Naive(), new TwoPhase(TransferVariant.RESERVE_THEN_CREDIT),
                 new TwoPhase(TransferVariant.APPLY_AT_PREPARE), new LedgerTransfers(), new QueuedTransfers(),
-                new VersionedAccounts(), new SyncFlagRename());
+                new VersionedAccounts(), new SyncFlagRename(), new QueuedRename());
     }
 
     private static int[] pair(Random random) {
@@ -397,7 +413,7 @@ public final class Contenders {
     /** A user's rename copied into her comments: the reader compares a master with its copies. */
     static final class SyncFlagRename implements Contender {
 
-        private static final int USERS = 10;
+        private static final int USERS = RENAMED_USERS;
         private final AtomicLong renames = new AtomicLong();
 
         @Override
@@ -421,26 +437,93 @@ public final class Contenders {
             SyncFlagLab.sync(db).ensureIndexes();
         }
 
-        /** The reader reads a master, then its comments: consistent when every comment shows the master's name. */
         @Override
         public Instance start(MongoDatabase db) {
             SyncFlag sync = SyncFlagLab.sync(db);
             return new Actions(random -> sync.update("u" + random.nextInt(USERS),
-                    Updates.set("name", "Name " + renames.incrementAndGet())), sync::recover, random -> {
-                String user = "u" + random.nextInt(USERS);
-                String name = db.getCollection("users").find(eq("_id", user)).first().getString("name");
-                for (Document c : db.getCollection("comments").find(eq("authorId", user))) {
-                    if (!name.equals(c.getString("authorName"))) {
-                        return false;
-                    }
-                }
-                return true;
-            });
+                    Updates.set("name", "Name " + renames.incrementAndGet())), sync::recover,
+                    random -> copiesMatchMaster(db, random));
         }
 
         @Override
         public List<String> invariants(MongoDatabase db) {
             return SyncFlagLab.invariants(db);
+        }
+    }
+
+    /**
+     * A rename job: it sets the master's name and version once (its marker), then copies the master's current name and
+     * version to every comment whose copy is older, so two renames processed out of order never leave the older name.
+     */
+    static final class QueuedRename implements Contender {
+
+        private final AtomicLong renames = new AtomicLong();
+
+        private static JobQueue queue(MongoDatabase db) {
+            return JobQueue.builder(db).retryPolicy(PatternLab.FAST_RETRY).maxAttempts(50)
+                    .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                    .handler("rename", ctx -> {
+                        Object user = ctx.payload().get("user");
+                        ctx.applyOnce("users", user, Updates.combine(Updates.set("name", ctx.payload().get("name")),
+                                Updates.inc("nameVersion", 1L)));
+                        Document master = db.getCollection("users").find(eq("_id", user)).first();
+                        long version = master.getLong("nameVersion");
+                        db.getCollection("comments").updateMany(Filters.and(eq("authorId", user),
+                                Filters.or(Filters.exists("nameVersion", false), Filters.lt("nameVersion", version))),
+                                Updates.combine(Updates.set("authorName", master.getString("name")),
+                                        Updates.set("nameVersion", version)));
+                    }).build();
+        }
+
+        @Override
+        public String name() {
+            return "job queue (rename job)";
+        }
+
+        @Override
+        public String pattern() {
+            return "job-queue";
+        }
+
+        @Override
+        public String workload() {
+            return "rename";
+        }
+
+        @Override
+        public void setup(MongoDatabase db) {
+            SyncFlagLab.seed(db, RENAMED_USERS, 5);
+            db.getCollection("users").updateMany(new Document(), Updates.set("nameVersion", 0L));
+            db.getCollection("comments").createIndex(new Document("authorId", 1));
+            queue(db).ensureIndexes();
+        }
+
+        @Override
+        public Instance start(MongoDatabase db) {
+            JobQueue queue = queue(db);
+            return new Actions(random -> {
+                queue.enqueue(JobRequest.of("rename", new Document("user", "u" + random.nextInt(RENAMED_USERS))
+                        .append("name", "Name " + renames.incrementAndGet())));
+                queue.processNext();
+            }, queue::recover, random -> copiesMatchMaster(db, random));
+        }
+
+        @Override
+        public List<String> invariants(MongoDatabase db) {
+            List<String> problems = new ArrayList<>();
+            for (Document job : db.getCollection("jobs").find()) {
+                if (!"DONE".equals(job.getString("state"))) {
+                    problems.add("job " + job.get("_id") + " ended " + job.getString("state"));
+                }
+            }
+            for (Document user : db.getCollection("users").find()) {
+                long stale = db.getCollection("comments").countDocuments(Filters.and(eq("authorId", user.get("_id")),
+                        Filters.ne("authorName", user.getString("name"))));
+                if (stale > 0) {
+                    problems.add(stale + " comments of " + user.get("_id") + " do not show " + user.getString("name"));
+                }
+            }
+            return problems;
         }
     }
 }

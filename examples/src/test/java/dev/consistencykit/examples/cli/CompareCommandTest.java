@@ -30,7 +30,7 @@ class CompareCommandTest {
         List<Document> entries = run.lastLineJson().getList("entries", Document.class);
         assertThat(entries).extracting(e -> e.getString("name")).containsExactly("naive (two plain updates)",
                 "two-phase (reserve then credit)", "two-phase (apply at prepare)", "log reconciliation",
-                "job queue (transfer job)", "versioned documents", "sync flag");
+                "job queue (transfer job)", "versioned documents", "sync flag", "job queue (rename job)");
         for (Document e : entries) {
             assertThat(e.keySet()).contains("opsPerSec", "roundTripsPerOp", "readerAnomalies", "violations");
             assertThat(e.get("opsPerSec", Number.class).doubleValue()).as(e.getString("name")).isPositive();
