@@ -13,8 +13,9 @@ import dev.consistencykit.core.RetryPolicy;
  * <p>Defaults: name {@value #DEFAULT_NAME}; roots in {@value #DEFAULT_ROOTS_COLLECTION}, item versions in
  * {@value #DEFAULT_ITEMS_COLLECTION}, one record per settled version in {@value #DEFAULT_HISTORY_COLLECTION};
  * recovery takes over a change set staged for 30 s ({@link #DEFAULT_STALE_AFTER}); a writer settles its root itself
- * once {@value #DEFAULT_SETTLE_THRESHOLD} versions are unsettled; {@link Retention#KEEP_ALL}; {@link VersionedStore#update}
- * tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; {@link RetryPolicy#DEFAULT}; the system clock.
+ * once {@value #DEFAULT_SETTLE_THRESHOLD} versions are unsettled; {@link Retention#KEEP_ALL};
+ * {@link VersionedStore#update} tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; {@link RetryPolicy#DEFAULT}; the system
+ * clock.
  *
  * @param name               the instance name
  * @param rootsCollection    the roots: committed version, staged and unsettled attempts

@@ -16,14 +16,14 @@
  *   <li><b>Staging</b> (round trip 1) is one conditional update of the root: only if the root is still at the base
  *   version and no attempt of the same change set is staged or unsettled, it records the attempt under
  *   {@code pending.<slot>} (the slot is a hash of the change set id; the entry holds the id, the attempt, the base,
- *   the item count and a fingerprint of the content; the server time goes to {@code pendingAt.<slot>}). A stale or future base, a missing root, a
- *   retry of a committed change set and a reused id are answered from this one write, which then changed
- *   nothing.</li>
+ *   the item count and a fingerprint of the content; the server time goes to {@code pendingAt.<slot>}). A stale or
+ *   future base, a missing root, a retry of a committed change set and a reused id are answered from this one
+ *   write, which then changed nothing.</li>
  *   <li><b>Writing</b> (round trip 2) inserts the item documents: new values, and tombstones for deletes.</li>
  *   <li><b>Commit</b> (round trip 3) is one compare-and-set on the root: version still the base, and this attempt
  *   still staged. It sets the version, removes the attempt from {@code pending}, and records
- *   {@code unsettled.<slot> = {v: N, att, …}}: version N is the documents of that attempt. The loser of a race, and any
- *   attempt abandoned by recovery, can never pass it again.</li>
+ *   {@code unsettled.<slot> = {v: N, att, …}}: version N is the documents of that attempt. The loser of a race, and
+ *   any attempt abandoned by recovery, can never pass it again.</li>
  *   <li><b>Reading</b> (two round trips): the root gives version V and its {@code unsettled} map; then one query takes
  *   the item documents at or below V that no committed version at or below V replaced (newest first). A document
  *   counts only if it is marked {@code committed}, or its (version, attempt) is the one {@code unsettled} names.

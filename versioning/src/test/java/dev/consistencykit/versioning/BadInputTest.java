@@ -24,7 +24,7 @@ class BadInputTest {
 
     private static final String ROOT = Catalogue.ROOT;
 
-    /** Seeds versions 1 and 2 (once per database), then checks that {@code attempt} throws {@code type} and changes nothing. */
+    /** Seeds versions 1 and 2 (once per database), then checks that {@code attempt} throws and changes nothing. */
     private static void refusedUnchanged(MongoDatabase db, Class<? extends Throwable> type, String message,
                                          ThrowingConsumer<VersionedStore> attempt) {
         VersionedStore store = Catalogue.store(db).build();

@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;

@@ -51,7 +51,8 @@ final class CompareCommand implements Callable<Integer> {
             description = "chance that a write crashes its process (default: ${DEFAULT-VALUE})")
     double crashRate;
 
-    @Option(names = "--seed", defaultValue = "1", description = "seed of workloads and crashes (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seed", defaultValue = "1",
+            description = "seed of workloads and crashes (default: ${DEFAULT-VALUE})")
     long seed;
 
     @Option(names = "--report", paramLabel = "FILE", description = "also write a self-contained HTML report")

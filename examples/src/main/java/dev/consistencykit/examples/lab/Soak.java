@@ -79,7 +79,8 @@ public final class Soak {
         /** The JSON object the CLI prints. */
         public Document json() {
             return new Document("seconds", Math.round(seconds * 10) / 10.0).append("kills", kills)
-                    .append("workers", PATTERNS.size()).append("operations", new Document(new LinkedHashMap<>(operations)))
+                    .append("workers", PATTERNS.size())
+                    .append("operations", new Document(new LinkedHashMap<>(operations)))
                     .append("violations", violations.size()).append("details", violations.subList(0,
                             Math.min(20, violations.size())));
         }

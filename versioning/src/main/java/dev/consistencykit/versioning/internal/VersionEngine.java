@@ -47,12 +47,10 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
@@ -188,7 +186,8 @@ public final class VersionEngine {
         Object id = rootId(rootId);
         Document root = new Document("_id", id).append(VERSION, 0L).append(FLOOR, 0L)
                 .append(PENDING, new Document()).append(PENDING_AT, new Document()).append(PENDING_COUNT, 0)
-                .append(UNSETTLED, new Document()).append(UNSETTLED_AT, new Document()).append(UNSETTLED_COUNT, 0).append(ABANDONED, 0L).append(META, null);
+                .append(UNSETTLED, new Document()).append(UNSETTLED_AT, new Document()).append(UNSETTLED_COUNT, 0)
+                .append(ABANDONED, 0L).append(META, null);
         try {
             retry.run(name, id, "create root", () -> roots.insertOne(root));
             return true;
