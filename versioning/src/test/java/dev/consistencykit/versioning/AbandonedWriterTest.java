@@ -119,4 +119,53 @@ class AbandonedWriterTest {
         assertThat(reader.read(ROOT).items()).containsOnlyKeys("z", "w");
         assertThat(reader.cleanup()).as("A's late documents are deleted").isEqualTo(2);
     }
+    /**
+     * The stage of writer A is applied but its reply lost; before A retries it, recovery abandons the attempt and is
+     * about to delete its documents. A's retry must not bring the abandoned attempt back: otherwise A writes and
+     * commits it, and recovery's delete then removes documents of a committed version.
+     */
+    @Test
+    void shouldNeverReviveAnAbandonedAttemptWhenAStageIsRetried(MongoDatabase db) throws Exception {
+        Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
+        VersionedStore reader = Catalogue.store(db).build();
+        // A: the stage (#1) is applied and the reply lost; the retry of the stage (#2) pauses
+        FaultInjector writerFaults = FaultInjector.withSchedule(site -> switch (site.number()) {
+            case 1 -> java.util.Optional.of(FaultMode.TRANSIENT_AFTER);
+            case 2 -> java.util.Optional.of(FaultMode.PAUSE);
+            default -> java.util.Optional.empty();
+        });
+        VersionedStore writerA = Catalogue.store(writerFaults.wrap(db)).build();
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            var futureA = pool.submit(() -> writerA.commit(
+                    ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()));
+            assertThat(writerFaults.awaitPaused(Duration.ofSeconds(10))).isTrue();
+            // recovery abandons A (#1) and pauses before deleting its documents (#2)
+            FaultInjector recovererFaults = FaultInjector.at(2, FaultMode.PAUSE);
+            VersionedStore recoverer = Catalogue.store(recovererFaults.wrap(db)).build();
+            var recovery = pool.submit(() -> recoverer.recover(Duration.ZERO));
+            assertThat(recovererFaults.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+            writerFaults.release();   // A retries its stage, writes X and Y, commits
+            Object outcome;
+            try {
+                outcome = futureA.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                outcome = e.getCause();
+            }
+            recovererFaults.release();   // recovery deletes the documents of the attempt it abandoned
+            recovery.get(10, java.util.concurrent.TimeUnit.SECONDS);
+
+            VersionedTree tree = reader.read(ROOT);
+            if (tree.version() == 2) {
+                assertThat(tree.items()).as("A committed (%s): all of it is readable", outcome)
+                        .containsOnlyKeys("x", "y", "z");
+            } else {
+                assertThat(tree.items()).as("A did not commit (%s)", outcome).containsOnlyKeys("z");
+            }
+            assertThat(Catalogue.invariants(db, null)).isEmpty();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }

@@ -367,23 +367,22 @@ public final class VersionEngine {
      * committed one).
      */
     public Attempt stage(Prepared p) {
+        Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
+                exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
-            ObjectId att = new ObjectId();
-            Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
-                    exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
-            // whole subdocuments, and the time in a map of its own: the embedded server applies one $set of a
-            // subdocument much faster than one $set per field
-            Document entry = new Document(CS, p.id()).append(ATT, att).append(BASE, p.base()).append(V, p.version())
-                    .append(N, p.size()).append(FP, p.fingerprint());
-            p.changeSet().meta().ifPresent(meta -> entry.append(META, meta));
-            Bson update = Updates.combine(Updates.set(PENDING + "." + p.slot(), entry),
-                    Updates.currentDate(PENDING_AT + "." + p.slot()), Updates.inc(PENDING_COUNT, 1));
-            long matched = retry.execute(name, p.id(), "stage change set",
-                    () -> roots.updateOne(filter, update).getMatchedCount());
+            // Every request, a retry too, stages a new attempt id. A request whose reply was lost may have staged
+            // its attempt, and recovery may have abandoned that attempt before the retry: sending the same id again
+            // would bring the abandoned attempt back while recovery goes on to delete its documents. A retry that
+            // finds the earlier request's attempt still staged adopts it below.
+            ObjectId[] sent = new ObjectId[1];
+            long matched = retry.execute(name, p.id(), "stage change set", () -> {
+                sent[0] = new ObjectId();
+                return roots.updateOne(filter, stageUpdate(p, sent[0])).getMatchedCount();
+            });
             if (matched == 1) {
                 staged.incrementAndGet();
                 Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p.version()));
-                return Attempt.of(p, att);
+                return Attempt.of(p, sent[0]);
             }
             Document root = findRoot(p.rootId());
             Document staged = pending(root).get(p.slot(), Document.class);
@@ -417,6 +416,16 @@ public final class VersionEngine {
         }
         throw new ConsistencyException(name, p.id(), "could not stage on root " + p.rootId() + " after "
                 + STAGE_ATTEMPTS + " attempts: it kept changing");
+    }
+
+    private Bson stageUpdate(Prepared p, ObjectId att) {
+        // whole subdocuments, and the time in a map of its own: the embedded server applies one $set of a
+        // subdocument much faster than one $set per field
+        Document entry = new Document(CS, p.id()).append(ATT, att).append(BASE, p.base()).append(V, p.version())
+                .append(N, p.size()).append(FP, p.fingerprint());
+        p.changeSet().meta().ifPresent(meta -> entry.append(META, meta));
+        return Updates.combine(Updates.set(PENDING + "." + p.slot(), entry),
+                Updates.currentDate(PENDING_AT + "." + p.slot()), Updates.inc(PENDING_COUNT, 1));
     }
 
     private void checkFingerprint(Prepared p, String stored) {
