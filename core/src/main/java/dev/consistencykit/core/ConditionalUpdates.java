@@ -58,9 +58,11 @@ public final class ConditionalUpdates {
 
     /**
      * Moves document {@code id} from one of {@code transition.from()} to {@code transition.to()} in one
-     * {@code findOneAndUpdate}, stamping the last-modified field with the server's time.
+     * {@code findOneAndUpdate} (one {@code updateOne} for a transition {@link Transition#returningNothing()}),
+     * stamping the last-modified field with the server's time.
      *
-     * @return {@link UpdateOutcome#APPLIED} with the document after the change; {@code ALREADY_APPLIED} if the
+     * @return {@link UpdateOutcome#APPLIED} with the document after the change (none for a transition returning
+     *         nothing); {@code ALREADY_APPLIED} if the
      *         document is already in the target state; {@code GUARD_FAILED} with the current document if it is
      *         in another state or the extra guard refused; {@code MISSING} if there is no such document
      */
@@ -76,13 +78,19 @@ public final class ConditionalUpdates {
         updates.add(Updates.set(transition.stateField(), transition.to()));
         updates.add(Updates.currentDate(transition.lastModifiedField()));
         transition.update().ifPresent(updates::add);
-        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                .upsert(false);
-        transition.projection().ifPresent(p -> options.projection(
-                Projections.fields(p, Projections.include(transition.stateField()))));
-        Document after = collection.findOneAndUpdate(and(filters), Updates.combine(updates), options);
-        if (after != null) {
-            return GuardedResult.of(UpdateOutcome.APPLIED, after);
+        if (!transition.returnsDocument()) {
+            if (collection.updateOne(and(filters), Updates.combine(updates)).getMatchedCount() == 1) {
+                return GuardedResult.of(UpdateOutcome.APPLIED, null);
+            }
+        } else {
+            FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                    .upsert(false);
+            transition.projection().ifPresent(p -> options.projection(
+                    Projections.fields(p, Projections.include(transition.stateField()))));
+            Document after = collection.findOneAndUpdate(and(filters), Updates.combine(updates), options);
+            if (after != null) {
+                return GuardedResult.of(UpdateOutcome.APPLIED, after);
+            }
         }
         Document current = reread(collection, id);
         if (current == null) {

@@ -22,9 +22,12 @@ import org.bson.conversions.Bson;
  * @param update            an extra update applied in the same write, if any
  * @param lastModifiedField the field stamped with {@code $currentDate}
  * @param projection        the fields of the document to return, if not all
+ * @param returnsDocument   whether an applied transition returns the document (one {@code findOneAndUpdate}) or
+ *                          not (one {@code updateOne}, cheaper for both sides)
  */
 public record Transition(String stateField, List<String> from, String to, Optional<Bson> guard,
-                         Optional<Bson> update, String lastModifiedField, Optional<Bson> projection) {
+                         Optional<Bson> update, String lastModifiedField, Optional<Bson> projection,
+                         boolean returnsDocument) {
 
     /** The default field stamped with the server's time: {@value}. */
     public static final String DEFAULT_LAST_MODIFIED_FIELD = "lastModified";
@@ -52,28 +55,28 @@ public record Transition(String stateField, List<String> from, String to, Option
     /** A transition from {@code from} to {@code to} on {@code stateField}. */
     public static Transition of(String stateField, String from, String to) {
         return new Transition(stateField, List.of(from), to, Optional.empty(), Optional.empty(),
-                DEFAULT_LAST_MODIFIED_FIELD, Optional.empty());
+                DEFAULT_LAST_MODIFIED_FIELD, Optional.empty(), true);
     }
 
     /** A transition from any of {@code from} to {@code to} on {@code stateField}. */
     public static Transition of(String stateField, List<String> from, String to) {
         return new Transition(stateField, from, to, Optional.empty(), Optional.empty(), DEFAULT_LAST_MODIFIED_FIELD,
-                Optional.empty());
+                Optional.empty(), true);
     }
 
     /** This transition, allowed only where {@code extraGuard} also matches. */
     public Transition guardedBy(Bson extraGuard) {
-        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField, projection);
+        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField, projection, returnsDocument);
     }
 
     /** This transition, also applying {@code extraUpdate} in the same write. */
     public Transition alsoUpdating(Bson extraUpdate) {
-        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField, projection);
+        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField, projection, returnsDocument);
     }
 
     /** This transition stamping another field with the server's time. */
     public Transition stamping(String field) {
-        return new Transition(stateField, from, to, guard, update, field, projection);
+        return new Transition(stateField, from, to, guard, update, field, projection, returnsDocument);
     }
 
     /**
@@ -81,6 +84,15 @@ public record Transition(String stateField, List<String> from, String to, Option
      * less for the server to send when the caller needs only a few fields.
      */
     public Transition returning(Bson fields) {
-        return new Transition(stateField, from, to, guard, update, lastModifiedField, Optional.of(fields));
+        return new Transition(stateField, from, to, guard, update, lastModifiedField, Optional.of(fields), true);
+    }
+
+    /**
+     * This transition answering {@code APPLIED} without the document: one {@code updateOne}, which costs both the
+     * client and the server less than a {@code findOneAndUpdate}. The document is still read when the transition
+     * did not apply, to tell the other outcomes apart.
+     */
+    public Transition returningNothing() {
+        return new Transition(stateField, from, to, guard, update, lastModifiedField, Optional.empty(), false);
     }
 }

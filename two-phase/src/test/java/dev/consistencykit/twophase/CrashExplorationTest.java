@@ -127,8 +127,8 @@ class CrashExplorationTest {
                 .build().explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
-                "updateOne transactions", "bulkWrite accounts", "findOneAndUpdate transactions",
-                "bulkWrite accounts", "findOneAndUpdate transactions");
+                "updateOne transactions", "bulkWrite accounts", "updateOne transactions",
+                "bulkWrite accounts", "updateOne transactions");
         assertThat(report.violations()).isEmpty();
     }
 }

@@ -516,7 +516,7 @@ public final class TransactionEngine {
             updates.add(extra);
         }
         Transition transition = Transition.of(STATE, from.stored(), to.stored()).guardedBy(eq(TOKEN, token))
-                .alsoUpdating(Updates.combine(updates)).returning(Projections.include(TOKEN, OWNER));
+                .alsoUpdating(Updates.combine(updates)).returningNothing();
         GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
                 + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
         Document doc = result.document().orElse(null);
