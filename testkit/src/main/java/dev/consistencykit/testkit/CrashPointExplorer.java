@@ -29,7 +29,8 @@ import dev.consistencykit.core.ConsistencyException;
  * would, on the plain database, once per recoverer at the same time; the invariants are checked on data read back;
  * recovery runs once more and the invariants are checked again. For {@link FaultMode#PAUSE} the recoverers run
  * while the operation is paused before its write, then the paused owner wakes and sends it (a zombie), and
- * recovery runs again. Optionally, each scenario is repeated with a crash during recovery at each of recovery's
+ * recovery runs again; for {@link FaultMode#PAUSE_AFTER} they run after the write landed and before its owner sees
+ * the reply, then the owner wakes to a lost reply and retries. Optionally, each scenario is repeated with a crash during recovery at each of recovery's
  * own write sites, followed by a clean recovery.
  *
  * <pre>{@code
@@ -256,7 +257,7 @@ public final class CrashPointExplorer {
             setup.accept(db);
             FaultInjector injector = FaultInjector.at(scenario.site(), scenario.mode());
             Future<?> op = executor.submit(() -> operation.accept(injector.wrap(db)));
-            if (scenario.mode() == FaultMode.PAUSE) {
+            if (scenario.mode().isPause()) {
                 if (!injector.awaitPaused(TIMEOUT)) {
                     problems.add("the operation never reached write #" + scenario.site());
                 }

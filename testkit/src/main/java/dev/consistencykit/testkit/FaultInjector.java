@@ -80,8 +80,8 @@ public final class FaultInjector {
     }
 
     /**
-     * An injector that injects {@code mode} at write site {@code site} (from 1). A {@link FaultMode#PAUSE} blocks
-     * the writing thread until {@link #release()} (or 60 s at most).
+     * An injector that injects {@code mode} at write site {@code site} (from 1). A {@link FaultMode#PAUSE} (or
+     * {@link FaultMode#PAUSE_AFTER}) blocks the writing thread until {@link #release()} (or 60 s at most).
      */
     public static FaultInjector at(int site, FaultMode mode) {
         if (site < 1) {
@@ -94,7 +94,8 @@ public final class FaultInjector {
     /**
      * An injector that faults each write with probability {@code rate}, choosing among {@code modes}, from a
      * seeded generator: the same seed gives the same schedule over the same sequence of writes. A
-     * {@link FaultMode#PAUSE} lasts a random time up to {@code maxPause}, then the write goes on.
+     * {@link FaultMode#PAUSE} or {@link FaultMode#PAUSE_AFTER} lasts a random time up to {@code maxPause}, then the
+     * write (or its lost reply) goes on.
      */
     public static FaultInjector random(long seed, double rate, Collection<FaultMode> modes, Duration maxPause) {
         if (!(rate >= 0.0 && rate <= 1.0)) {
@@ -156,7 +157,10 @@ public final class FaultInjector {
         return Optional.ofNullable(crash);
     }
 
-    /** Waits until a writer is paused by a {@link FaultMode#PAUSE}; false if none paused in time. */
+    /**
+     * Waits until a writer is paused by a {@link FaultMode#PAUSE} or {@link FaultMode#PAUSE_AFTER}; false if none
+     * paused in time.
+     */
     public boolean awaitPaused(Duration timeout) throws InterruptedException {
         return paused.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -211,16 +215,22 @@ public final class FaultInjector {
     public void applyAfter(InjectedFault fault) {
         switch (fault.mode()) {
             case CRASH_AFTER -> throw die(fault);
-            case TRANSIENT_AFTER -> {
-                MongoSocketReadException e = new MongoSocketReadException(
-                        "injected: connection lost before the reply (" + fault + ")", FAKE_ADDRESS);
-                e.addLabel(MongoErrors.RETRYABLE_WRITE_ERROR_LABEL);
-                throw e;
+            case TRANSIENT_AFTER -> throw lostReply(fault);
+            case PAUSE_AFTER -> {
+                pause();
+                throw lostReply(fault);
             }
             default -> {
                 // nothing after
             }
         }
+    }
+
+    private static MongoSocketReadException lostReply(InjectedFault fault) {
+        MongoSocketReadException e = new MongoSocketReadException(
+                "injected: connection lost before the reply (" + fault + ")", FAKE_ADDRESS);
+        e.addLabel(MongoErrors.RETRYABLE_WRITE_ERROR_LABEL);
+        return e;
     }
 
     private InjectedCrash die(InjectedFault fault) {

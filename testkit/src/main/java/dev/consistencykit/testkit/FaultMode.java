@@ -20,7 +20,18 @@ public enum FaultMode {
      * The caller stops just before sending (a zombie: a long GC pause, a stopped VM) until released, then sends
      * the write as if nothing had happened.
      */
-    PAUSE;
+    PAUSE,
+    /**
+     * The write is applied, then the caller stops before it sees the reply (until released), then gets a transient,
+     * retryable error: whatever runs meanwhile (a recoverer taking the operation over) happens between a write that
+     * landed and the caller's retry of it.
+     */
+    PAUSE_AFTER;
+
+    /** Whether the caller stops in this mode until released (or for a random time in chaos runs). */
+    public boolean isPause() {
+        return this == PAUSE || this == PAUSE_AFTER;
+    }
 
     /** Whether the process dies in this mode. */
     public boolean isCrash() {

@@ -13,6 +13,7 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import com.mongodb.MongoException;
 import com.mongodb.MongoSocketReadException;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.client.MongoCollection;
@@ -137,6 +138,25 @@ class FaultInjectorTest {
         injector.release();
         zombie.get(10, TimeUnit.SECONDS);
         assertThat(n(db)).as("the zombie's write arrives late").isEqualTo(2);
+    }
+
+    @Test
+    void shouldHoldTheReplyOfAnAppliedWriteUntilReleasedWhenPausedAfter(MongoDatabase db) throws Exception {
+        counters(db);
+        FaultInjector injector = FaultInjector.at(1, FaultMode.PAUSE_AFTER);
+        MongoDatabase faulty = injector.wrap(db);
+
+        CompletableFuture<Void> caller = CompletableFuture.runAsync(() -> increment(faulty));
+        assertThat(injector.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        assertThat(n(db)).as("the write landed before the pause").isEqualTo(1);
+        assertThat(caller).isNotDone();
+
+        injector.release();
+        assertThatThrownBy(() -> caller.get(10, TimeUnit.SECONDS)).cause()
+                .isInstanceOfSatisfying(MongoException.class, e -> assertThat(
+                        e.hasErrorLabel(MongoErrors.RETRYABLE_WRITE_ERROR_LABEL)).isTrue());
+        assertThat(n(db)).isEqualTo(1);
+        assertThat(injector.isDead()).as("the caller lives on and may retry").isFalse();
     }
 
     @Test
