@@ -62,9 +62,9 @@ public final class ConditionalUpdates {
      * stamping the last-modified field with the server's time.
      *
      * @return {@link UpdateOutcome#APPLIED} with the document after the change (none for a transition returning
-     *         nothing); {@code ALREADY_APPLIED} if the
-     *         document is already in the target state; {@code GUARD_FAILED} with the current document if it is
-     *         in another state or the extra guard refused; {@code MISSING} if there is no such document
+     *         nothing); {@code ALREADY_APPLIED} if the document is already in the target state;
+     *         {@code GUARD_FAILED} with the current document if it is in another state or the extra guard refused;
+     *         {@code MISSING} if there is no such document
      */
     public static GuardedResult transition(MongoCollection<Document> collection, Object id, Transition transition) {
         Objects.requireNonNull(transition, "transition");

@@ -66,12 +66,14 @@ public record Transition(String stateField, List<String> from, String to, Option
 
     /** This transition, allowed only where {@code extraGuard} also matches. */
     public Transition guardedBy(Bson extraGuard) {
-        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField, projection, returnsDocument);
+        return new Transition(stateField, from, to, Optional.of(extraGuard), update, lastModifiedField, projection,
+                returnsDocument);
     }
 
     /** This transition, also applying {@code extraUpdate} in the same write. */
     public Transition alsoUpdating(Bson extraUpdate) {
-        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField, projection, returnsDocument);
+        return new Transition(stateField, from, to, guard, Optional.of(extraUpdate), lastModifiedField, projection,
+                returnsDocument);
     }
 
     /** This transition stamping another field with the server's time. */

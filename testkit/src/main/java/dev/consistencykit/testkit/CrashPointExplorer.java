@@ -30,8 +30,8 @@ import dev.consistencykit.core.ConsistencyException;
  * recovery runs once more and the invariants are checked again. For {@link FaultMode#PAUSE} the recoverers run
  * while the operation is paused before its write, then the paused owner wakes and sends it (a zombie), and
  * recovery runs again; for {@link FaultMode#PAUSE_AFTER} they run after the write landed and before its owner sees
- * the reply, then the owner wakes to a lost reply and retries. Optionally, each scenario is repeated with a crash during recovery at each of recovery's
- * own write sites, followed by a clean recovery.
+ * the reply, then the owner wakes to a lost reply and retries. Optionally, each scenario is repeated with a crash
+ * during recovery at each of recovery's own write sites, followed by a clean recovery.
  *
  * <pre>{@code
  * ExplorationReport report = CrashPointExplorer.builder(client)

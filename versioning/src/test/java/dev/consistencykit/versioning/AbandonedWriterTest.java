@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -105,7 +108,7 @@ class AbandonedWriterTest {
         // writer A pauses before writing its items (write #2); recovery abandons it (nothing written yet)
         FaultInjector pause = FaultInjector.at(2, FaultMode.PAUSE);
         VersionedStore writerA = Catalogue.store(pause.wrap(db)).build();
-        var futureA = java.util.concurrent.Executors.newSingleThreadExecutor().submit(
+        var futureA = Executors.newSingleThreadExecutor().submit(
                 () -> writerA.commit(ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()));
         assertThat(pause.awaitPaused(Duration.ofSeconds(10))).isTrue();
         assertThat(Catalogue.store(db).build().recover(Duration.ZERO).rolledBack()).isEqualTo(1);
@@ -128,14 +131,10 @@ class AbandonedWriterTest {
     void shouldNeverReviveAnAbandonedAttemptWhenAStageIsRetried(MongoDatabase db) throws Exception {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
-        // A: the stage (#1) is applied and the reply lost; the retry of the stage (#2) pauses
-        FaultInjector writerFaults = FaultInjector.withSchedule(site -> switch (site.number()) {
-            case 1 -> java.util.Optional.of(FaultMode.TRANSIENT_AFTER);
-            case 2 -> java.util.Optional.of(FaultMode.PAUSE);
-            default -> java.util.Optional.empty();
-        });
+        // A: the stage (#1) is applied, and A is held before it sees the reply, which is then lost
+        FaultInjector writerFaults = FaultInjector.at(1, FaultMode.PAUSE_AFTER);
         VersionedStore writerA = Catalogue.store(writerFaults.wrap(db)).build();
-        var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        var pool = Executors.newFixedThreadPool(2);
         try {
             var futureA = pool.submit(() -> writerA.commit(
                     ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()));
@@ -149,12 +148,12 @@ class AbandonedWriterTest {
             writerFaults.release();   // A retries its stage, writes X and Y, commits
             Object outcome;
             try {
-                outcome = futureA.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
+                outcome = futureA.get(10, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
                 outcome = e.getCause();
             }
             recovererFaults.release();   // recovery deletes the documents of the attempt it abandoned
-            recovery.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            recovery.get(10, TimeUnit.SECONDS);
 
             VersionedTree tree = reader.read(ROOT);
             if (tree.version() == 2) {
