@@ -36,9 +36,12 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * if any process dies at any moment: one atomic write records it, each participant is prepared by one guarded write
  * that also marks it, one compare-and-set on the transaction's state decides commit or cancel (so both can never
  * win), and each participant is then settled once. Two workers never both drive one transaction; a paused owner
- * that wakes after recovery took over can neither apply twice nor apply under a canceled transaction (its fencing
- * token is stale and settled marks stay behind as tombstones for {@link TwoPhaseConfig#retention()}); a lost
- * acknowledgement is retried and recognised, never reported as a failure. Safety never depends on clocks.
+ * that wakes after recovery took over, however late, can neither apply twice nor apply under a canceled transaction:
+ * a participant is first reserved for the owner's attempt, the owner checks its fencing token after reserving, and
+ * the prepare applies only under that attempt's own reservation, which whoever finishes the transaction consumes or
+ * removes (see {@link dev.consistencykit.core.OnceEffects}). Nothing is left on a participant once a transaction has
+ * settled there, so a hot document carries only the transactions in flight on it. A lost acknowledgement is retried
+ * and recognised, never reported as a failure. Safety never depends on clocks.
  *
  * <p><b>What a concurrent reader may see.</b> Between prepare and settle, participants carry the transaction id in
  * their {@code pendingTransactions} array. With the default {@link TransferVariant#RESERVE_THEN_CREDIT}, a reader
@@ -264,6 +267,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         private String balanceField = TwoPhaseConfig.DEFAULT_BALANCE_FIELD;
         private TransferVariant transferVariant = TransferVariant.RESERVE_THEN_CREDIT;
         private String markerField = TwoPhaseConfig.DEFAULT_MARKER_FIELD;
+        private String reservationField = TwoPhaseConfig.DEFAULT_RESERVATION_FIELD;
         private String tombstoneField = TwoPhaseConfig.DEFAULT_TOMBSTONE_FIELD;
         private Duration lease = TwoPhaseConfig.DEFAULT_LEASE;
         private Duration staleAfter = TwoPhaseConfig.DEFAULT_STALE_AFTER;
@@ -301,10 +305,20 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             return this;
         }
 
-        /** The marker array and the tombstone array on participants. */
+        /**
+         * The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}) and the
+         * tombstone array of the earlier format, removed as it is met (default
+         * {@value TwoPhaseConfig#DEFAULT_TOMBSTONE_FIELD}).
+         */
         public Builder markerFields(String marker, String tombstone) {
             this.markerField = Objects.requireNonNull(marker, "marker");
             this.tombstoneField = Objects.requireNonNull(tombstone, "tombstone");
+            return this;
+        }
+
+        /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
+        public Builder reservationField(String value) {
+            this.reservationField = Objects.requireNonNull(value, "reservationField");
             return this;
         }
 
@@ -339,7 +353,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             return this;
         }
 
-        /** How long terminal transactions and tombstones are kept (default 24 h). */
+        /** How long terminal transactions are kept (default 24 h). */
         public Builder retention(Duration value) {
             this.retention = positive("retention", value);
             return this;
@@ -366,7 +380,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
          */
         public TwoPhaseCommit build() {
             TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
-                    transferVariant, markerField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                    transferVariant, markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
                     maxPendingPerDocument, retention, retryPolicy, clock);
             acknowledgedDatabase();
             ServerClock time = serverClockFor(database);

@@ -12,31 +12,36 @@ import dev.consistencykit.core.RetryPolicy;
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}.{@value #DEFAULT_BALANCE_FIELD} in {@link TransferVariant#RESERVE_THEN_CREDIT};
- * participant marks in {@value #DEFAULT_MARKER_FIELD} with tombstones in {@value #DEFAULT_TOMBSTONE_FIELD}; an owner's
+ * participants reserved in {@value #DEFAULT_RESERVATION_FIELD} and marked applied in {@value #DEFAULT_MARKER_FIELD}
+ * (tombstones of the earlier format, in {@value #DEFAULT_TOMBSTONE_FIELD}, are removed as they are met); an owner's
  * lease of 30 s ({@link #DEFAULT_LEASE}); {@code recover()} takes over after 60 s without progress
  * ({@link #DEFAULT_STALE_AFTER}) and rolls stale {@code pending} transactions back; at most
- * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; tombstones and terminal
- * transactions kept 24 h ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
+ * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; terminal transactions kept 24 h
+ * ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
  *
  * @param name                  the instance name, in logs, metrics and exceptions
  * @param transactionsCollection the collection of transaction documents
  * @param accountsCollection    the collection the transfer preset works on
  * @param balanceField          the balance field the transfer preset works on
  * @param transferVariant       how the transfer preset moves money
- * @param markerField           the array on participant documents holding unsettled transaction ids
- * @param tombstoneField        the array on participant documents holding settled transaction ids
+ * @param markerField           the array on participant documents holding the ids of transactions applied there and
+ *                              not yet settled
+ * @param reservationField      the array on participant documents holding the transactions about to apply there,
+ *                              {@code {o: id, n: attempt}}
+ * @param tombstoneField        the array in which the earlier format kept settled transaction ids; removed from a
+ *                              document whenever a transaction settles on it
  * @param lease                 how long an owner holds a transaction before workers may take it over
  * @param staleAfter            how long without progress before {@code recover()} takes a transaction over
  * @param stalePendingPolicy    what recovery does with a stale {@code pending} transaction
  * @param maxPendingPerDocument the most unsettled transactions one participant document may carry
- * @param retention             how long terminal transactions and their tombstones are kept; must exceed the longest
- *                              time any owner can stay paused, since a tombstone is what refuses its late write
+ * @param retention             how long terminal transactions are kept, so that a repeated {@code apply} with the
+ *                              same id finds its result; safety does not depend on it
  * @param retryPolicy           retry of transient errors
  * @param clock                 the local clock, from which server time is estimated
  */
 public record TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection,
                              String balanceField, TransferVariant transferVariant, String markerField,
-                             String tombstoneField, Duration lease, Duration staleAfter,
+                             String reservationField, String tombstoneField, Duration lease, Duration staleAfter,
                              StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument, Duration retention,
                              RetryPolicy retryPolicy, Clock clock) {
 
@@ -50,7 +55,9 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
     public static final String DEFAULT_BALANCE_FIELD = "balance";
     /** Default marker array: {@value}. */
     public static final String DEFAULT_MARKER_FIELD = "pendingTransactions";
-    /** Default tombstone array: {@value}. */
+    /** Default reservation array: {@value}. */
+    public static final String DEFAULT_RESERVATION_FIELD = "reservedTransactions";
+    /** Default tombstone array of the earlier format: {@value}. */
     public static final String DEFAULT_TOMBSTONE_FIELD = "settledTransactions";
     /** Default lease: 30 s. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
@@ -58,7 +65,7 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
     /** Default cap of unsettled transactions per document: {@value}. */
     public static final int DEFAULT_MAX_PENDING_PER_DOCUMENT = 100;
-    /** Default retention of terminal transactions and tombstones: 24 h. */
+    /** Default retention of terminal transactions: 24 h. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
     /**
@@ -73,6 +80,7 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
         Inputs.fieldPath(name, "balanceField", balanceField);
         Objects.requireNonNull(transferVariant, "transferVariant");
         Inputs.fieldName(name, "markerField", markerField);
+        Inputs.fieldName(name, "reservationField", reservationField);
         Inputs.fieldName(name, "tombstoneField", tombstoneField);
         positive("lease", lease);
         Objects.requireNonNull(staleAfter, "staleAfter");
@@ -86,10 +94,12 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
         positive("retention", retention);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");
-        if (markerField.equals(tombstoneField)) {
-            throw new IllegalStateException("markerField and tombstoneField must differ: " + markerField);
+        if (java.util.Set.of(markerField, reservationField, tombstoneField).size() != 3) {
+            throw new IllegalStateException("markerField, reservationField and tombstoneField must differ: "
+                    + markerField + ", " + reservationField + ", " + tombstoneField);
         }
-        if (balanceField.equals(markerField) || balanceField.equals(tombstoneField)) {
+        if (balanceField.equals(markerField) || balanceField.equals(tombstoneField)
+                || balanceField.equals(reservationField)) {
             throw new IllegalStateException("balanceField must differ from the marker fields: " + balanceField);
         }
         if (retention.compareTo(lease) <= 0) {
@@ -108,7 +118,7 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
     public static TwoPhaseConfig defaults() {
         return new TwoPhaseConfig(DEFAULT_NAME, DEFAULT_TRANSACTIONS_COLLECTION, DEFAULT_ACCOUNTS_COLLECTION,
                 DEFAULT_BALANCE_FIELD, TransferVariant.RESERVE_THEN_CREDIT, DEFAULT_MARKER_FIELD,
-                DEFAULT_TOMBSTONE_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
+                DEFAULT_RESERVATION_FIELD, DEFAULT_TOMBSTONE_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
                 DEFAULT_MAX_PENDING_PER_DOCUMENT, DEFAULT_RETENTION, RetryPolicy.DEFAULT, Clock.systemUTC());
     }
 }

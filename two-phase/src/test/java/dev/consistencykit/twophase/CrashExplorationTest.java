@@ -69,8 +69,8 @@ class CrashExplorationTest {
         CrashPointExplorer.ExplorationReport report = explore(client, "reserve", TransferVariant.RESERVE_THEN_CREDIT,
                 StalePendingPolicy.ROLL_BACK, false, false);
 
-        assertThat(report.writeSites()).isEqualTo(5);
-        assertThat(report.scenarios()).isEqualTo(1 + 5 * FaultMode.values().length * 2);
+        assertThat(report.writeSites()).isEqualTo(6);
+        assertThat(report.scenarios()).isEqualTo(1 + 6 * FaultMode.values().length * 2);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
@@ -79,7 +79,7 @@ class CrashExplorationTest {
         CrashPointExplorer.ExplorationReport report = explore(client, "apply-at-prepare",
                 TransferVariant.APPLY_AT_PREPARE, StalePendingPolicy.ROLL_BACK, false, false);
 
-        assertThat(report.writeSites()).isEqualTo(5);
+        assertThat(report.writeSites()).isEqualTo(6);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
@@ -88,7 +88,7 @@ class CrashExplorationTest {
         CrashPointExplorer.ExplorationReport report = explore(client, "three-way", TransferVariant.RESERVE_THEN_CREDIT,
                 StalePendingPolicy.ROLL_BACK, true, false);
 
-        assertThat(report.writeSites()).isEqualTo(5);
+        assertThat(report.writeSites()).isEqualTo(6);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
@@ -127,7 +127,7 @@ class CrashExplorationTest {
                 .build().explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
-                "updateOne transactions", "bulkWrite accounts", "updateOne transactions",
+                "updateOne transactions", "bulkWrite accounts", "bulkWrite accounts", "updateOne transactions",
                 "bulkWrite accounts", "updateOne transactions");
         assertThat(report.violations()).isEmpty();
     }

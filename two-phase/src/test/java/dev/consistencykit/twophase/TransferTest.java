@@ -52,7 +52,8 @@ class TransferTest {
         assertThat(tx.getString("label")).isEqualTo("transfer");
         Document a0 = db.getCollection(Bank.ACCOUNTS).find(eq("_id", "a0")).first();
         assertThat(a0.getList("pendingTransactions", Object.class)).isEmpty();
-        assertThat(a0.getList("settledTransactions", Object.class)).containsExactly("t1");
+        assertThat(a0.getList("reservedTransactions", Object.class)).isEmpty();
+        assertThat(a0.containsKey("settledTransactions")).as("no tombstone is kept").isFalse();
         assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
     }
 
@@ -70,7 +71,7 @@ class TransferTest {
     }
 
     @Test
-    void shouldTakeAtMostFiveRoundTripsWhenUncontended(MongoTarget target, MongoDatabase db) {
+    void shouldTakeAtMostSevenRoundTripsWhenUncontended(MongoTarget target, MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         TwoPhaseCommit tpc = tpc(db, TransferVariant.RESERVE_THEN_CREDIT);
         tpc.transfer(Transfer.of(OperationId.of("warm-up"), "a0", "a1", 1));
@@ -79,7 +80,7 @@ class TransferTest {
             for (int i = 0; i < 20; i++) {
                 tpc.transfer(Transfer.of(OperationId.of("t" + i), "a" + (i % 3), "a" + ((i + 1) % 3), 5));
             }
-            assertThat(counter.snapshot().commandsPer(20)).isLessThanOrEqualTo(5.0);
+            assertThat(counter.snapshot().commandsPer(20)).isLessThanOrEqualTo(7.0);
         }
     }
 

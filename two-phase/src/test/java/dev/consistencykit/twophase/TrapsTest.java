@@ -88,7 +88,7 @@ class TrapsTest {
     @Test
     void shouldLetExactlyOneRecovererTakeOverWhenTwoRace(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(3, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         CountDownLatch start = new CountDownLatch(1);
@@ -108,7 +108,7 @@ class TrapsTest {
     void shouldLetTheSecondRecovererSkipWhenTheFirstClaimedBetweenItsReadAndItsClaim(MongoDatabase db)
             throws Exception {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(3, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         // recoverer B claims the transaction, then pauses before its first step
@@ -155,8 +155,8 @@ class TrapsTest {
 
     @Test
     void shouldRefuseZombieWritesWhenOwnerWakesAfterRecovery(MongoDatabase db) throws Exception {
-        // write #2 is the prepare, #3 the decision, #4 the settle, #5 the finish
-        for (int site = 2; site <= 5; site++) {
+        // write #2 is the reservation, #3 the prepare, #4 the decision, #5 the settle, #6 the finish
+        for (int site = 2; site <= 6; site++) {
             MongoDatabase fresh = freshDatabase(db, site);
             Bank.seed(fresh, ACCOUNTS);
             FaultInjector zombie = FaultInjector.at(site, FaultMode.PAUSE);
@@ -186,7 +186,7 @@ class TrapsTest {
 
     @Test
     void shouldEndAllOrNothingWhenCancelerRunsBetweenEveryPairOfApplierWrites(MongoDatabase db) {
-        for (int site = 2; site <= 5; site++) {
+        for (int site = 2; site <= 6; site++) {
             MongoDatabase fresh = freshDatabase(db, site);
             Bank.seed(fresh, ACCOUNTS);
             int before = site;
@@ -204,8 +204,8 @@ class TrapsTest {
 
             String state = tx(fresh, "t1").getString("state");
             assertThat(result.state()).as("site " + site).isEqualTo(state);
-            assertThat(state).as("site " + site).isEqualTo(site <= 3 ? "canceled" : "done");
-            assertThat(canceled.get()).as("site " + site).isEqualTo(site <= 3 ? 1 : 0);
+            assertThat(state).as("site " + site).isEqualTo(site <= 4 ? "canceled" : "done");
+            assertThat(canceled.get()).as("site " + site).isEqualTo(site <= 4 ? 1 : 0);
             assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
             fresh.drop();
         }
@@ -215,7 +215,7 @@ class TrapsTest {
 
     @Test
     void shouldNeitherAbandonNorFailWhenAnAcknowledgementIsLost(MongoDatabase db) {
-        for (int site = 1; site <= 5; site++) {
+        for (int site = 1; site <= 6; site++) {
             MongoDatabase fresh = freshDatabase(db, site);
             Bank.seed(fresh, ACCOUNTS);
             FaultInjector lost = FaultInjector.at(site, FaultMode.TRANSIENT_AFTER);
@@ -267,7 +267,7 @@ class TrapsTest {
     @Test
     void shouldOnlyChangeWhenRecoveryTakesOverWhenClockIsSkewed(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(3, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         ServerClock behind = ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofHours(-2)));
@@ -337,7 +337,7 @@ class TrapsTest {
         Bank.seed(db, ACCOUNTS);
         db.getCollection(Bank.ACCOUNTS).updateOne(eq("_id", "a1"), Updates.set("visits", 0));
         FaultInjector sabotage = FaultInjector.withSchedule(w -> {
-            if (w.number() == 4) {
+            if (w.number() == 5) {
                 // between the decision and the settle, someone makes the commit update impossible
                 db.getCollection(Bank.ACCOUNTS).updateOne(eq("_id", "a1"), Updates.set("visits", "many"));
             }
@@ -372,7 +372,7 @@ class TrapsTest {
                 .retryPolicy(TestPolicies.FAST_RETRY).build();
         for (int i = 0; i < 3; i++) {
             // three transactions stuck half-way on a1 (their owners died after preparing)
-            FaultInjector crash = FaultInjector.at(3, FaultMode.CRASH_BEFORE);
+            FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
             int n = i;
             TwoPhaseCommit dying = TwoPhaseCommit.builder(crash.wrap(db)).maxPendingPerDocument(3).build();
             assertThatThrownBy(() -> dying.transfer(Transfer.of(OperationId.of("stuck" + n), "a0", "a1", 1)))
@@ -380,6 +380,7 @@ class TrapsTest {
         }
         Document before = db.getCollection(Bank.ACCOUNTS).find(eq("_id", "a1")).first();
         assertThat(before.getList("pendingTransactions", String.class)).hasSize(3);
+        assertThat(before.getList("reservedTransactions", Object.class)).isEmpty();
 
         assertThatThrownBy(() -> capped.transfer(Transfer.of(OperationId.of("one-more"), "a2", "a1", 50)))
                 .isInstanceOf(TooManyPendingTransactionsException.class).hasMessageContaining("cap is 3");

@@ -36,6 +36,7 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
@@ -54,9 +55,10 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.Marker;
+import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -85,22 +87,25 @@ import dev.consistencykit.twophase.TwoPhaseTransaction;
  * The two-phase commit state machine.
  *
  * <p><b>Protocol.</b> One atomic write records the transaction with all its participants (state {@code pending}
- * when the caller drives it, {@code initial} when a worker will). Prepare applies each participant's prepare update
- * in the same write that pushes the transaction id onto its marker array, guarded by {@code $ne} on the marker and
- * on the tombstone array, by its precondition and by the per-document cap; participants of one collection go in
- * one unordered bulk write. The decision is one compare-and-set of the transaction's state ({@code pending →
- * applied} or {@code pending → canceling}) carrying the owner's fencing token, so commit and rollback can never both
- * win. Settling moves the mark to the tombstone array in the write that applies the commit (or rollback) update; a
- * participant never prepared is fenced with a tombstone, so a paused owner's late prepare is refused.
+ * when the caller drives it, {@code initial} when a worker will). Prepare runs the {@link OnceEffects} lifecycle:
+ * it reserves every participant for this attempt (owner and fencing token; one unordered bulk write per collection,
+ * capped per document), reads the transaction back to check that it is still pending under this attempt's token,
+ * and only then applies each participant's prepare update under that attempt's own reservation, guarded by its
+ * precondition (one bulk per collection). The decision is one compare-and-set of the transaction's state
+ * ({@code pending → applied} or {@code pending → canceling}) carrying the owner's fencing token, so commit and
+ * rollback can never both win. Settling applies the commit (or rollback) update to each participant the prepare
+ * was applied to and removes the mark in the same write; a rollback first releases every reservation, so no prepare
+ * can land after it. Nothing is left on a participant once it has settled: its overhead is the transactions in
+ * flight on it.
  *
  * <p><b>Ownership.</b> Whoever drives a transaction holds its current fencing token; every state change carries
  * it. Recovery takes a transaction over by incrementing the token in a compare-and-set on the token it read, so
  * two recoverers never both take one, and the former owner's next state change fails: it then reports what the
- * transaction became. Participant writes need no token: markers and tombstones make each apply-once and
- * settle-once.
+ * transaction became. A paused owner that wakes however late cannot apply: its reservation was consumed, released or
+ * taken over, and a reservation it sends late is followed by the ownership check, which fails.
  *
- * <p>An uncontended transfer costs five round trips: record, prepare (one bulk), decide, settle (one bulk),
- * finish.
+ * <p>An uncontended transfer costs seven round trips: record, reserve (one bulk), check, prepare (one bulk), decide,
+ * settle (one bulk), finish.
  */
 public final class TransactionEngine {
 
@@ -145,7 +150,7 @@ public final class TransactionEngine {
     private final TwoPhaseConfig config;
     private final MongoDatabase database;
     private final MongoCollection<Document> transactions;
-    private final Marker marker;
+    private final EffectMarker marker;
     private final ServerClock clock;
     private final TwoPhaseListener listener;
     private final Supplier<String> ownerIds;
@@ -172,11 +177,13 @@ public final class TransactionEngine {
         this.config = config;
         this.database = database;
         this.transactions = database.getCollection(config.transactionsCollection());
-        this.marker = Marker.of(config.markerField()).withTombstones(config.tombstoneField());
+        this.marker = new EffectMarker(config.reservationField(), config.markerField(),
+                List.of(config.tombstoneField()));
         this.clock = clock;
         this.listener = listener;
         this.ownerIds = ownerIds;
-        this.codec = new SpecCodec(config.name(), Set.of(config.markerField(), config.tombstoneField()));
+        this.codec = new SpecCodec(config.name(), Set.of(config.markerField(),
+                config.reservationField(), config.tombstoneField()));
     }
 
     // ---- encoding and validation ----------------------------------------------------------------------------
@@ -324,7 +331,7 @@ public final class TransactionEngine {
         Recorded recorded = record(tx, TransactionState.PENDING, owner);
         Outcome outcome;
         if (recorded.inserted()) {
-            outcome = drive(tx, TransactionState.PENDING, 1L, false);
+            outcome = drive(tx, TransactionState.PENDING, owner, 1L, false);
         } else {
             outcome = resume(tx, recorded.existing(), owner);
         }
@@ -339,7 +346,7 @@ public final class TransactionEngine {
         }
         if (owner.equals(existing.getString(OWNER))) {
             // our own record: the write applied but its acknowledgement was lost, and the retry found it
-            return drive(tx, state, existing.getLong(TOKEN), false);
+            return drive(tx, state, owner, existing.getLong(TOKEN), false);
         }
         Date lease = existing.getDate(LEASE);
         boolean claimable = state == TransactionState.INITIAL || lease == null
@@ -354,7 +361,7 @@ public final class TransactionEngine {
                     now.getString(STATE)), now);
         }
         Document doc = claimed.get();
-        return drive(tx, TransactionState.fromStored(doc.getString(STATE)), doc.getLong(TOKEN), false);
+        return drive(tx, TransactionState.fromStored(doc.getString(STATE)), owner, doc.getLong(TOKEN), false);
     }
 
     /**
@@ -372,7 +379,7 @@ public final class TransactionEngine {
             return Optional.empty();
         }
         Encoded tx = decode(claimed);
-        Outcome outcome = drive(tx, TransactionState.PENDING, claimed.getLong(TOKEN), false);
+        Outcome outcome = drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
         return Optional.of(toResult(tx, outcome, false));
     }
 
@@ -433,7 +440,7 @@ public final class TransactionEngine {
         }
     }
 
-    private Outcome drive(Encoded tx, TransactionState start, long token, boolean rollBackPending) {
+    private Outcome drive(Encoded tx, TransactionState start, String owner, long token, boolean rollBackPending) {
         TransactionState state = start;
         try {
             while (true) {
@@ -444,8 +451,9 @@ public final class TransactionEngine {
                                     "recovered after going stale in pending"));
                             break;
                         }
-                        Prepared prepared = prepareAll(tx);
-                        if (prepared.fenced()) {
+                        Prepared prepared = prepareAll(tx, token, nonce(owner, token));
+                        if (prepared.lost()) {
+                            releaseOwn(tx, nonce(owner, token));
                             Document now = readPrimary(tx.id());
                             throw new LostOwnership(now);
                         }
@@ -542,12 +550,72 @@ public final class TransactionEngine {
 
     // ---- participants ---------------------------------------------------------------------------------------
 
-    private record Prepared(Document failure, boolean fenced) {
+    private record Prepared(Document failure, boolean lost) {
+
+        static final Prepared OK = new Prepared(null, false);
+        static final Prepared LOST = new Prepared(null, true);
+
+        static Prepared failed(Document reason) {
+            return new Prepared(reason, false);
+        }
     }
 
     /** A participant collection; built once per name, since the driver builds a new object per call. */
     private MongoCollection<Document> participants(String name) {
         return participantCollections.computeIfAbsent(name, database::getCollection);
+    }
+
+    /**
+     * The participant collections named by any recorded transaction (a distinct over an indexed field), and the
+     * transfer preset's accounts collection.
+     */
+    private List<String> registeredCollections() {
+        List<String> names = new ArrayList<>();
+        names.add(config.accountsCollection());
+        for (String name : config.retryPolicy().execute(config.name(), null, "list participant collections",
+                () -> transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, String.class).into(new ArrayList<>()))) {
+            if (name != null && !names.contains(name)) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /**
+     * Releases every reservation whose transaction is no longer in flight, in every participant collection any
+     * recorded transaction names. Such a reservation is left by an owner that sent it late (after its transaction was finished by
+     * others) and died before its ownership check could release it; nobody can apply it, so this only tidies.
+     *
+     * @return reservations released
+     */
+    private int releaseAbandoned() {
+        int released = 0;
+        for (String name : registeredCollections()) {
+            MongoCollection<Document> collection = database.getCollection(name);
+            List<OnceEffects.Reservation> found = config.retryPolicy().execute(config.name(), null,
+                    "find reservations in " + name, () -> OnceEffects.reservations(collection, marker, 1_000));
+            if (found.isEmpty()) {
+                continue;
+            }
+            Set<Object> live = new HashSet<>();
+            List<Object> ops = found.stream().map(OnceEffects.Reservation::operationId).distinct().toList();
+            config.retryPolicy().run(config.name(), null, "read reserved transactions", () -> transactions
+                    .withReadPreference(ReadPreference.primary()).find(and(in("_id", ops), in(STATE, IN_FLIGHT)))
+                    .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id"))));
+            for (OnceEffects.Reservation r : found) {
+                if (!live.contains(r.operationId())) {
+                    long n = config.retryPolicy().execute(config.name(), r.operationId(),
+                            "release abandoned reservation", () -> OnceEffects.release(collection, marker,
+                                    r.operationId(), r.nonce(), List.of(r.documentId())));
+                    released += (int) n;
+                }
+            }
+        }
+        if (released > 0) {
+            LOG.info("[{}] recovery: released {} reservations of transactions no longer in flight", config.name(),
+                    released);
+        }
+        return released;
     }
 
     private Map<String, List<Integer>> byCollection(Encoded tx) {
@@ -558,38 +626,208 @@ public final class TransactionEngine {
         return groups;
     }
 
-    private Prepared prepareAll(Encoded tx) {
-        Bson capGuard = exists(config.markerField() + "." + (config.maxPendingPerDocument() - 1), false);
-        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = participants(group.getKey());
-            List<MarkerWrite> writes = new ArrayList<>();
-            for (int i : group.getValue()) {
-                Document p = tx.participants().get(i);
-                Bson pre = SpecCodec.decodeCondition(p.getList(P_PRE, Object.class));
-                writes.add(new MarkerWrite(p.get(P_ID), pre == null ? capGuard : and(pre, capGuard),
-                        SpecCodec.decodeUpdate(p.getList(P_PREPARE, Object.class))));
-            }
-            Map<Object, GuardedResult> results;
-            try {
-                results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
-                        () -> ConditionalUpdates.applyOnceAll(collection, marker, tx.id(), writes));
-            } catch (MongoBulkWriteException | MongoWriteException e) {
-                return new Prepared(rejected(tx, group, e), false);
-            }
-            for (int i : group.getValue()) {
-                Document p = tx.participants().get(i);
-                GuardedResult r = results.get(p.get(P_ID));
-                Document current = r.document().orElse(null);
-                if (current != null && contains(current, config.tombstoneField(), tx.id())) {
-                    return new Prepared(null, true);
-                }
-                if (r.isInPlace()) {
-                    continue;
-                }
-                return new Prepared(failure(tx, p, r), false);
+    /** The attempt's nonce in participants' reservations: one per owner and fencing token. */
+    private static String nonce(String owner, long token) {
+        return owner + "/" + token;
+    }
+
+    /**
+     * Prepare: reserve every participant for this attempt (one bulk per collection), check that the transaction is
+     * still ours and pending, then apply every prepare update under this attempt's reservation (one bulk per
+     * collection). A late reservation (this owner paused before it) applies nothing and fails the check; a late apply
+     * finds its reservation consumed, released or taken over.
+     */
+    private Prepared prepareAll(Encoded tx, long token, String nonce) {
+        Map<String, List<Integer>> groups = byCollection(tx);
+        Set<Object> inPlace = new HashSet<>();
+        for (Map.Entry<String, List<Integer>> group : groups.entrySet()) {
+            Document failure = reserveGroup(tx, group, nonce, inPlace);
+            if (failure != null) {
+                return Prepared.failed(failure);
             }
         }
-        return new Prepared(null, false);
+        Document now = readPrimary(tx.id());
+        if (now == null || !Objects.equals(now.get(TOKEN), token)
+                || !TransactionState.PENDING.stored().equals(now.getString(STATE))) {
+            releaseOwn(tx, nonce);
+            throw new LostOwnership(now);
+        }
+        for (Map.Entry<String, List<Integer>> group : groups.entrySet()) {
+            Prepared applied = applyGroup(tx, group, nonce, inPlace);
+            if (applied != Prepared.OK) {
+                return applied;
+            }
+        }
+        return Prepared.OK;
+    }
+
+    /** At most {@code maxPendingPerDocument} transactions reserved, and as many applied and unsettled. */
+    private Bson capGuard() {
+        int last = config.maxPendingPerDocument() - 1;
+        return and(exists(config.reservationField() + "." + last, false), exists(config.markerField() + "." + last,
+                false));
+    }
+
+    /** Reserves one collection's participants; the reason to cancel, or null. Adds the ones already applied. */
+    private Document reserveGroup(Encoded tx, Map.Entry<String, List<Integer>> group, String nonce,
+                                  Set<Object> inPlace) {
+        MongoCollection<Document> collection = participants(group.getKey());
+        List<MarkerWrite> writes = new ArrayList<>();
+        for (int i : group.getValue()) {
+            writes.add(new MarkerWrite(tx.participants().get(i).get(P_ID), capGuard(), null));
+        }
+        Map<Object, GuardedResult> results;
+        try {
+            results = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + group.getKey(),
+                    () -> OnceEffects.reserve(collection, marker, tx.id(), nonce, writes));
+        } catch (MongoBulkWriteException | MongoWriteException e) {
+            return rejected(tx, group, e, "reservation");
+        }
+        for (int i : group.getValue()) {
+            Document p = tx.participants().get(i);
+            Object id = p.get(P_ID);
+            GuardedResult r = results.get(id);
+            if (r.outcome() == UpdateOutcome.APPLIED) {
+                continue;
+            }
+            if (r.outcome() == UpdateOutcome.MISSING) {
+                return failure(tx, p, r);
+            }
+            Document current = r.document().orElseThrow();
+            switch (marker.evidence(current, tx.id(), nonce)) {
+                case RESERVED -> {
+                }
+                case APPLIED -> inPlace.add(id);
+                case RESERVED_BY_OTHER -> {
+                    // an earlier attempt's reservation (a former owner, or our own before a takeover): make it ours
+                    String holder = marker.reservedBy(current, tx.id());
+                    GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
+                            () -> OnceEffects.takeOver(collection, marker, id, tx.id(), holder, nonce));
+                    if (!taken.isInPlace()) {
+                        return reserveAgain(tx, collection, p, nonce, inPlace);
+                    }
+                }
+                case NONE -> {
+                    Document reason = reserveAgain(tx, collection, p, nonce, inPlace);
+                    if (reason != null) {
+                        return reason;
+                    }
+                }
+                default -> throw new IllegalStateException("unknown evidence");
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The cap refused a reservation, or a reservation moved under us: remove the reservations on the document that
+     * belong to transactions no longer in flight (left by an owner that died between reserving and checking), then
+     * try once more.
+     */
+    private Document reserveAgain(Encoded tx, MongoCollection<Document> collection, Document p, String nonce,
+                                  Set<Object> inPlace) {
+        Object id = p.get(P_ID);
+        Document current = config.retryPolicy().execute(config.name(), tx.id(), "read " + id,
+                () -> collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first());
+        if (current == null) {
+            return failure(tx, p, new GuardedResult(UpdateOutcome.MISSING, Optional.empty()));
+        }
+        releaseStale(collection, current);
+        Map<Object, GuardedResult> again = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + id,
+                () -> OnceEffects.reserve(collection, marker, tx.id(), nonce,
+                        List.of(new MarkerWrite(id, capGuard(), null))));
+        GuardedResult r = again.get(id);
+        if (r.outcome() == UpdateOutcome.APPLIED) {
+            return null;
+        }
+        if (r.outcome() == UpdateOutcome.MISSING) {
+            return failure(tx, p, r);
+        }
+        EffectMarker.Evidence evidence = marker.evidence(r.document().orElseThrow(), tx.id(), nonce);
+        if (evidence == EffectMarker.Evidence.RESERVED) {
+            return null;
+        }
+        if (evidence == EffectMarker.Evidence.APPLIED) {
+            inPlace.add(id);
+            return null;
+        }
+        if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
+            // another owner of this transaction is reserving at the same moment: only one of us owns it
+            throw new LostOwnership(readPrimary(tx.id()));
+        }
+        return failure(tx, p, r);
+    }
+
+    /** Releases the reservations on {@code current} whose transaction is terminal or gone. */
+    private void releaseStale(MongoCollection<Document> collection, Document current) {
+        List<Object> reserved = new ArrayList<>();
+        for (Object e : current.getList(config.reservationField(), Object.class, List.of())) {
+            if (e instanceof Document d) {
+                reserved.add(d.get(EffectMarker.OPERATION));
+            }
+        }
+        if (reserved.isEmpty()) {
+            return;
+        }
+        Set<Object> live = new HashSet<>();
+        transactions.withReadPreference(ReadPreference.primary()).find(and(in("_id", reserved), in(STATE, IN_FLIGHT)))
+                .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id")));
+        for (Object op : reserved) {
+            if (!live.contains(op)) {
+                LOG.info("[{}] releasing {}'s reservation for transaction {}, which is no longer in flight",
+                        config.name(), current.get("_id"), op);
+                config.retryPolicy().run(config.name(), op, "release stale reservation",
+                        () -> OnceEffects.release(collection, marker, op, null, List.of(current.get("_id"))));
+            }
+        }
+    }
+
+    /** Applies one collection's prepare updates under this attempt's reservations. */
+    private Prepared applyGroup(Encoded tx, Map.Entry<String, List<Integer>> group, String nonce,
+                                Set<Object> inPlace) {
+        MongoCollection<Document> collection = participants(group.getKey());
+        List<MarkerWrite> writes = new ArrayList<>();
+        for (int i : group.getValue()) {
+            Document p = tx.participants().get(i);
+            if (!inPlace.contains(p.get(P_ID))) {
+                writes.add(new MarkerWrite(p.get(P_ID), SpecCodec.decodeCondition(p.getList(P_PRE, Object.class)),
+                        SpecCodec.decodeUpdate(p.getList(P_PREPARE, Object.class))));
+            }
+        }
+        if (writes.isEmpty()) {
+            return Prepared.OK;
+        }
+        Map<Object, GuardedResult> results;
+        try {
+            results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
+                    () -> OnceEffects.apply(collection, marker, tx.id(), nonce, writes));
+        } catch (MongoBulkWriteException | MongoWriteException e) {
+            return Prepared.failed(rejected(tx, group, e, "prepare update"));
+        }
+        for (int i : group.getValue()) {
+            Document p = tx.participants().get(i);
+            GuardedResult r = results.get(p.get(P_ID));
+            if (r == null || r.isInPlace()) {
+                continue;
+            }
+            if (r.outcome() == UpdateOutcome.MISSING) {
+                return Prepared.failed(failure(tx, p, r));
+            }
+            if (marker.evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
+                return Prepared.failed(failure(tx, p, r));
+            }
+            // our reservation is gone: whoever took the transaction over consumed, released or replaced it
+            return Prepared.LOST;
+        }
+        return Prepared.OK;
+    }
+
+    /** Best effort: removes this attempt's own reservations after it found it no longer owns the transaction. */
+    private void releaseOwn(Encoded tx, String nonce) {
+        for (Map.Entry<String, List<Object>> group : idsByCollection(tx.participants()).entrySet()) {
+            config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
+                    () -> OnceEffects.release(participants(group.getKey()), marker, tx.id(), nonce, group.getValue()));
+        }
     }
 
     private Document failure(Encoded tx, Document p, GuardedResult r) {
@@ -598,10 +836,12 @@ public final class TransactionEngine {
             return reason(PARTICIPANT_MISSING, who, "participant " + who + " does not exist");
         }
         Document current = r.document().orElseThrow();
-        List<?> pending = current.getList(config.markerField(), Object.class, List.of());
-        if (pending.size() >= config.maxPendingPerDocument()) {
+        int reserved = current.getList(config.reservationField(), Object.class, List.of()).size();
+        int applied = current.getList(config.markerField(), Object.class, List.of()).size();
+        if (Math.max(reserved, applied) >= config.maxPendingPerDocument()) {
             return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
-                    + pending.size() + " unsettled transactions (the cap is " + config.maxPendingPerDocument() + ")");
+                    + (reserved + applied) + " unsettled transactions (the cap is " + config.maxPendingPerDocument()
+                    + ")");
         }
         Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), current);
         String funds = p.getString(P_FUNDS);
@@ -613,16 +853,16 @@ public final class TransactionEngine {
                 + unmet.map(u -> ": " + u.description()).orElse(""));
     }
 
-    private Document rejected(Encoded tx, Map.Entry<String, List<Integer>> group, MongoException e) {
+    private Document rejected(Encoded tx, Map.Entry<String, List<Integer>> group, MongoException e, String what) {
         int index = 0;
         if (e instanceof MongoBulkWriteException be && !be.getWriteErrors().isEmpty()) {
             index = be.getWriteErrors().get(0).getIndex();
         }
         Document p = tx.participants().get(group.getValue().get(Math.min(index, group.getValue().size() - 1)));
         String who = p.getString(P_COLLECTION) + "/" + p.get(P_ID);
-        LOG.warn("[{}] the server refused the prepare of {} for transaction {}: {}", config.name(), who, tx.id(),
+        LOG.warn("[{}] the server refused the {} of {} for transaction {}: {}", config.name(), what, who, tx.id(),
                 e.getMessage());
-        return reason(PARTICIPANT_REJECTED, who, "the server refused the prepare update of " + who + ": "
+        return reason(PARTICIPANT_REJECTED, who, "the server refused the " + what + " of " + who + ": "
                 + e.getMessage());
     }
 
@@ -634,21 +874,13 @@ public final class TransactionEngine {
                 Document p = tx.participants().get(i);
                 writes.add(MarkerWrite.of(p.get(P_ID), SpecCodec.decodeUpdate(p.getList(P_COMMIT, Object.class))));
             }
-            Map<Object, GuardedResult> results;
             try {
-                results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
-                        () -> ConditionalUpdates.settleOnceAll(collection, marker, tx.id(), writes));
+                config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
+                        () -> OnceEffects.settle(collection, marker, tx.id(), writes));
             } catch (MongoBulkWriteException | MongoWriteException e) {
                 stuck(tx, token, group.getKey(), e);
                 return;
             }
-            results.forEach((id, r) -> {
-                if (!r.isInPlace()) {
-                    LOG.warn("[{}] committed transaction {} found {}/{} neither marked nor settled ({}); its tombstone"
-                            + " may have been pruned early or the document replaced", config.name(), tx.id(),
-                            group.getKey(), id, r.outcome());
-                }
-            });
         }
     }
 
@@ -665,51 +897,26 @@ public final class TransactionEngine {
                 + " server refused a commit update on " + collection + "; recovery will retry it: " + error, e);
     }
 
+    /**
+     * Rollback: first release every reservation of the transaction (any attempt's), so that no prepare can apply
+     * after this point, then settle the participants it was applied to with their rollback update.
+     */
     private void rollbackAll(Encoded tx) {
         for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
             MongoCollection<Document> collection = participants(group.getKey());
+            List<Object> ids = new ArrayList<>();
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
+                ids.add(p.get(P_ID));
                 writes.add(MarkerWrite.of(p.get(P_ID), SpecCodec.decodeUpdate(p.getList(P_ROLLBACK,
                         Object.class))));
             }
-            Map<Object, GuardedResult> results = config.retryPolicy().execute(config.name(), tx.id(),
-                    "roll back " + group.getKey(),
-                    () -> ConditionalUpdates.settleOnceAll(collection, marker, tx.id(), writes));
-            for (MarkerWrite w : writes) {
-                GuardedResult r = results.get(w.id());
-                if (r.outcome() == UpdateOutcome.GUARD_FAILED) {
-                    fenceOrSettle(tx, collection, w);
-                }
-            }
+            config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
+                    () -> OnceEffects.release(collection, marker, tx.id(), null, ids));
+            config.retryPolicy().execute(config.name(), tx.id(), "roll back " + group.getKey(),
+                    () -> OnceEffects.settle(collection, marker, tx.id(), writes));
         }
-    }
-
-    /**
-     * A participant that was not prepared when rollback ran is fenced with a tombstone, so that a late prepare is
-     * refused. If a late prepare slips in between, it is pending now: settle it with its rollback update.
-     */
-    private void fenceOrSettle(Encoded tx, MongoCollection<Document> collection, MarkerWrite w) {
-        for (int attempt = 0; attempt < 3; attempt++) {
-            GuardedResult fenced = config.retryPolicy().execute(config.name(), tx.id(), "fence " + w.id(),
-                    () -> ConditionalUpdates.fence(collection, w.id(), marker, tx.id()));
-            if (fenced.outcome() != UpdateOutcome.GUARD_FAILED) {
-                return;
-            }
-            GuardedResult settled = config.retryPolicy().execute(config.name(), tx.id(), "roll back " + w.id(),
-                    () -> ConditionalUpdates.settleOnce(collection, w.id(), marker, tx.id(), null, w.update()));
-            if (settled.outcome() != UpdateOutcome.GUARD_FAILED) {
-                return;
-            }
-        }
-        throw new ConsistencyException(config.name(), tx.id(), "could not fence or roll back "
-                + collection.getNamespace().getCollectionName() + "/" + w.id() + " after 3 attempts");
-    }
-
-    private static boolean contains(Document document, String field, Object value) {
-        Object array = document.get(field);
-        return array instanceof Collection<?> c && c.contains(value);
     }
 
     // ---- results --------------------------------------------------------------------------------------------
@@ -779,6 +986,7 @@ public final class TransactionEngine {
                 }
             }
         }
+        releaseAbandoned();
         RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start));
         if (examined > 0) {
@@ -802,7 +1010,7 @@ public final class TransactionEngine {
                 && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
         Outcome outcome;
         try {
-            outcome = drive(tx, state, doc.getLong(TOKEN), rollBack);
+            outcome = drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
         } catch (CommitStuckException stuck) {
             return TransactionState.APPLIED;
         }
@@ -879,8 +1087,12 @@ public final class TransactionEngine {
     }
 
     private static Map<String, List<Object>> idsByCollection(Document tx) {
+        return idsByCollection(tx.getList(PARTICIPANTS, Document.class));
+    }
+
+    private static Map<String, List<Object>> idsByCollection(List<Document> participants) {
         Map<String, List<Object>> groups = new LinkedHashMap<>();
-        for (Document p : tx.getList(PARTICIPANTS, Document.class)) {
+        for (Document p : participants) {
             groups.computeIfAbsent(p.getString(P_COLLECTION), k -> new ArrayList<>()).add(p.get(P_ID));
         }
         return groups;
@@ -932,7 +1144,7 @@ public final class TransactionEngine {
     private List<Object> pendingOn(List<Document> documents) {
         List<Object> pending = new ArrayList<>();
         for (Document d : documents) {
-            pending.addAll(d.getList(config.markerField(), Object.class, List.of()));
+            pending.addAll(marker.inFlight(d));
         }
         return pending;
     }
@@ -988,12 +1200,15 @@ public final class TransactionEngine {
         }
         Set<String> collections = new HashSet<>(terminalByCollection.keySet());
         for (String name : collections) {
-            for (Document d : database.getCollection(name).find(exists(config.markerField() + ".0"))) {
-                for (Object marked : d.getList(config.markerField(), Object.class, List.of())) {
+            for (Document d : database.getCollection(name).find(Filters.or(exists(config.markerField() + ".0"),
+                    exists(config.reservationField() + ".0")))) {
+                List<Object> applied = d.getList(config.markerField(), Object.class, List.of());
+                for (Object marked : marker.inFlight(d)) {
+                    String what = applied.contains(marked) ? "carries" : "is reserved for";
                     if (terminalByCollection.get(name).contains(marked)) {
-                        problems.add(name + "/" + d.get("_id") + " still carries terminal transaction " + marked);
+                        problems.add(name + "/" + d.get("_id") + " still " + what + " terminal transaction " + marked);
                     } else if (!known.contains(marked)) {
-                        problems.add(name + "/" + d.get("_id") + " carries unknown transaction " + marked);
+                        problems.add(name + "/" + d.get("_id") + " " + what + " unknown transaction " + marked);
                     }
                 }
             }
@@ -1016,6 +1231,11 @@ public final class TransactionEngine {
     public void ensureIndexes() {
         transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions().name("state_lastModified"));
         transactions.createIndex(Indexes.ascending(OWNER), new IndexOptions().name("owner").sparse(true));
+        transactions.createIndex(Indexes.ascending(PARTICIPANTS + "." + P_COLLECTION),
+                new IndexOptions().name("participant_collections"));
+        for (String name : registeredCollections()) {
+            OnceEffects.ensureIndex(database.getCollection(name), marker);
+        }
     }
 
     /** The metrics snapshot. */
