@@ -27,10 +27,14 @@ public interface JobContext {
 
     /**
      * Applies {@code update} to document {@code documentId} of {@code collection} at most once for this job, however
-     * often the job runs: the document records the job's id in its {@code appliedJobs} array in the same atomic write.
+     * often the job runs and however late a worker that lost the job wakes: the document is first reserved for this
+     * claim ({@code reservedJobs}), the claim is checked (and the document recorded on the job), and the update is
+     * applied under this claim's reservation, which moves the job's id to the document's {@code appliedJobs} array in
+     * the same atomic write. Both marks are removed once the job is done. Three round trips.
      *
      * @return {@code APPLIED}, or {@code ALREADY_APPLIED} when an earlier run of this job applied it;
      *         {@code MISSING} when there is no such document
+     * @throws LeaseLostException if another worker took the job over: stop working on it
      */
     UpdateOutcome applyOnce(String collection, Object documentId, Bson update);
 

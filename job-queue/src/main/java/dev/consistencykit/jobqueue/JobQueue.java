@@ -37,8 +37,13 @@ import dev.consistencykit.jobqueue.internal.JobEngine;
  * <p><b>What it guarantees.</b> A job's existence is one atomic write (or part of the application's own write, through
  * {@link #enqueueWith}); each job is run to {@code DONE} or {@code DEAD}; a job's effect is applied once however
  * often its handler runs, when the handler writes through {@link JobContext#applyOnce} or idempotent updates; a worker
- * whose lease was taken over (paused, partitioned) can neither mark the job done or failed nor re-apply an effect.
- * Safety never depends on clocks; leases only decide when another worker may take over.
+ * whose lease was taken over (paused, partitioned) can neither mark the job done or failed nor re-apply an effect,
+ * however late it wakes. Safety never depends on clocks; leases only decide when another worker may take over.
+ *
+ * <p><b>What it leaves on documents.</b> {@link JobContext#applyOnce} runs the {@link dev.consistencykit.core.OnceEffects}
+ * lifecycle: a reservation in {@code reservedJobs}, then the effect with a mark in {@code appliedJobs}, both removed
+ * when the job is done. A document carries marks only of the jobs in flight on it (and of dead jobs, which a replay
+ * may run again), never of every job that ever touched it.
  *
  * <p><b>What a reader may see.</b> A job's effects one document at a time (for "A befriends B", A's list may show B
  * before B's shows A) until the job is done; never an effect twice.
@@ -122,30 +127,24 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * document's {@code jobOutbox} array; then moves it into the queue. If the process dies after the first write, the
      * job is not lost: {@link #relayOutbox} (run it with recovery) moves it later, exactly once.
      *
+     * <p>The business update is applied exactly once per job id, however this call's requests are retried and
+     * whatever relayers do meanwhile: the call first reserves the job id on the document ({@code jobOutboxReserved},
+     * no effect), and the business write applies only under that reservation, which it consumes. A retry after a lost
+     * reply is therefore refused even once a relayer has moved the job on and removed every trace of it from the
+     * document, and the call still reports the job it wrote. Costs one round trip more than a plain update.
+     *
      * @param businessFilter an extra condition on the business document, or {@code null}
-     * @return the job's id; empty if the business document did not match (nothing was written)
-     * @throws InvalidInputException if the job or the ids are invalid (nothing is written)
+     * @return the job's id when this call, or an earlier call with the same job id, wrote it; empty if the business
+     *         document is missing or did not match the filter (nothing was written)
+     * @throws InvalidInputException   if the job or the ids are invalid (nothing is written)
+     * @throws OutcomeUnknownException if a write whose reply was lost can no longer be told applied or not
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, JobRequest job) {
         Inputs.documentId(name(), "documentId", documentId);
         JobEngine.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
-        Bson filter = businessFilter == null ? engine.notYetCarrying(documentId, encoded)
-                : com.mongodb.client.model.Filters.and(engine.notYetCarrying(documentId, encoded), businessFilter);
-        long matched = config.retryPolicy().execute(name(), encoded.id(), "business write with job",
-                () -> business.updateOne(filter, engine.withJob(encoded, businessUpdate), new UpdateOptions())
-                        .getMatchedCount());
-        if (matched == 0) {
-            Document carrying = business.find(com.mongodb.client.model.Filters.and(
-                    com.mongodb.client.model.Filters.eq("_id", documentId),
-                    com.mongodb.client.model.Filters.eq(JobEngine.OUTBOX + "._id", encoded.id()))).first();
-            if (carrying == null) {
-                return Optional.empty();
-            }
-        }
-        engine.relay(business, documentId);
-        return Optional.of(new OperationId(encoded.id()));
+        return engine.enqueueWith(business, documentId, businessFilter, businessUpdate, encoded);
     }
 
     /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */
@@ -156,6 +155,15 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     /** Creates the index {@link #relayOutbox} needs on a business collection. */
     public static void ensureOutboxIndex(MongoCollection<Document> business) {
         JobEngine.ensureOutboxIndex(business);
+    }
+
+    /**
+     * Creates the indexes {@link #recover} needs on a collection that handlers change through
+     * {@link JobContext#applyOnce}, to find the marks a dead worker left there. {@link #ensureIndexes()} creates them
+     * on every collection a job has recorded an effect in; call this at start-up for the others.
+     */
+    public static void ensureEffectIndexes(MongoCollection<Document> collection) {
+        JobEngine.ensureEffectIndexes(collection);
     }
 
     /** Claims the highest-priority due job and runs it in this thread. */

@@ -22,8 +22,8 @@ import dev.consistencykit.core.RetryPolicy;
  * @param lease              how long a worker holds a claimed job without a heartbeat
  * @param retryBackoff       the delay before the second attempt
  * @param maxRetryBackoff    the longest delay between attempts
- * @param retention          how long done jobs are kept; must exceed the longest pause of a worker, since a done job's
- *                           {@code appliedJobs} markers are what stop a paused worker's late effects
+ * @param retention          how long done jobs are kept, so that a repeated enqueue with the same id or dedupe key
+ *                           finds them; safety does not depend on it
  * @param staleAfter         how long a job must have been due before {@code recover()} runs it
  * @param retryPolicy        retry of transient errors
  * @param clock              the local clock server time is estimated from

@@ -33,9 +33,11 @@ class CrashExplorationTest {
         CrashPointExplorer.ExplorationReport report = lifeOfAJob(client).recoveryFaults(true).build().explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
-                "updateOne jobs", "findOneAndUpdate jobs", "updateOne users", "updateOne users",
-                "findOneAndUpdate jobs");
-        assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + 5 * FaultMode.values().length * 2);
+                "updateOne jobs", "findOneAndUpdate jobs",
+                "findOneAndUpdate users", "updateOne jobs", "updateOne users",
+                "findOneAndUpdate users", "updateOne jobs", "updateOne users",
+                "findOneAndUpdate jobs", "bulkWrite users", "updateOne jobs");
+        assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + 11 * FaultMode.values().length * 2);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 }

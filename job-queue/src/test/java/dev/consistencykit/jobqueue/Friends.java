@@ -20,6 +20,11 @@ import dev.consistencykit.core.RetryPolicy;
 final class Friends {
 
     static final String USERS = "users";
+    /**
+     * The ids of the jobs whose effect a document received, pushed by the handlers in the same write as the effect:
+     * the test's own record of each effect, kept for ever, unlike the queue's marks, which leave with the job.
+     */
+    static final String WITNESS = "effectOf";
     static final String COUNTERS = "counters";
     static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1), Duration.ofMillis(4));
 
@@ -30,11 +35,13 @@ final class Friends {
         return JobQueue.builder(db).retryPolicy(FAST_RETRY).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
                 .handler("befriend", ctx -> {
                     Document p = ctx.payload();
-                    require(ctx.applyOnce(USERS, p.get("a"), Updates.push("friends", p.get("b"))), p.get("a"));
-                    require(ctx.applyOnce(USERS, p.get("b"), Updates.push("friends", p.get("a"))), p.get("b"));
+                    require(ctx.applyOnce(USERS, p.get("a"), Updates.combine(Updates.push("friends", p.get("b")),
+                            Updates.push(WITNESS, ctx.id().value()))), p.get("a"));
+                    require(ctx.applyOnce(USERS, p.get("b"), Updates.combine(Updates.push("friends", p.get("a")),
+                            Updates.push(WITNESS, ctx.id().value()))), p.get("b"));
                 })
                 .handler("count", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"),
-                        Updates.inc("n", 1L)));
+                        Updates.combine(Updates.inc("n", 1L), Updates.push(WITNESS, ctx.id().value()))));
     }
 
     private static void require(dev.consistencykit.core.UpdateOutcome outcome, Object user) {
@@ -66,7 +73,7 @@ final class Friends {
     /**
      * Every job terminal (none lost, none stuck); every done befriend job's friendship present on both sides; every
      * user's friends exactly the effects of the jobs it records, each once; every counter equal to the number of jobs whose effect it records, and at least the number of
-     * done jobs that target it.
+     * done jobs that target it; no document still carrying a mark or a reservation of a job that is done.
      */
     static List<String> invariants(MongoDatabase db) {
         List<String> problems = new ArrayList<>();
@@ -87,7 +94,7 @@ final class Friends {
             }
             if ("DONE".equals(state) && "count".equals(job.getString("type"))) {
                 Document counter = db.getCollection(COUNTERS).find(eq("_id", p.get("counter"))).first();
-                if (counter == null || !counter.getList("appliedJobs", Object.class, List.of()).contains(job.get("_id"))) {
+                if (counter == null || !counter.getList(WITNESS, Object.class, List.of()).contains(job.get("_id"))) {
                     problems.add("done job " + job.get("_id") + " left no effect on " + p.get("counter"));
                 }
             }
@@ -97,7 +104,7 @@ final class Friends {
         for (Document user : db.getCollection(USERS).find()) {
             // each friend entry must come from exactly one job whose marker the user carries
             List<String> expected = new ArrayList<>();
-            List<Object> applied = user.getList("appliedJobs", Object.class, List.of());
+            List<Object> applied = user.getList(WITNESS, Object.class, List.of());
             if (applied.size() != applied.stream().distinct().count()) {
                 problems.add(user.get("_id") + " records a job's effect twice: " + applied);
             }
@@ -113,10 +120,24 @@ final class Friends {
             }
         }
         for (Document counter : db.getCollection(COUNTERS).find()) {
-            List<Object> applied = counter.getList("appliedJobs", Object.class, List.of());
+            List<Object> applied = counter.getList(WITNESS, Object.class, List.of());
             long n = counter.getLong("n");
             if (n != applied.size() || applied.size() != applied.stream().distinct().count()) {
                 problems.add("counter " + counter.get("_id") + " is " + n + " but records effects of " + applied);
+            }
+        }
+        for (String collection : List.of(USERS, COUNTERS)) {
+            for (Document d : db.getCollection(collection).find()) {
+                List<Object> marks = new ArrayList<>(d.getList("appliedJobs", Object.class, List.of()));
+                for (Object r : d.getList("reservedJobs", Object.class, List.of())) {
+                    marks.add(((Document) r).get("o"));
+                }
+                for (Object id : marks) {
+                    Document job = jobs.get(id);
+                    if (job == null || "DONE".equals(job.getString("state"))) {
+                        problems.add(collection + "/" + d.get("_id") + " still carries a mark of done job " + id);
+                    }
+                }
             }
         }
         return problems;

@@ -285,6 +285,7 @@ class JobQueueBehaviourTest {
         JobQueue queue = Friends.queue(db).build();
         queue.ensureIndexes();
         JobQueue.ensureOutboxIndex(db.getCollection(Friends.USERS));
+        JobQueue.ensureEffectIndexes(db.getCollection(Friends.USERS));
         try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
             queue.apply(Friends.befriend("ann", "bob"));
             queue.enqueue(Friends.befriend("bob", "ann").withDedupeKey("k"));

@@ -4,6 +4,8 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 
+import org.bson.Document;
+
 import dev.consistencykit.examples.lab.Bench;
 import dev.consistencykit.examples.lab.BenchReport;
 import dev.consistencykit.examples.lab.PatternLab;
@@ -40,9 +42,21 @@ final class BenchCommand implements Callable<Integer> {
             description = "length of each measured phase (default: ${DEFAULT-VALUE})")
     int seconds;
 
+    @Option(names = "--hot", description = "every operation touches one hot document (a merchant account, a"
+            + " counter); reports that document's size before and after and the throughput of the first and last"
+            + " tenth (two-phase, job-queue)")
+    boolean hot;
+
+    @Option(names = "--operations", paramLabel = "N", defaultValue = "100000",
+            description = "operations of the --hot run (default: ${DEFAULT-VALUE})")
+    int operations;
+
     @Override
     public Integer call() {
         PatternLab lab = PatternNames.lab(spec, pattern);
+        if (hot) {
+            return hot(lab);
+        }
         if (threads < 1 || seconds < 1) {
             throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
         }
@@ -59,6 +73,34 @@ final class BenchCommand implements Callable<Integer> {
                         + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
                         report.roundTripsPerOp(), report.writesPerOp(), report.rawOpsPerSec(), report.ratio(),
                         report.ratio() * report.roundTripsPerOp());
+            }
+            return 0;
+        }
+    }
+
+    private Integer hot(PatternLab lab) {
+        if (!lab.hasHotBench()) {
+            throw new ParameterException(spec.commandLine(), pattern + " has no --hot benchmark (two-phase and"
+                    + " job-queue have)");
+        }
+        if (operations < 10) {
+            throw new ParameterException(spec.commandLine(), "--operations must be >= 10");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        try (MongoTarget target = Target.open(parent.uri)) {
+            BenchReport report = lab.benchHot(target, operations, progress);
+            progress.done();
+            if (parent.json) {
+                out.println(Json.line(report.json()));
+            } else {
+                Document x = report.extra();
+                out.printf("%s, hot document, on %s: %d operations, %.0f ops/s (first tenth %.0f, last tenth %.0f);"
+                        + " hot document %d bytes before, %d after; %.2f round trips per operation; raw updates of the"
+                        + " hot document %.0f ops/s%n", report.pattern(), target.description(), report.operations(),
+                        report.opsPerSec(), x.getDouble("opsPerSecFirstTenth"), x.getDouble("opsPerSecLastTenth"),
+                        x.getLong("hotDocumentBytesStart"), x.getLong("hotDocumentBytesEnd"),
+                        report.roundTripsPerOp(), report.rawOpsPerSec());
             }
             return 0;
         }

@@ -19,6 +19,7 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.testkit.MongoTarget;
@@ -158,6 +159,89 @@ public final class Bench {
         long ops = comparison.pattern().operations();
         return new Measured(comparison.pattern(), comparison.raw(), (double) (trips.commands() - rawOps) / ops,
                 (double) (trips.documentsWritten() - rawOps) / ops);
+    }
+
+    /**
+     * A hot-document run: {@code operations} operations one after another, each touching the same hot document.
+     *
+     * @param operations         operations run
+     * @param opsPerSec          over the whole run
+     * @param firstTenth         operations per second over the first tenth of the run
+     * @param lastTenth          operations per second over the last tenth of the run
+     * @param bytesStart         the hot document's size before the first operation
+     * @param bytesEnd           its size after the last
+     * @param roundTripsPerOp    commands sent per operation
+     * @param writesPerOp        documents written per operation
+     * @param rawOpsPerSec       raw {@code $inc} updates of the hot document per second, measured right after
+     */
+    public record Hot(long operations, double opsPerSec, double firstTenth, double lastTenth, long bytesStart,
+                      long bytesEnd, double roundTripsPerOp, double writesPerOp, double rawOpsPerSec) {
+
+        /** The JSON fields the hot benchmark adds. */
+        public Document json() {
+            return new Document("hot", true).append("hotDocumentBytesStart", bytesStart)
+                    .append("hotDocumentBytesEnd", bytesEnd).append("opsPerSecFirstTenth", round(firstTenth))
+                    .append("opsPerSecLastTenth", round(lastTenth));
+        }
+
+        private static double round(double v) {
+            return Math.round(v * 1000.0) / 1000.0;
+        }
+    }
+
+    /**
+     * Runs {@code operation(i)} for i = 0…{@code operations - 1} in this thread, timing each tenth, reading the hot
+     * document's size (as BSON bytes) before and after and counting the commands sent; then times raw {@code $inc}
+     * updates of the hot document for a tenth as many operations.
+     */
+    public static Hot hot(MongoTarget target, MongoDatabase db, MongoCollection<Document> hotCollection, Object hotId,
+                          int operations, IntConsumer operation, Consumer<String> progress) {
+        if (operations < 10) {
+            throw new IllegalArgumentException("operations must be >= 10, was " + operations);
+        }
+        long bytesStart = sizeOf(hotCollection, hotId);
+        int tenth = operations / 10;
+        double first = 0;
+        double last = 0;
+        long start = System.nanoTime();
+        RoundTripCounter.RoundTrips trips;
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            for (int part = 0; part < 10; part++) {
+                long partStart = System.nanoTime();
+                int end = part == 9 ? operations : (part + 1) * tenth;
+                for (int i = part * tenth; i < end; i++) {
+                    operation.accept(i);
+                }
+                double rate = (end - part * tenth) / ((System.nanoTime() - partStart) / 1e9);
+                if (part == 0) {
+                    first = rate;
+                }
+                if (part == 9) {
+                    last = rate;
+                }
+                progress.accept("hot document: " + end + "/" + operations + " operations, " + Math.round(rate)
+                        + " ops/s over the last tenth, " + sizeOf(hotCollection, hotId) + " bytes");
+            }
+            trips = counter.snapshot();
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        long bytesEnd = sizeOf(hotCollection, hotId);
+        int rawOps = Math.max(1, tenth);
+        long rawStart = System.nanoTime();
+        for (int i = 0; i < rawOps; i++) {
+            hotCollection.updateOne(eq("_id", hotId), Updates.inc("rawBenchmark", 1L));
+        }
+        double raw = rawOps / ((System.nanoTime() - rawStart) / 1e9);
+        hotCollection.updateOne(eq("_id", hotId), Updates.unset("rawBenchmark"));
+        return new Hot(operations, operations / elapsed, first, last, bytesStart, bytesEnd,
+                (double) trips.commands() / operations, (double) trips.documentsWritten() / operations, raw);
+    }
+
+    /** The size in bytes of document {@code id} as stored. */
+    public static long sizeOf(MongoCollection<Document> collection, Object id) {
+        org.bson.RawBsonDocument raw = collection.withDocumentClass(org.bson.RawBsonDocument.class)
+                .find(eq("_id", id)).first();
+        return raw == null ? 0 : raw.getByteBuffer().remaining();
     }
 
     /** What the raw baseline is, for reports. */

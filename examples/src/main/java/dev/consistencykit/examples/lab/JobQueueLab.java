@@ -34,6 +34,8 @@ public final class JobQueueLab implements PatternLab {
 
     private static final String USERS = "users";
     private static final String COUNTERS = "counters";
+    /** The ids of the jobs whose effect a document received, pushed with the effect: the lab's own record. */
+    private static final String WITNESS = "effectOf";
 
     @Override
     public String pattern() {
@@ -46,13 +48,15 @@ public final class JobQueueLab implements PatternLab {
                 .handler("befriend", ctx -> {
                     Document p = ctx.payload();
                     for (String[] side : new String[][] {{"a", "b"}, {"b", "a"}}) {
-                        if (ctx.applyOnce(USERS, p.get(side[0]), Updates.push("friends", p.get(side[1])))
-                                == UpdateOutcome.MISSING) {
+                        if (ctx.applyOnce(USERS, p.get(side[0]), Updates.combine(Updates.push("friends",
+                                p.get(side[1])), Updates.push(WITNESS, ctx.id().value()))) == UpdateOutcome.MISSING) {
                             throw new IllegalStateException("no user " + p.get(side[0]));
                         }
                     }
                 })
-                .handler("count", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"), Updates.inc("n", 1L)))
+                .handler("count", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"),
+                        Updates.combine(Updates.inc("n", 1L), Updates.push(WITNESS, ctx.id().value()))))
+                .handler("hit", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"), Updates.inc("n", 1L)))
                 .handler("noop", ctx -> { })
                 .build();
     }
@@ -82,7 +86,7 @@ public final class JobQueueLab implements PatternLab {
         }
         for (Document user : db.getCollection(USERS).find()) {
             List<String> expected = new ArrayList<>();
-            List<Object> applied = user.getList("appliedJobs", Object.class, List.of());
+            List<Object> applied = user.getList(WITNESS, Object.class, List.of());
             for (Object id : applied) {
                 Document p = jobs.get(id).get("payload", Document.class);
                 expected.add(user.get("_id").equals(p.get("a")) ? p.getString("b") : p.getString("a"));
@@ -95,16 +99,30 @@ public final class JobQueueLab implements PatternLab {
             }
         }
         for (Document counter : db.getCollection(COUNTERS).find()) {
-            List<Object> applied = counter.getList("appliedJobs", Object.class, List.of());
+            List<Object> applied = counter.getList(WITNESS, Object.class, List.of());
             if (counter.getLong("n") != applied.size() || applied.size() != applied.stream().distinct().count()) {
                 problems.add("counter " + counter.get("_id") + " is " + counter.getLong("n") + ", applied " + applied);
+            }
+        }
+        for (String collection : List.of(USERS, COUNTERS)) {
+            for (Document d : db.getCollection(collection).find()) {
+                List<Object> marks = new ArrayList<>(d.getList("appliedJobs", Object.class, List.of()));
+                for (Object r : d.getList("reservedJobs", Object.class, List.of())) {
+                    marks.add(((Document) r).get("o"));
+                }
+                for (Object id : marks) {
+                    Document job = jobs.get(id);
+                    if (job == null || "DONE".equals(job.getString("state"))) {
+                        problems.add(collection + "/" + d.get("_id") + " still carries a mark of done job " + id);
+                    }
+                }
             }
         }
         for (Document job : jobs.values()) {
             if ("DONE".equals(job.getString("state")) && "count".equals(job.getString("type"))) {
                 Object counter = job.get("payload", Document.class).get("counter");
                 Document c = db.getCollection(COUNTERS).find(eq("_id", counter)).first();
-                if (!c.getList("appliedJobs", Object.class, List.of()).contains(job.get("_id"))) {
+                if (!c.getList(WITNESS, Object.class, List.of()).contains(job.get("_id"))) {
                     problems.add("done job " + job.get("_id") + " left no effect");
                 }
             }
@@ -211,6 +229,31 @@ public final class JobQueueLab implements PatternLab {
                             .append("note", "on the embedded server the claim reads the jobs in state TODO through"
                                     + " the testkit's equality index and sorts them; MongoDB walks the claim-order"
                                     + " index"));
+        } finally {
+            db.drop();
+        }
+    }
+
+    @Override
+    public boolean hasHotBench() {
+        return true;
+    }
+
+    @Override
+    public BenchReport benchHot(MongoTarget target, int operations, Consumer<String> progress) {
+        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("hotjobs"));
+        try {
+            seed(db);
+            JobQueue queue = queue(db);
+            queue.ensureIndexes();
+            JobQueue.ensureEffectIndexes(db.getCollection(COUNTERS));
+            Bench.Hot hot = Bench.hot(target, db, db.getCollection(COUNTERS), "c0", operations,
+                    i -> queue.apply(JobRequest.of("hit", new Document("counter", "c0"))
+                            .withId(OperationId.of("h" + i))), progress);
+            return new BenchReport(pattern(), 1, hot.operations(), hot.roundTripsPerOp(), hot.writesPerOp(),
+                    hot.opsPerSec(), hot.rawOpsPerSec(), hot.json()
+                            .append("operation", "apply(hit job): every job increments one counter through applyOnce")
+                            .append("rawBaseline", "updateOne $inc of the hot document, one thread"));
         } finally {
             db.drop();
         }

@@ -27,6 +27,21 @@ public interface PatternLab {
     /** Throughput and round trips per operation against raw single-document updates. */
     BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress);
 
+    /**
+     * The hot-document benchmark: {@code operations} operations that all touch one document, reporting that
+     * document's size before and after and the throughput of the first and last tenth.
+     *
+     * @throws UnsupportedOperationException if the pattern has no hot-document benchmark
+     */
+    default BenchReport benchHot(MongoTarget target, int operations, Consumer<String> progress) {
+        throw new UnsupportedOperationException(pattern() + " has no hot-document benchmark");
+    }
+
+    /** Whether {@link #benchHot} is implemented. */
+    default boolean hasHotBench() {
+        return false;
+    }
+
     /** Runs seeds 1…{@code seeds} of {@code runner}, with a progress line every 20 seeds. */
     static ChaosRunner.Summary runSeeds(ChaosRunner runner, int seeds, Consumer<String> progress) {
         AtomicLong done = new AtomicLong();

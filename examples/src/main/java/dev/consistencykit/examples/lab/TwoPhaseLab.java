@@ -131,7 +131,7 @@ public final class TwoPhaseLab implements PatternLab {
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
         MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("bench2pc"));
         try {
-            // uncontended: transfers spread over many accounts, so no document carries many tombstones
+            // uncontended: transfers spread over many accounts (bench --hot pays every transfer into one)
             int accounts = 10_000;
             Accounts.seed(db, ACCOUNTS, Accounts.named(accounts, 1_000_000_000_000L));
             TwoPhaseCommit tpc = TwoPhaseCommit.on(db);
@@ -150,6 +150,33 @@ public final class TwoPhaseLab implements PatternLab {
                     m.writesPerOp(), m.pattern().perSecond(), m.raw().perSecond(),
                     new Document("variant", tpc.config().transferVariant().name()).append("accounts", accounts)
                             .append("rawBaseline", Bench.RAW_BASELINE));
+        } finally {
+            db.drop();
+        }
+    }
+
+    @Override
+    public boolean hasHotBench() {
+        return true;
+    }
+
+    @Override
+    public BenchReport benchHot(MongoTarget target, int operations, Consumer<String> progress) {
+        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("hot2pc"));
+        try {
+            int customers = 1_000;
+            Map<String, Long> accounts = new java.util.LinkedHashMap<>(Accounts.named(customers, 1_000_000_000L));
+            accounts.put("merchant", 0L);
+            Accounts.seed(db, ACCOUNTS, accounts);
+            TwoPhaseCommit tpc = TwoPhaseCommit.on(db);
+            tpc.ensureIndexes();
+            Bench.Hot hot = Bench.hot(target, db, db.getCollection(ACCOUNTS), "merchant", operations,
+                    i -> tpc.transfer(Transfer.of(OperationId.of("h" + i), "a" + (i % customers), "merchant", 1)),
+                    progress);
+            return new BenchReport(pattern(), 1, hot.operations(), hot.roundTripsPerOp(), hot.writesPerOp(),
+                    hot.opsPerSec(), hot.rawOpsPerSec(), hot.json()
+                            .append("operation", "transfer(a_i -> merchant, 1): every transfer pays into one account")
+                            .append("rawBaseline", "updateOne $inc of the hot document, one thread"));
         } finally {
             db.drop();
         }

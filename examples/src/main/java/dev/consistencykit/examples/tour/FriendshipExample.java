@@ -53,10 +53,10 @@ public final class FriendshipExample implements TourExample {
                 "ann and bob to be friends both ways");
 
         n.step("enqueue \"ann and cid become friends\"; the worker dies right after adding cid to ann's friends"
-                + " (crash after its write #2)");
+                + " (crash after its write #4: claim, reserve ann for the job, check the claim, apply to ann)");
         queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "cid")));
         try {
-            queue(FaultInjector.at(2, FaultMode.CRASH_AFTER).wrap(db)).processNext();
+            queue(FaultInjector.at(4, FaultMode.CRASH_AFTER).wrap(db)).processNext();
             n.problem("the crash was not injected");
         } catch (InjectedCrash crash) {
             n.note("the worker is gone: " + crash.getMessage());

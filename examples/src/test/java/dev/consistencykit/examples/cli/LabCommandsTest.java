@@ -22,7 +22,7 @@ class LabCommandsTest {
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
         Document json = run.lastLineJson();
         assertThat(json.getString("pattern")).isEqualTo("two-phase");
-        assertThat(json.getInteger("writeSites")).isEqualTo(5);
+        assertThat(json.getInteger("writeSites")).isEqualTo(6);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(60);
         assertThat(json.getInteger("seeds")).isEqualTo(5);
         assertThat(((Number) json.get("operations")).longValue()).isEqualTo(5 * 8 * 3);
@@ -38,7 +38,7 @@ class LabCommandsTest {
         Document json = run.lastLineJson();
         assertThat(json.keySet()).contains("pattern", "roundTripsPerOp", "writesPerOp", "opsPerSec", "rawOpsPerSec",
                 "ratio");
-        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(5.0);
+        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(7.0);
         assertThat(json.getDouble("opsPerSec")).isPositive();
         assertThat(json.getDouble("rawOpsPerSec")).isPositive();
         assertThat(json.getDouble("ratio")).isCloseTo(json.getDouble("opsPerSec") / json.getDouble("rawOpsPerSec"),
@@ -53,9 +53,36 @@ class LabCommandsTest {
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
         Document json = run.lastLineJson();
         assertThat(json.getString("pattern")).isEqualTo("job-queue");
-        assertThat(json.getInteger("writeSites")).isEqualTo(5);
+        assertThat(json.getInteger("writeSites")).isEqualTo(11);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(30);
         assertThat(json.getInteger("violations")).isZero();
+    }
+
+    @Test
+    void shouldReportTheHotDocumentsSizeAndBothTenthsWhenHotBenchRuns() {
+        for (String pattern : new String[] {"two-phase", "job-queue"}) {
+            CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", pattern, "--hot",
+                    "--operations", "300");
+
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            Document json = run.lastLineJson();
+            assertThat(json.getString("pattern")).isEqualTo(pattern);
+            assertThat(json.keySet()).contains("roundTripsPerOp", "opsPerSec", "rawOpsPerSec", "ratio",
+                    "hotDocumentBytesStart", "hotDocumentBytesEnd", "opsPerSecFirstTenth", "opsPerSecLastTenth");
+            assertThat(((Number) json.get("operations")).longValue()).isEqualTo(300);
+            long growth = ((Number) json.get("hotDocumentBytesEnd")).longValue()
+                    - ((Number) json.get("hotDocumentBytesStart")).longValue();
+            assertThat(growth).as(pattern + " hot document growth").isLessThanOrEqualTo(2_048);
+            assertThat(json.getDouble("opsPerSecLastTenth")).isPositive();
+        }
+    }
+
+    @Test
+    void shouldRefuseHotBenchForAPatternWithoutOne() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "sync-flag", "--hot");
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("no --hot benchmark");
     }
 
     @Test

@@ -50,10 +50,13 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseFields;
 import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.Marker;
+import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -99,11 +102,26 @@ public final class JobEngine {
     static final String COMPLETED = "completedAt";
     /** The array on business documents holding jobs not yet moved to the queue. */
     public static final String OUTBOX = "jobOutbox";
-    /** The array on documents a handler changed with {@code applyOnce}. */
+    /** The reservations of {@code enqueueWith} calls on a business document, {@code {o: job id, n: call}}. */
+    public static final String OUTBOX_RESERVED = "jobOutboxReserved";
+    /** The ids of the jobs in a business document's outbox, settled (pulled) with their entry by the relay. */
+    public static final String OUTBOX_WRITTEN = "jobOutboxWritten";
+    /** The array on documents a handler changed with {@code applyOnce}: jobs applied there and not yet done. */
     public static final String APPLIED_JOBS = "appliedJobs";
+    /** The reservations of running jobs on documents their handler is about to change, {@code {o: job, n: claim}}. */
+    public static final String RESERVED_JOBS = "reservedJobs";
+    /** On a job: the documents its handler reserved, {@code [{c: collection, id}]}, settled when it is done. */
+    static final String EFFECTS = "effects";
+    /** On a done job: its effects' marks are still to be settled. */
+    static final String UNSETTLED = "unsettled";
+    /** On a job relayed from an outbox: the nonce of the {@code enqueueWith} call that wrote it. */
+    static final String OUTBOX_NONCE = "outboxNonce";
+    /** Beyond this many applied marks on one document, marks of jobs already done are tidied when met. */
+    private static final int TIDY_THRESHOLD = 16;
 
     private static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
-    private static final Marker EFFECTS = Marker.of(APPLIED_JOBS);
+    private static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);
+    private static final EffectMarker OUTBOX_MARKER = EffectMarker.of(OUTBOX_RESERVED, OUTBOX_WRITTEN);
     private static final List<String> DUE_STATES = List.of(JobState.TODO.name(), JobState.FAILED.name());
 
     private final JobQueueConfig config;
@@ -240,36 +258,128 @@ public final class JobEngine {
     // ---- enqueue with a business write ----------------------------------------------------------------------
 
     /**
-     * The business update plus the job, pushed into the document's {@value #OUTBOX} array in the same atomic write.
+     * Applies {@code businessUpdate} to one business document together with the job, pushed into its
+     * {@value #OUTBOX} array in the same atomic write, exactly once however the call's requests are retried and
+     * whatever relayers do meanwhile; then relays it. The write runs the {@link OnceEffects} lifecycle: this call
+     * first reserves the job id on the document (no effect), then applies the business update and the outbox entry
+     * only under its own reservation. A retry after a lost reply therefore finds the reservation consumed, however
+     * far a relayer has moved the job on since, and never applies the business update again.
+     *
+     * @return the job's id if this call (or an earlier call with the same job id) wrote it; empty if the business
+     *         document is missing or its filter did not match, in which case nothing was written
+     * @throws OutcomeUnknownException if a retried write's outcome can no longer be established (its job is gone
+     *                                 from both the document and the queue)
      */
-    public Bson withJob(Encoded job, Bson businessUpdate) {
-        Document entry = new Document("_id", job.id()).append("job", job.fields())
-                .append("delayMillis", job.delay().toMillis());
-        return businessUpdate == null ? Updates.push(OUTBOX, entry)
+    public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
+                                             Bson businessFilter, Bson businessUpdate, Encoded job) {
+        String nonce = ownerIds.get();
+        Object jobId = job.id();
+        List<MarkerWrite> one = List.of(MarkerWrite.of(documentId, null));
+        for (int round = 0; ; round++) {
+            GuardedResult reserved = config.retryPolicy().execute(config.name(), jobId, "reserve outbox entry",
+                    () -> OnceEffects.reserve(business, OUTBOX_MARKER, jobId, nonce, one)).get(documentId);
+            if (reserved.outcome() == UpdateOutcome.MISSING) {
+                return Optional.empty();
+            }
+            if (reserved.outcome() == UpdateOutcome.APPLIED) {
+                break;
+            }
+            Document current = reserved.document().orElseThrow();
+            EffectMarker.Evidence evidence = OUTBOX_MARKER.evidence(current, jobId, nonce);
+            if (evidence == EffectMarker.Evidence.RESERVED) {
+                break;
+            }
+            if (evidence == EffectMarker.Evidence.APPLIED) {
+                // an earlier call with this job id wrote it; this call writes nothing more
+                relay(business, documentId);
+                return Optional.of(job.operationId());
+            }
+            if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER && round < 3) {
+                // another call holds it without having written (it may have died): its write will now be refused
+                String holder = OUTBOX_MARKER.reservedBy(current, jobId);
+                if (config.retryPolicy().execute(config.name(), jobId, "take over outbox reservation",
+                        () -> OnceEffects.takeOver(business, OUTBOX_MARKER, documentId, jobId, holder, nonce))
+                        .isInPlace()) {
+                    break;
+                }
+                continue;
+            }
+            if (round >= 3) {
+                return Optional.empty();
+            }
+        }
+        Document entry = new Document("_id", jobId).append("job", job.fields())
+                .append("delayMillis", job.delay().toMillis()).append("n", nonce);
+        Bson update = businessUpdate == null ? Updates.push(OUTBOX, entry)
                 : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry));
+        List<MarkerWrite> write = List.of(new MarkerWrite(documentId, businessFilter, update));
+        boolean[] sentBefore = {false};
+        GuardedResult written = config.retryPolicy().execute(config.name(), jobId, "business write with job", () -> {
+            boolean retry = sentBefore[0];
+            sentBefore[0] = true;
+            GuardedResult r = OnceEffects.apply(business, OUTBOX_MARKER, jobId, nonce, write).get(documentId);
+            return retry && r.outcome() == UpdateOutcome.GUARD_FAILED ? retried(r, jobId, nonce) : r;
+        });
+        switch (written.outcome()) {
+            case APPLIED, ALREADY_APPLIED -> {
+                relay(business, documentId);
+                return Optional.of(job.operationId());
+            }
+            case MISSING -> {
+                return Optional.empty();
+            }
+            default -> {
+                Document current = written.document().orElse(null);
+                if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) == EffectMarker.Evidence.RESERVED) {
+                    // the business filter did not match: give the reservation back
+                    config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
+                            () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
+                }
+                return Optional.empty();
+            }
+        }
     }
 
-    /** The filter that keeps one business document from carrying the same job twice. */
-    public Bson notYetCarrying(Object documentId, Encoded job) {
-        return and(eq("_id", documentId), ne(OUTBOX + "._id", job.id()));
+    /**
+     * A retried business write was refused: an earlier attempt may have applied and a relayer moved the job on since.
+     * Applied if the job the relay enqueued carries this call's nonce; still refused if this call's reservation is
+     * there; otherwise unknown.
+     */
+    private GuardedResult retried(GuardedResult refused, Object jobId, String nonce) {
+        Document current = refused.document().orElse(null);
+        if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) != EffectMarker.Evidence.NONE) {
+            return refused;
+        }
+        Document queued = jobs.withReadPreference(ReadPreference.primary())
+                .find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce))).first();
+        if (queued != null) {
+            return new GuardedResult(UpdateOutcome.ALREADY_APPLIED, Optional.empty());
+        }
+        throw new OutcomeUnknownException(config.name(), jobId, "the business write of job " + jobId + " was retried"
+                + " after a lost reply and neither the document nor the queue holds it any more; it may or may not have"
+                + " been applied", null);
     }
 
     /**
      * Moves the jobs in {@code documentId}'s outbox into the queue: each is enqueued (idempotently, by its id) and then
-     * pulled from the outbox, so a crash between the two only repeats the enqueue.
+     * settled on the document (entry and mark pulled in one write), so a crash between the two only repeats the
+     * enqueue.
      *
      * @return jobs moved
      */
     public int relay(MongoCollection<Document> business, Object documentId) {
-        Document doc = business.withReadPreference(ReadPreference.primary()).find(eq("_id", documentId))
-                .projection(Projections.include(OUTBOX)).first();
+        Document doc = config.retryPolicy().execute(config.name(), documentId, "read outbox", () -> business
+                .withReadPreference(ReadPreference.primary()).find(eq("_id", documentId))
+                .projection(Projections.include(OUTBOX)).first());
         return doc == null ? 0 : relayDocument(business, doc);
     }
 
     /** Relays every business document of {@code business} that carries outboxed jobs. */
     public int relayAll(MongoCollection<Document> business) {
         int moved = 0;
-        for (Document doc : business.find(exists(OUTBOX + "._id")).projection(Projections.include(OUTBOX))) {
+        List<Document> carrying = config.retryPolicy().execute(config.name(), null, "find outboxes", () -> business
+                .find(exists(OUTBOX + "._id")).projection(Projections.include(OUTBOX)).into(new ArrayList<>()));
+        for (Document doc : carrying) {
             moved += relayDocument(business, doc);
         }
         return moved;
@@ -277,17 +387,72 @@ public final class JobEngine {
 
     private int relayDocument(MongoCollection<Document> business, Document doc) {
         int moved = 0;
-        for (Document entry : doc.getList(OUTBOX, Document.class, List.of())) {
-            Object jobId = entry.get("_id");
-            Encoded job = new Encoded(jobId, entry.get("job", Document.class),
-                    Duration.ofMillis(((Number) entry.getOrDefault("delayMillis", 0L)).longValue()));
+        for (Object raw : doc.getList(OUTBOX, Object.class, List.of())) {
+            Encoded job = storedEntry(doc.get("_id"), raw);
+            if (job == null) {
+                continue;
+            }
+            Object jobId = job.id();
             enqueue(job);
-            config.retryPolicy().run(config.name(), jobId, "clear outbox", () -> business.updateOne(
-                    eq("_id", doc.get("_id")), Updates.pull(OUTBOX, new Document("_id", jobId))));
+            Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
+            GuardedResult settled = config.retryPolicy().execute(config.name(), jobId, "clear outbox",
+                    () -> OnceEffects.settle(business, OUTBOX_MARKER, jobId,
+                            List.of(MarkerWrite.of(doc.get("_id"), pullEntry))).get(doc.get("_id")));
+            if (settled.outcome() == UpdateOutcome.ALREADY_APPLIED
+                    && settled.document().map(d -> carries(d, jobId)).orElse(false)) {
+                // an entry written by the earlier format, without a mark: pull it alone
+                config.retryPolicy().run(config.name(), jobId, "clear outbox", () -> business.updateOne(
+                        eq("_id", doc.get("_id")), pullEntry));
+            }
             relayed.increment();
             moved++;
         }
         return moved;
+    }
+
+    private static boolean carries(Document doc, Object jobId) {
+        for (Object e : doc.getList(OUTBOX, Object.class, List.of())) {
+            if (e instanceof Document d && Objects.equals(d.get("_id"), jobId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * An outbox entry read back from a business document, validated again as input: a collection the application
+     * writes to may hold anything. An invalid entry is logged and left alone (never enqueued, never removed).
+     */
+    private Encoded storedEntry(Object documentId, Object raw) {
+        try {
+            if (!(raw instanceof Document entry) || !(entry.get("job") instanceof Document fields)) {
+                throw new InvalidInputException(config.name(), OUTBOX, "an outbox entry must be {_id, job: {...}}");
+            }
+            Object jobId = Inputs.documentId(config.name(), OUTBOX + "._id", entry.get("_id"));
+            JobRequest request = JobRequest.of(fields.get(TYPE) instanceof String t ? t : null,
+                    fields.get(PAYLOAD) instanceof Document p ? p : null).withId(new OperationId(jobId));
+            if (fields.get(PRIORITY) instanceof Integer priority) {
+                request = request.withPriority(priority);
+            }
+            if (fields.get(MAX_ATTEMPTS) instanceof Integer max) {
+                request = request.withMaxAttempts(max);
+            }
+            if (fields.get(DEDUPE) instanceof String key) {
+                request = request.withDedupeKey(key);
+            }
+            if (entry.get("delayMillis") instanceof Number delay && delay.longValue() > 0) {
+                request = request.delayedBy(Duration.ofMillis(delay.longValue()));
+            }
+            Encoded encoded = encode(request);
+            if (entry.get("n") instanceof String nonce) {
+                encoded.fields().append(OUTBOX_NONCE, nonce);
+            }
+            return encoded;
+        } catch (InvalidInputException | IllegalArgumentException | NullPointerException e) {
+            LOG.warn("[{}] skipping an invalid outbox entry on document {}: {}", config.name(), documentId,
+                    e.getMessage());
+            return null;
+        }
     }
 
     // ---- claiming and running -------------------------------------------------------------------------------
@@ -336,7 +501,7 @@ public final class JobEngine {
         String error;
         try {
             handler.handle(context);
-            return complete(claimed);
+            return complete(claimed, context.recorded);
         } catch (LeaseLostException lost) {
             return lost(claimed);
         } catch (InterruptedException e) {
@@ -349,10 +514,16 @@ public final class JobEngine {
         return fail(claimed, error);
     }
 
-    private Ran complete(Claimed claimed) {
-        GuardedResult r = fenced(claimed, "complete", Updates.combine(Updates.set(STATE, JobState.DONE.name()),
-                Updates.currentDate(COMPLETED), Updates.unset(OWNER), Updates.unset(LEASE)));
+    private Ran complete(Claimed claimed, boolean recordedEffects) {
+        boolean effects = recordedEffects || !claimed.job().getList(EFFECTS, Object.class, List.of()).isEmpty();
+        Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.name()), Updates.currentDate(COMPLETED),
+                Updates.unset(OWNER), Updates.unset(LEASE));
+        GuardedResult r = fenced(claimed, "complete", effects ? Updates.combine(toDone,
+                Updates.set(UNSETTLED, true)) : toDone);
         if (isOurs(r, claimed, JobState.DONE)) {
+            if (effects) {
+                settleEffects(claimed.id(), r.document().orElse(null));
+            }
             done.increment();
             notify(() -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
             return new Ran(claimed.id(), JobState.DONE, false);
@@ -442,8 +613,154 @@ public final class JobEngine {
         return r.outcome() == UpdateOutcome.APPLIED;
     }
 
+    /** The nonce of one claim of a job: its owner and fencing token. */
+    private static String nonce(Claimed claimed) {
+        return claimed.claim().owner() + "/" + claimed.claim().fencingToken();
+    }
+
+    /**
+     * One effect of a job's handler, by the {@link OnceEffects} lifecycle: reserve the document for this claim, check
+     * (and record on the job) that the claim still holds the job, then apply under this claim's reservation. A worker
+     * that lost its lease, however long ago, cannot apply: its check fails, or its reservation was consumed, released
+     * or taken over by the worker that holds the job now.
+     */
+    private UpdateOutcome applyEffect(Claimed claimed, String collectionName, MongoCollection<Document> target,
+                                      Object documentId, Bson update) {
+        Object jobId = claimed.id();
+        String nonce = nonce(claimed);
+        for (int round = 0; ; round++) {
+            GuardedResult reserved = config.retryPolicy().execute(config.name(), jobId, "reserve effect",
+                    () -> OnceEffects.reserveOne(target, EFFECT_MARKER, jobId, nonce, documentId, null));
+            if (reserved.outcome() == UpdateOutcome.MISSING) {
+                return UpdateOutcome.MISSING;
+            }
+            Document current = reserved.document().orElseThrow();
+            tidyLegacy(target, current, jobId);
+            EffectMarker.Evidence evidence = EFFECT_MARKER.evidence(current, jobId, nonce);
+            if (evidence == EffectMarker.Evidence.APPLIED) {
+                recordEffect(claimed, collectionName, documentId);
+                return UpdateOutcome.ALREADY_APPLIED;
+            }
+            if (evidence == EffectMarker.Evidence.RESERVED) {
+                break;
+            }
+            if (round >= 3) {
+                throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "job " + jobId
+                        + " is being applied to " + collectionName + "/" + documentId + " by another claim");
+            }
+            if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
+                // an earlier claim of this job reserved it and lost its lease: make the reservation ours
+                String holder = EFFECT_MARKER.reservedBy(current, jobId);
+                config.retryPolicy().execute(config.name(), jobId, "take over effect",
+                        () -> OnceEffects.takeOver(target, EFFECT_MARKER, documentId, jobId, holder, nonce));
+            }
+        }
+        if (!recordEffect(claimed, collectionName, documentId)) {
+            config.retryPolicy().run(config.name(), jobId, "release effect",
+                    () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));
+            throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
+                    "another worker took job " + jobId + " over");
+        }
+        GuardedResult r = config.retryPolicy().execute(config.name(), jobId, "apply effect",
+                () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce,
+                        List.of(MarkerWrite.of(documentId, update))).get(documentId));
+        if (r.outcome() != UpdateOutcome.GUARD_FAILED) {
+            return r.outcome();
+        }
+        throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "another worker took job "
+                + jobId + " over before its effect on " + collectionName + "/" + documentId + " applied");
+    }
+
+    /**
+     * Records {@code documentId} among the job's effects, fenced by the claim's token: the ownership check of the
+     * lifecycle, and what lets completion (or {@link #prune}) settle every document the job touched.
+     *
+     * @return whether this claim still holds the job
+     */
+    private boolean recordEffect(Claimed claimed, String collectionName, Object documentId) {
+        Document effect = new Document("c", collectionName).append("id", documentId);
+        long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> jobs.updateOne(
+                and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
+                        eq(STATE, JobState.PROCESSING.name())), Updates.addToSet(EFFECTS, effect)).getMatchedCount());
+        return matched == 1;
+    }
+
+    /**
+     * Settles a done job's effects: pulls its applied mark (and any reservation an earlier claim left) from every
+     * document it recorded. Best effort: {@link #prune} settles what a crash left.
+     */
+    private void settleEffects(Object jobId, Document job) {
+        Map<String, List<Object>> byCollection = new HashMap<>();
+        for (Object e : job == null ? List.of() : job.getList(EFFECTS, Object.class, List.of())) {
+            if (e instanceof Document d && d.get("c") instanceof String c && d.get("id") != null) {
+                byCollection.computeIfAbsent(c, k -> new ArrayList<>()).add(d.get("id"));
+            }
+        }
+        for (Map.Entry<String, List<Object>> group : byCollection.entrySet()) {
+            MongoCollection<Document> target = collections.computeIfAbsent(group.getKey(), database::getCollection);
+            List<MarkerWrite> writes = group.getValue().stream().distinct().map(id -> MarkerWrite.of(id, null))
+                    .toList();
+            try {
+                Map<Object, GuardedResult> settled = config.retryPolicy().execute(config.name(), jobId,
+                        "settle effects", () -> OnceEffects.settle(target, EFFECT_MARKER, jobId, writes));
+                List<Object> stillReserved = new ArrayList<>();
+                settled.forEach((id, r) -> r.document().filter(d -> EFFECT_MARKER.reservedBy(d, jobId) != null)
+                        .ifPresent(d -> stillReserved.add(id)));
+                if (!stillReserved.isEmpty()) {
+                    config.retryPolicy().run(config.name(), jobId, "release effects",
+                            () -> OnceEffects.release(target, EFFECT_MARKER, jobId, null, stillReserved));
+                }
+            } catch (ConsistencyException | MongoException e) {
+                LOG.warn("[{}] job {} is done but settling its marks on {} failed ({}); recovery will", config.name(),
+                        jobId, group.getKey(), e.toString());
+                return;
+            }
+        }
+        config.retryPolicy().run(config.name(), jobId, "effects settled", () -> jobs.updateOne(
+                and(eq("_id", jobId), eq(UNSETTLED, true)), Updates.unset(UNSETTLED)));
+    }
+
+    /** Settles the effects of done jobs whose worker died before it could, oldest first. */
+    private int settleDone() {
+        List<Document> unsettled = config.retryPolicy().execute(config.name(), null, "find unsettled jobs",
+                () -> jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
+                        .into(new ArrayList<>()));
+        int settled = 0;
+        for (Document job : unsettled) {
+            if (JobState.DONE.name().equals(job.getString(STATE))) {
+                settleEffects(job.get("_id"), job);
+                settled++;
+            }
+        }
+        return settled;
+    }
+
+    /**
+     * Marks of the earlier format (kept forever) are removed as they are met: when a document carries more than a
+     * few applied marks, those of jobs that are done (or pruned) are pulled. A done job never runs again.
+     */
+    private void tidyLegacy(MongoCollection<Document> target, Document current, Object jobId) {
+        List<Object> applied = current.getList(APPLIED_JOBS, Object.class, List.of());
+        if (applied.size() <= TIDY_THRESHOLD) {
+            return;
+        }
+        List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId)).distinct().toList();
+        Set<Object> notDone = new HashSet<>();
+        jobs.withReadPreference(ReadPreference.primary()).find(and(in("_id", others),
+                ne(STATE, JobState.DONE.name()))).projection(Projections.include("_id"))
+                .forEach(d -> notDone.add(d.get("_id")));
+        List<Object> done = others.stream().filter(id -> !notDone.contains(id)).toList();
+        if (!done.isEmpty()) {
+            LOG.info("[{}] removing {} marks of done jobs from document {}", config.name(), done.size(),
+                    current.get("_id"));
+            config.retryPolicy().run(config.name(), current.get("_id"), "tidy marks", () -> target.updateOne(
+                    eq("_id", current.get("_id")), Updates.pullAll(APPLIED_JOBS, done)));
+        }
+    }
+
     private final class Context implements JobContext {
         private final Claimed claimed;
+        private volatile boolean recorded;
 
         Context(Claimed claimed) {
             this.claimed = claimed;
@@ -479,9 +796,8 @@ public final class JobEngine {
             Inputs.fieldName(config.name(), "collection", collection);
             Inputs.documentId(config.name(), "documentId", documentId);
             MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
-            return config.retryPolicy().execute(config.name(), claimed.id(), "apply effect",
-                    () -> ConditionalUpdates.applyOnce(target, documentId, EFFECTS, claimed.id(), null, update))
-                    .outcome();
+            recorded = true;
+            return applyEffect(claimed, collection, target, documentId, update);
         }
 
         @Override
@@ -616,6 +932,8 @@ public final class JobEngine {
                 }
             }
         }
+        settleDone();
+        releaseAbandoned();
         return new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start));
     }
@@ -682,12 +1000,74 @@ public final class JobEngine {
         return counts;
     }
 
-    /** Deletes {@code DONE} jobs completed more than {@code retention} ago. */
+    /** Deletes {@code DONE} jobs completed more than {@code retention} ago whose effects are settled. */
     public long prune(Duration retention) {
         long n = config.retryPolicy().execute(config.name(), null, "prune", () -> jobs.deleteMany(and(
-                eq(STATE, JobState.DONE.name()), lte(COMPLETED, clock.cutoff(retention)))).getDeletedCount());
+                eq(STATE, JobState.DONE.name()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false)))
+                .getDeletedCount());
         pruned.add(n);
         return n;
+    }
+
+    private static Map<String, List<Object>> effectsByCollection(Document job) {
+        Map<String, List<Object>> byCollection = new HashMap<>();
+        for (Object e : job == null ? List.of() : job.getList(EFFECTS, Object.class, List.of())) {
+            if (e instanceof Document d && d.get("c") instanceof String c && d.get("id") != null
+                    && !byCollection.computeIfAbsent(c, k -> new ArrayList<>()).contains(d.get("id"))) {
+                byCollection.get(c).add(d.get("id"));
+            }
+        }
+        return byCollection;
+    }
+
+    /** The collections any job recorded an effect in (a distinct over an indexed field). */
+    private List<String> effectCollections() {
+        List<String> names = new ArrayList<>();
+        for (String name : config.retryPolicy().execute(config.name(), null, "list effect collections",
+                () -> jobs.distinct(EFFECTS + ".c", String.class).into(new ArrayList<>()))) {
+            if (name != null) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /**
+     * Releases the reservations on documents that no live claim holds: an earlier claim's, or a late one a paused
+     * worker sent and died before releasing. Releasing a reservation is always safe: it is never applied after.
+     *
+     * @return reservations released
+     */
+    private int releaseAbandoned() {
+        int removed = 0;
+        for (String name : effectCollections()) {
+            MongoCollection<Document> target = collections.computeIfAbsent(name, database::getCollection);
+            List<OnceEffects.Reservation> reservations = config.retryPolicy().execute(config.name(), null,
+                    "find reservations in " + name, () -> OnceEffects.reservations(target, EFFECT_MARKER, 1_000));
+            if (reservations.isEmpty()) {
+                continue;
+            }
+            List<Object> ids = reservations.stream().map(OnceEffects.Reservation::operationId).distinct().toList();
+            Map<Object, Document> byId = new HashMap<>();
+            config.retryPolicy().run(config.name(), null, "read reserving jobs", () -> jobs
+                    .withReadPreference(ReadPreference.primary()).find(in("_id", ids))
+                    .projection(Projections.include(STATE, OWNER, TOKEN)).forEach(d -> byId.put(d.get("_id"), d)));
+            for (OnceEffects.Reservation r : reservations) {
+                Document job = byId.get(r.operationId());
+                boolean held = job != null && JobState.PROCESSING.name().equals(job.getString(STATE))
+                        && r.nonce().equals(job.get(OWNER) + "/" + ConditionalUpdates.tokenOf(job, LEASE_FIELDS));
+                if (!held) {
+                    long n = config.retryPolicy().execute(config.name(), r.operationId(), "release reservation",
+                            () -> OnceEffects.release(target, EFFECT_MARKER, r.operationId(), r.nonce(),
+                                    List.of(r.documentId())));
+                    removed += (int) n;
+                }
+            }
+        }
+        if (removed > 0) {
+            LOG.info("[{}] recovery: released {} reservations no claim holds", config.name(), removed);
+        }
+        return removed;
     }
 
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
@@ -709,11 +1089,21 @@ public final class JobEngine {
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
         jobs.createIndex(Indexes.ascending(DEDUPE), new IndexOptions().name("dedupe").unique(true).sparse(true));
+        jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections").sparse(true));
+        jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
+        for (String name : effectCollections()) {
+            ensureEffectIndexes(database.getCollection(name));
+        }
     }
 
     /** The index a business collection's outbox relay needs. */
     public static void ensureOutboxIndex(MongoCollection<Document> business) {
         business.createIndex(Indexes.ascending(OUTBOX + "._id"), new IndexOptions().name("job_outbox").sparse(true));
+    }
+
+    /** The index recovery's release of abandoned reservations needs on a collection handlers change. */
+    public static void ensureEffectIndexes(MongoCollection<Document> target) {
+        OnceEffects.ensureIndex(target, EFFECT_MARKER);
     }
 
     /** The metrics snapshot. */

@@ -1,0 +1,218 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.bson.RawBsonDocument;
+import org.bson.conversions.Bson;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/**
+ * The marks the job queue leaves on business documents are bounded by the jobs in flight on them, and no guard
+ * depends on a mark that something later removes: a late worker or a retried {@code enqueueWith} is refused however
+ * much has been relayed, completed and pruned since.
+ */
+@ExtendWith(MongoTestExtension.class)
+class BoundedMarksTest {
+
+    private static final OperationId JOB = OperationId.of("order-1-job");
+
+    private static MongoDatabase fresh(MongoDatabase db, String suffix) {
+        return MongoTarget.fromEnvironment().client().getDatabase(db.getName() + "_" + suffix);
+    }
+
+    private static Document user(MongoDatabase db, String id) {
+        return db.getCollection(Friends.USERS).find(eq("_id", id)).first();
+    }
+
+    /** Where the relayer is when the caller's retry of its business write runs. */
+    private enum Relayer { RELAYED, ENQUEUED_NOT_CLEARED, RELAYED_AND_RUN, AFTERWARDS }
+
+    @Test
+    void shouldChargeOnceAndNameTheJobWhenARelayerRunsWhileTheReplyIsLost(MongoDatabase db) throws Exception {
+        for (boolean withFilter : new boolean[] {false, true}) {
+            for (Relayer relayer : Relayer.values()) {
+                String what = relayer + (withFilter ? " with a business filter" : "");
+                MongoDatabase fresh = fresh(db, relayer.ordinal() + (withFilter ? "f" : ""));
+                Friends.seedUsers(fresh, "ann", "bob");
+                fresh.getCollection(Friends.USERS).updateOne(eq("_id", "ann"), Updates.set("status", "new"));
+                // write #1 reserves the job id on ann, #2 is the business write: it lands, its reply is lost, and the
+                // caller stops before retrying it
+                FaultInjector lost = FaultInjector.at(2, FaultMode.PAUSE_AFTER);
+                JobQueue caller = Friends.queue(lost.wrap(fresh)).build();
+                Bson filter = withFilter ? Filters.eq("status", "new") : null;
+                CompletableFuture<Optional<OperationId>> call = CompletableFuture.supplyAsync(() -> caller.enqueueWith(
+                        lost.wrap(fresh).getCollection(Friends.USERS), "ann", filter,
+                        Updates.combine(Updates.inc("charged", 1), Updates.set("status", "paid")),
+                        Friends.befriend("ann", "bob").withId(JOB)));
+                assertThat(lost.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+                JobQueue other = Friends.queue(fresh).build();
+                FaultInjector relayPause = FaultInjector.at(2, FaultMode.PAUSE);
+                CompletableFuture<Integer> halfway = null;
+                switch (relayer) {
+                    case RELAYED -> other.relayOutbox(fresh.getCollection(Friends.USERS));
+                    case RELAYED_AND_RUN -> {
+                        other.relayOutbox(fresh.getCollection(Friends.USERS));
+                        assertThat(other.processNext()).get().extracting(OperationResult::isCommitted).isEqualTo(true);
+                    }
+                    case ENQUEUED_NOT_CLEARED -> {
+                        JobQueue paused = Friends.queue(relayPause.wrap(fresh)).build();
+                        halfway = CompletableFuture.supplyAsync(() -> paused.relayOutbox(
+                                relayPause.wrap(fresh).getCollection(Friends.USERS)));
+                        assertThat(relayPause.awaitPaused(Duration.ofSeconds(10))).isTrue();
+                    }
+                    default -> {
+                    }
+                }
+                lost.release();
+                Optional<OperationId> returned = call.get(30, TimeUnit.SECONDS);
+                if (halfway != null) {
+                    relayPause.release();
+                    halfway.get(30, TimeUnit.SECONDS);
+                }
+                other.relayOutbox(fresh.getCollection(Friends.USERS));
+
+                assertThat(lost.faults()).as(what).hasSize(1);
+                assertThat(returned).as(what).contains(JOB);
+                Document ann = user(fresh, "ann");
+                assertThat(ann.getInteger("charged")).as("charged once, " + what).isEqualTo(1);
+                assertThat(ann.getList("jobOutbox", Object.class, List.of())).as(what).isEmpty();
+                assertThat(ann.getList("jobOutboxWritten", Object.class, List.of())).as(what).isEmpty();
+                assertThat(ann.getList("jobOutboxReserved", Object.class, List.of())).as(what).isEmpty();
+                assertThat(fresh.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).as(what)
+                        .isEqualTo(1);
+                fresh.drop();
+            }
+        }
+    }
+
+    @Test
+    void shouldReportAnUnknownOutcomeAndChargeOnceWhenTheCallerWakesAfterItsJobWasRunAndPruned(MongoDatabase db)
+            throws Exception {
+        Friends.seedUsers(db, "ann", "bob");
+        FaultInjector lost = FaultInjector.at(2, FaultMode.PAUSE_AFTER);
+        JobQueue caller = Friends.queue(lost.wrap(db)).build();
+        CompletableFuture<Optional<OperationId>> call = CompletableFuture.supplyAsync(() -> caller.enqueueWith(
+                lost.wrap(db).getCollection(Friends.USERS), "ann", null, Updates.inc("charged", 1),
+                Friends.befriend("ann", "bob").withId(JOB)));
+        assertThat(lost.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        JobQueue other = Friends.queue(db).build();
+        other.relayOutbox(db.getCollection(Friends.USERS));
+        other.processNext();
+        assertThat(later(db).prune()).isEqualTo(1);
+
+        lost.release();
+
+        assertThatThrownBy(() -> call.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(OutcomeUnknownException.class)
+                .hasMessageContaining(JOB.value().toString());
+        assertThat(user(db, "ann").getInteger("charged")).isEqualTo(1);
+        assertThat(user(db, "ann").getList("friends", String.class)).containsExactly("bob");
+    }
+
+    /** A queue whose clock runs eight days ahead: past the default retention of done jobs. */
+    private static JobQueue later(MongoDatabase db) {
+        return Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
+                Duration.ofDays(8)))).build();
+    }
+
+    @Test
+    void shouldRefuseAZombieWorkerWhenItsJobWasFinishedByAnotherAndPruned(MongoDatabase db) throws Exception {
+        // apply(): #1 enqueue, #2 claim, #3 the effect's reservation, #4 the claim's check, #5 the effect
+        for (int site : new int[] {3, 5}) {
+            MongoDatabase fresh = fresh(db, "zombie" + site);
+            fresh.getCollection(Friends.COUNTERS).insertOne(new Document("_id", "c").append("n", 0L));
+            FaultInjector zombie = FaultInjector.at(site, FaultMode.PAUSE);
+            JobQueue zombieQueue = Friends.queue(zombie.wrap(fresh)).build();
+            CompletableFuture<OperationResult> paused = CompletableFuture.supplyAsync(() -> zombieQueue.apply(
+                    JobRequest.of("count", new Document("counter", "c")).withId(JOB)));
+            assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+            assertThat(Friends.queue(fresh).build().recover(Duration.ZERO).rolledForward()).isEqualTo(1);
+            assertThat(later(fresh).prune()).as("site " + site).isEqualTo(1);
+            Document before = fresh.getCollection(Friends.COUNTERS).find().first();
+            zombie.release();
+            OperationResult late = paused.get(30, TimeUnit.SECONDS);
+
+            assertThat(late.state()).as("the zombie reports what became of the job, site " + site).isEqualTo("DONE");
+            assertThat(zombieQueue.metrics().leaseLost()).as("site " + site).isEqualTo(1);
+            Document after = fresh.getCollection(Friends.COUNTERS).find().first();
+            assertThat(after.getLong("n")).as("site " + site).isEqualTo(1);
+            assertThat(after.getList(Friends.WITNESS, Object.class)).as("site " + site).containsExactly("order-1-job");
+            assertThat(after.getList("appliedJobs", Object.class)).as("site " + site).isEmpty();
+            assertThat(after.getList("reservedJobs", Object.class)).as("site " + site).isEmpty();
+            assertThat(after.getLong("n")).isEqualTo(before.getLong("n"));
+            fresh.drop();
+        }
+    }
+
+    @Test
+    void shouldKeepAHotCounterTheSameSizeAfterAHundredOrTenThousandJobs(MongoDatabase db) throws Exception {
+        MongoCollection<Document> counters = db.getCollection(Friends.COUNTERS);
+        counters.insertOne(new Document("_id", "hot").append("n", 0L));
+        JobQueue queue = JobQueue.builder(db).retryPolicy(Friends.FAST_RETRY)
+                .handler("hit", ctx -> ctx.applyOnce(Friends.COUNTERS, "hot", Updates.inc("n", 1L))).build();
+
+        hit(queue, 0, 100);
+        long afterHundred = size(counters);
+        hit(queue, 100, 10_000);
+        long afterTenThousand = size(counters);
+
+        assertThat(counters.find().first().getLong("n")).isEqualTo(10_000);
+        assertThat(afterTenThousand).isEqualTo(afterHundred);
+    }
+
+    private static void hit(JobQueue queue, int from, int to) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = from + thread; i < to; i += 4) {
+                        OperationResult r = queue.apply(JobRequest.of("hit", new Document()).withId(OperationId.of(i)));
+                        assertThat(r.isCommitted()).isTrue();
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static long size(MongoCollection<Document> counters) {
+        return counters.withDocumentClass(RawBsonDocument.class).find(eq("_id", "hot")).first().getByteBuffer()
+                .remaining();
+    }
+}

@@ -1,0 +1,169 @@
+package dev.consistencykit.twophase;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.bson.RawBsonDocument;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.OnceEffects;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/**
+ * What a transaction leaves on its participants: nothing once it has settled, so a hot account stays the same size
+ * however many transfers it takes, and a paused owner is refused however late it wakes, with no tombstone to rely on.
+ */
+@ExtendWith(MongoTestExtension.class)
+class BoundedEvidenceTest {
+
+    private static final Map<String, Long> ACCOUNTS = Bank.accounts(3, 1_000);
+
+    private static TwoPhaseCommit tpc(MongoDatabase db) {
+        return TwoPhaseCommit.builder(db).retryPolicy(TestPolicies.FAST_RETRY).build();
+    }
+
+    private static List<Document> accounts(MongoDatabase db) {
+        return db.getCollection(Bank.ACCOUNTS).find().into(new ArrayList<>());
+    }
+
+    @Test
+    void shouldRefuseAZombieOwnerWhenRecoveryFinishedAndPruningRemovedEveryTrace(MongoDatabase db) throws Exception {
+        // write #2 is the reservation, #3 the prepare: the owner pauses just before sending one of them
+        for (int site : new int[] {2, 3}) {
+            MongoDatabase fresh = MongoTarget.fromEnvironment().client().getDatabase(db.getName() + "_" + site);
+            Bank.seed(fresh, ACCOUNTS);
+            FaultInjector zombie = FaultInjector.at(site, FaultMode.PAUSE);
+            CompletableFuture<OperationResult> owner = CompletableFuture.supplyAsync(
+                    () -> tpc(zombie.wrap(fresh)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
+            assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+            RecoveryReport recovered = tpc(fresh).recover(Duration.ZERO);
+            TwoPhaseCommit twoDaysLater = TwoPhaseCommit.builder(fresh).retention(Duration.ofDays(1))
+                    .serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofDays(2))))
+                    .build();
+            int pruned = twoDaysLater.prune();
+            List<Document> before = accounts(fresh);
+            zombie.release();
+            OperationResult late = owner.get(30, TimeUnit.SECONDS);
+
+            assertThat(recovered.rolledBack()).as("site " + site).isEqualTo(1);
+            assertThat(pruned).as("site " + site).isEqualTo(1);
+            assertThat(fresh.getCollection(Bank.TRANSACTIONS).countDocuments()).as("site " + site).isZero();
+            assertThat(before).as("no trace of t1 before the zombie wakes, site " + site).allSatisfy(a -> {
+                assertThat(a.getList("pendingTransactions", Object.class, List.of())).isEmpty();
+                assertThat(a.getList("reservedTransactions", Object.class, List.of())).isEmpty();
+                assertThat(a.containsKey("settledTransactions")).isFalse();
+            });
+            assertThat(late.isCommitted()).as("site " + site).isFalse();
+            // a late reservation is the one write of the zombie that lands (it carries no effect, by design); the
+            // zombie's check then fails and it takes the reservation back, leaving at most an empty array
+            assertThat(withoutEmptyArrays(accounts(fresh))).as("the zombie changed nothing, site " + site)
+                    .isEqualTo(withoutEmptyArrays(before));
+            assertThat(Bank.balance(fresh, "a0")).isEqualTo(1_000);
+            assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
+            fresh.drop();
+        }
+    }
+
+    @Test
+    void shouldReleaseTheReservationOfAZombieThatDiedRightAfterSendingItLate(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        assertThat(tpc(db).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)).isCommitted()).isTrue();
+        // the reservation request of an owner that paused before sending it, sent now, after which it died
+        OnceEffects.reserve(db.getCollection(Bank.ACCOUNTS), EffectMarker.of("reservedTransactions",
+                "pendingTransactions"), "t1", "dead-owner/1", List.of(MarkerWrite.of("a0", null),
+                MarkerWrite.of("a1", null)));
+        assertThat(tpc(db).audit("balance").problems()).as("audit sees the leftover").isNotEmpty();
+
+        tpc(db).recover(Duration.ZERO);
+
+        assertThat(accounts(db)).allSatisfy(a -> assertThat(a.getList("reservedTransactions", Object.class,
+                List.of())).isEmpty());
+        assertThat(Bank.balance(db, "a1")).isEqualTo(1_100);
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
+    void shouldKeepAHotAccountTheSameSizeAfterAHundredOrTenThousandTransfers(MongoDatabase db) throws Exception {
+        Map<String, Long> accounts = new LinkedHashMap<>(Bank.accounts(100, 1_000_000));
+        accounts.put("merchant", 0L);
+        Bank.seed(db, accounts);
+        TwoPhaseCommit tpc = tpc(db);
+
+        payMerchant(tpc, 0, 100);
+        long afterHundred = size(db, "merchant");
+        payMerchant(tpc, 100, 10_000);
+        long afterTenThousand = size(db, "merchant");
+
+        assertThat(Bank.balance(db, "merchant")).isEqualTo(10_000);
+        assertThat(afterTenThousand).isEqualTo(afterHundred);
+        assertThat(Bank.invariants(db, accounts, true)).isEmpty();
+    }
+
+    /** Transfers {@code from} … {@code to - 1}, each paying 1 into the merchant account, on four threads. */
+    private static void payMerchant(TwoPhaseCommit tpc, int from, int to) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = from + thread; i < to; i += 4) {
+                        OperationResult r = tpc.transfer(Transfer.of(OperationId.of("p" + i), "a" + (i % 100),
+                                "merchant", 1));
+                        assertThat(r.isCommitted()).isTrue();
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static List<Document> withoutEmptyArrays(List<Document> documents) {
+        List<Document> out = new ArrayList<>();
+        for (Document d : documents) {
+            Document copy = new Document();
+            d.forEach((k, v) -> {
+                if (!(v instanceof List<?> l && l.isEmpty())) {
+                    copy.append(k, v);
+                }
+            });
+            out.add(copy);
+        }
+        return out;
+    }
+
+    private static long size(MongoDatabase db, String id) {
+        return db.getCollection(Bank.ACCOUNTS).withDocumentClass(RawBsonDocument.class).find(eq("_id", id)).first()
+                .getByteBuffer().remaining();
+    }
+}
