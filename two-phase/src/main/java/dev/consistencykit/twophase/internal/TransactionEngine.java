@@ -753,6 +753,7 @@ public final class TransactionEngine {
         }
         if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
             // another owner of this transaction is reserving at the same moment: only one of us owns it
+            releaseOwn(tx, nonce);
             throw new LostOwnership(readPrimary(tx.id()));
         }
         return failure(tx, p, r);
