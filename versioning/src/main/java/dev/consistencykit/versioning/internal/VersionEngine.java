@@ -546,15 +546,50 @@ public final class VersionEngine {
 
     // ---------------------------------------------------------------- read
 
-    /** The committed tree at the root's current version: two round trips. */
+    /** How often a read starts again because retention pruned what it was reading. */
+    private static final int MAX_READ_ATTEMPTS = 16;
+
+    /**
+     * The committed tree at the root's current version: three round trips. The root, the items, and the root's floor
+     * again: if retention pruned the version while its items were being read (a pruner in another process, whatever
+     * its own settings), the tree read may be partial, so the read starts again at the then current version.
+     */
     public VersionedTree read(Object rootId) {
         Object id = rootId(rootId);
-        Document root = findRootForRead(id);
-        long version = number(root, VERSION);
-        Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-        treeReads.incrementAndGet();
-        return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
-                Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
+        for (int attempt = 1; ; attempt++) {
+            Document root = findRootForRead(id);
+            long version = number(root, VERSION);
+            Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
+            if (stillAbove(id, version, attempt)) {
+                treeReads.incrementAndGet();
+                return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
+                        Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
+            }
+        }
+    }
+
+    /**
+     * Whether {@code version} is still at or above the root's floor, after its items were read; false means that
+     * retention pruned it meanwhile and a current read must start again.
+     *
+     * @throws VersionPrunedException when reads kept being overtaken by pruning
+     */
+    private boolean stillAbove(Object id, long version, int attempt) {
+        Document again = retry.execute(name, id, "re-read root floor",
+                () -> roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
+        if (again == null) {
+            throw new UnknownRootException(name, id);
+        }
+        long floor = number(again, FLOOR);
+        if (version >= floor) {
+            return true;
+        }
+        LOG.debug("[{}] root {}: version {} was pruned (floor {}) while it was read; reading again", name, id,
+                version, floor);
+        if (attempt >= MAX_READ_ATTEMPTS) {
+            throw new VersionPrunedException(name, id, version, floor);
+        }
+        return false;
     }
 
     /** The committed tree as of {@code version}: three round trips (four for the meta of a settled version). */
@@ -563,20 +598,19 @@ public final class VersionEngine {
         Document root = findRootForRead(id);
         long current = number(root, VERSION);
         checkAnswerable(id, root, version);
-        if (version == current) {
-            Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-            treeReads.incrementAndGet();
-            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
-                    Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
-        }
         Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
         Document again = retry.execute(name, id, "re-read root floor",
                 () -> roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
         long floor = again == null ? Long.MAX_VALUE : number(again, FLOOR);
         if (version < floor) {
+            // pruned while its items were read: the tree may be partial, so it is not returned
             throw new VersionPrunedException(name, id, version, floor);
         }
         treeReads.incrementAndGet();
+        if (version == current) {
+            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
+                    Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
+        }
         Document entry = unsettledEntry(root, version);
         if (entry == null) {
             entry = retry.execute(name, id, "read version record",
@@ -603,20 +637,29 @@ public final class VersionEngine {
         }
     }
 
-    /** Item {@code itemId} at the root's current version: two round trips. */
+    /**
+     * Item {@code itemId} at the root's current version: three round trips (the root, the item's versions, the root's
+     * floor again, so that a version pruned meanwhile is never answered from a partial read).
+     */
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = rootId(rootId);
         Object item = normalize(Inputs.documentId(name, "itemId", itemId));
-        Document root = findRootForRead(id);
-        Map<Long, ObjectId> unsettled = unsettledAtts(root);
-        for (Document d : items.find(and(eq(ROOT, id), eq(ITEM, item), lte(VERSION, number(root, VERSION))))
-                .sort(Sorts.descending(VERSION))) {
-            if (visible(d, unsettled)) {
-                return d.getBoolean(DELETED, false) ? Optional.empty()
-                        : Optional.of(d.get(VALUE, Document.class));
+        for (int attempt = 1; ; attempt++) {
+            Document root = findRootForRead(id);
+            long version = number(root, VERSION);
+            Map<Long, ObjectId> unsettled = unsettledAtts(root);
+            Optional<Document> found = Optional.empty();
+            for (Document d : retry.execute(name, id, "read item versions", () -> items.find(and(eq(ROOT, id),
+                    eq(ITEM, item), lte(VERSION, version))).sort(Sorts.descending(VERSION)).into(new ArrayList<>()))) {
+                if (visible(d, unsettled)) {
+                    found = d.getBoolean(DELETED, false) ? Optional.empty() : Optional.of(d.get(VALUE, Document.class));
+                    break;
+                }
+            }
+            if (stillAbove(id, version, attempt)) {
+                return found;
             }
         }
-        return Optional.empty();
     }
 
     /** Every committed version of {@code itemId} still kept, oldest first. */
