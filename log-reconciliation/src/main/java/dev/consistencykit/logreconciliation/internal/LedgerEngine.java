@@ -319,7 +319,15 @@ public final class LedgerEngine {
                 mine |= stack.isEmpty();
             } else if (step == Step.BLOCKED) {
                 Document predecessor = holder(blocked.account, blocked.seq);
-                if (predecessor != null) {
+                if (predecessor != null && onStack(stack, predecessor.get("_id"))
+                        && config.seqAllocation() == SeqAllocation.COUNTER) {
+                    // a cycle: transactions that reserved their numbers in opposite orders wait for each other.
+                    // Move this one behind the others, then walk the chain again from the target: what the
+                    // transactions below it on the stack wait for has changed
+                    resequence(tx);
+                    stack.clear();
+                    stack.push(target);
+                } else if (predecessor != null) {
                     stack.push(predecessor);
                 } else if (config.seqAllocation() == SeqAllocation.COUNTER && olderThan(tx, gapAfter)) {
                     // the transaction waiting reserved its number after the missing one: once it is this old, the
@@ -333,6 +341,50 @@ public final class LedgerEngine {
             }
         }
         return new Committed(reread(target), mine, false);
+    }
+
+    private static boolean onStack(Deque<Document> stack, Object id) {
+        for (Document d : stack) {
+            if (Objects.equals(d.get("_id"), id)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Breaks a wait cycle by giving {@code tx}, still undecided, new sequence numbers after everything reserved so far
+     * (taken in one canonical order, by account name), in one compare-and-set on its exact changes, then fills the
+     * numbers it held with cancelled gap entries. Its changes, values and id stay as they were, so a reader counts it
+     * exactly as before; it only moves behind the transactions it waited for. If another committer decided or moved
+     * it first, nothing happens here.
+     */
+    private void resequence(Document tx) {
+        Object id = tx.get("_id");
+        if (tx.getBoolean("decided", false)) {
+            return;
+        }
+        List<Document> old = tx.getList(CHANGES, Document.class);
+        Map<String, Long> fresh = new java.util.TreeMap<>();
+        old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
+        for (String account : fresh.keySet()) {
+            fresh.put(account, nextSeq(account, id));
+        }
+        List<Document> moved = new ArrayList<>();
+        for (Document c : old) {
+            moved.add(new Document(c).append(SEQ, fresh.get(c.getString(ACCOUNT))));
+        }
+        long changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> ledger.updateOne(
+                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
+                Updates.set(CHANGES, moved)).getMatchedCount());
+        if (changed == 0) {
+            return;
+        }
+        LOG.info("[{}] transaction {} waited in a cycle; moved from {} to {}", config.name(), id,
+                old.stream().map(c -> c.getString(ACCOUNT) + ":" + c.getLong(SEQ)).toList(), fresh);
+        for (Document c : old) {
+            fillGap(c.getString(ACCOUNT), c.getLong(SEQ));
+        }
     }
 
     private static final class Blocked {
