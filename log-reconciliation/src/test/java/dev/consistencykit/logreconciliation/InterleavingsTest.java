@@ -58,4 +58,36 @@ class InterleavingsTest {
         assertThat(ledger.balance("carol")).isEqualTo(93);
         assertThat(ledger.balance("dave")).isEqualTo(107);
     }
+
+    @Test
+    void shouldNeverCreateMoneyWhenAProcessAppendsWithAHeadCachedBeforeAnArchive(MongoDatabase db) {
+        Map<String, Long> opening = opening();
+        Books.seed(db, opening);
+        Ledger first = Books.ledger(db).build();
+        first.ensureIndexes();
+        first.apply(LedgerTransaction.of(Change.credit("alice", 100)));    // process 1 caches alice's head: 1
+        Ledger second = Books.ledger(db).build();
+        for (int i = 0; i < 3; i++) {
+            second.apply(LedgerTransaction.transfer("alice", "bob", 10));   // alice 2..4, bob 1..3, committed
+        }
+        assertThat(second.archive(Duration.ZERO)).isEqualTo(4);
+
+        // process 1 appends with its cached head: alice's next number looks like 2, which archive removed
+        first.append(LedgerTransaction.transfer("alice", "bob", 5).withId(OperationId.of("late")));
+        long total = 0;
+        for (String account : opening.keySet()) {
+            total += second.balance(account);
+        }
+        assertThat(total).as("money is neither created nor lost, even before the committer runs").isEqualTo(500);
+        assertThat(second.balance("alice")).isEqualTo(100 + 100 - 30 - 5);
+
+        second.append(LedgerTransaction.transfer("carol", "dave", 7).withId(OperationId.of("unrelated")));
+        second.recover(Duration.ZERO);
+
+        assertThat(Books.invariants(db, opening, false, null)).isEmpty();
+        assertThat(second.balance("alice")).isEqualTo(165);
+        assertThat(second.balance("bob")).isEqualTo(135);
+        assertThat(second.balance("carol")).isEqualTo(93);
+        assertThat(second.balance("dave")).isEqualTo(107);
+    }
 }

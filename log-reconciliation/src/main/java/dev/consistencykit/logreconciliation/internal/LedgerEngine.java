@@ -324,7 +324,7 @@ public final class LedgerEngine {
                     // a cycle: transactions that reserved their numbers in opposite orders wait for each other.
                     // Move this one behind the others, then walk the chain again from the target: what the
                     // transactions below it on the stack wait for has changed
-                    resequence(tx);
+                    resequence(tx, Map.of());
                     stack.clear();
                     stack.push(target);
                 } else if (predecessor != null) {
@@ -353,13 +353,16 @@ public final class LedgerEngine {
     }
 
     /**
-     * Breaks a wait cycle by giving {@code tx}, still undecided, new sequence numbers after everything reserved so far
-     * (taken in one canonical order, by account name), in one compare-and-set on its exact changes, then fills the
-     * numbers it held with cancelled gap entries. Its changes, values and id stay as they were, so a reader counts it
-     * exactly as before; it only moves behind the transactions it waited for. If another committer decided or moved
-     * it first, nothing happens here.
+     * Gives {@code tx}, still undecided, new sequence numbers after everything reserved so far (taken in one canonical
+     * order, by account name), in one compare-and-set on its exact changes, then fills the numbers it held (those the
+     * account caches have not passed) with cancelled gap entries. Its changes, values and id stay as they were, so a
+     * reader counts it exactly as before; it only moves behind the transactions it conflicted with. Used to break a
+     * wait cycle (numbers reserved from counters in opposite orders) and to repair an append made with a stale
+     * process-local head. If another committer decided or moved it first, nothing happens here.
+     *
+     * @param cacheSeqs the accounts' cache seqIds where known: a held number at or below its account's is not filled
      */
-    private void resequence(Document tx) {
+    private void resequence(Document tx, Map<String, Long> cacheSeqs) {
         Object id = tx.get("_id");
         if (tx.getBoolean("decided", false)) {
             return;
@@ -368,22 +371,35 @@ public final class LedgerEngine {
         Map<String, Long> fresh = new java.util.TreeMap<>();
         old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
         for (String account : fresh.keySet()) {
+            heads.remove(account);
             fresh.put(account, nextSeq(account, id));
         }
         List<Document> moved = new ArrayList<>();
         for (Document c : old) {
             moved.add(new Document(c).append(SEQ, fresh.get(c.getString(ACCOUNT))));
         }
-        long changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> ledger.updateOne(
-                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
-                Updates.set(CHANGES, moved)).getMatchedCount());
+        long changed;
+        try {
+            changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> ledger.updateOne(
+                    and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
+                    Updates.set(CHANGES, moved)).getMatchedCount());
+        } catch (MongoException e) {
+            if (!MongoErrors.isDuplicateKey(e)) {
+                throw e;
+            }
+            fresh.keySet().forEach(heads::remove);   // another append took a fresh number first: next pass
+            return;
+        }
         if (changed == 0) {
             return;
         }
-        LOG.info("[{}] transaction {} waited in a cycle; moved from {} to {}", config.name(), id,
+        fresh.forEach(this::learn);
+        LOG.info("[{}] transaction {} moved from {} to {}", config.name(), id,
                 old.stream().map(c -> c.getString(ACCOUNT) + ":" + c.getLong(SEQ)).toList(), fresh);
         for (Document c : old) {
-            fillGap(c.getString(ACCOUNT), c.getLong(SEQ));
+            if (c.getLong(SEQ) > cacheSeqs.getOrDefault(c.getString(ACCOUNT), 0L)) {
+                fillGap(c.getString(ACCOUNT), c.getLong(SEQ));
+            }
         }
     }
 
@@ -473,13 +489,21 @@ public final class LedgerEngine {
             long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
             long seq = c.getLong(SEQ);
             if (cacheSeq >= seq) {
-                // some process decided and began advancing: read the decision. Still undecided means another
-                // transaction holds the same seqId, which the unique index forbids
+                // some process decided and began advancing: read the decision. Still undecided means the
+                // transaction holds a number the account's cache has passed: it was appended from a process-local
+                // head learned before an archive removed the entries whose unique keys would have refused it.
+                // Its numbers are moved to fresh ones; until then balance() counts it like any undecided change
                 Document now = reread(tx);
                 if (now != null && !now.getBoolean("decided", false)) {
-                    throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
-                            + c.getString(ACCOUNT) + " is also held by another transaction: the unique index on"
-                            + " {changes.account, changes.seqId} is missing (call ensureIndexes())");
+                    Document other = holder(c.getString(ACCOUNT), seq);
+                    if (other != null && !Objects.equals(other.get("_id"), id)) {
+                        throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
+                                + c.getString(ACCOUNT) + " is also held by transaction " + other.get("_id") + ": the"
+                                + " unique index on {changes.account, changes.seqId} is missing (call ensureIndexes())");
+                    }
+                    Map<String, Long> cacheSeqs = new HashMap<>();
+                    caches.forEach((account, cache) -> cacheSeqs.put(account, longOf(cache, SEQ)));
+                    resequence(now, cacheSeqs);
                 }
                 return Step.RETRY;
             }
@@ -631,10 +655,14 @@ public final class LedgerEngine {
         long seq = longOf(cache, SEQ);
         Document sum = config.retryPolicy().execute(config.name(), account, "sum later changes",
                 () -> ledger.aggregate(List.of(
-                        Aggregates.match(and(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, seq))),
-                                eq("state", VALID))),
+                        // later changes, and undecided ones whatever their number (one appended with a stale head
+                        // counts from its append, like any other, until the committer moves it)
+                        Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), eq("state", VALID), or(
+                                elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, seq))),
+                                exists("decided", false)))),
                         Aggregates.unwind("$" + CHANGES),
-                        Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), gt(CHANGES + "." + SEQ, seq))),
+                        Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), or(gt(CHANGES + "." + SEQ, seq),
+                                exists("decided", false)))),
                         Aggregates.group(null, Accumulators.sum("s", "$" + CHANGES + "." + VALUE)))).first());
         return longOf(cache, BALANCE) + (sum == null ? 0L : ((Number) sum.get("s")).longValue());
     }
