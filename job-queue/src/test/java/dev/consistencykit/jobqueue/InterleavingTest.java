@@ -1,0 +1,131 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.InterleavingExplorer;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/**
+ * The actor table of the job queue, run at every driver call of a job's life and of an {@code enqueueWith}: a
+ * recoverer, a second owner applying the same job, a worker, a pruner whose clock is days ahead and a relayer.
+ */
+@ExtendWith(MongoTestExtension.class)
+class InterleavingTest {
+
+    private static final OperationId JOB = OperationId.of("j1");
+
+    private static JobQueue queue(MongoDatabase db) {
+        return Friends.queue(db).build();
+    }
+
+    static InterleavingExplorer.Builder table(MongoTarget target, String name, Consumer<MongoDatabase> operation) {
+        return InterleavingExplorer.builder(target)
+                .name(name)
+                .setup(db -> Friends.seedUsers(db, "ann", "bob"))
+                .operation(operation)
+                .actor("recoverer", db -> {
+                    queue(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    queue(db).apply(Friends.befriend("ann", "bob").withId(JOB));
+                    return List.of();
+                })
+                .actor("worker", db -> {
+                    queue(db).processNext();
+                    return List.of();
+                })
+                .actor("pruner", db -> {
+                    Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
+                            Duration.ofDays(8)))).build().prune();
+                    return List.of();
+                })
+                .actor("relayer", db -> {
+                    queue(db).relayOutbox(db.getCollection(Friends.USERS));
+                    return List.of();
+                })
+                .finish(db -> {
+                    queue(db).relayOutbox(db.getCollection(Friends.USERS));
+                    queue(db).recover(Duration.ZERO);
+                });
+    }
+
+    /**
+     * Ann and bob friends once each way (or, if the job was never written, not at all), each effect witnessed once;
+     * the job done if it is kept; no mark or reservation left.
+     */
+    static List<String> invariants(MongoDatabase db, boolean mustExist) {
+        List<String> problems = new ArrayList<>();
+        Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", JOB.value())).first();
+        Document ann = db.getCollection(Friends.USERS).find(eq("_id", "ann")).first();
+        Document bob = db.getCollection(Friends.USERS).find(eq("_id", "bob")).first();
+        List<Object> annFriends = ann.getList("friends", Object.class, List.of());
+        List<Object> bobFriends = bob.getList("friends", Object.class, List.of());
+        boolean applied = annFriends.equals(List.of("bob")) && bobFriends.equals(List.of("ann"))
+                && ann.getList(Friends.WITNESS, Object.class, List.of()).equals(List.of("j1"))
+                && bob.getList(Friends.WITNESS, Object.class, List.of()).equals(List.of("j1"));
+        boolean none = annFriends.isEmpty() && bobFriends.isEmpty();
+        if (!applied && !(none && !mustExist && job == null)) {
+            problems.add("ann's friends " + annFriends + " (" + ann.get(Friends.WITNESS) + "), bob's " + bobFriends
+                    + " (" + bob.get(Friends.WITNESS) + ")");
+        }
+        if (job != null && !"DONE".equals(job.getString("state"))) {
+            problems.add("job j1 is " + job.getString("state") + " after recovery");
+        }
+        for (Document user : List.of(ann, bob)) {
+            for (String field : List.of("appliedJobs", "reservedJobs", "jobOutbox", "jobOutboxWritten",
+                    "jobOutboxReserved")) {
+                if (!user.getList(field, Object.class, List.of()).isEmpty()) {
+                    problems.add(user.get("_id") + " still carries " + field + " " + user.get(field));
+                }
+            }
+        }
+        return problems;
+    }
+
+    @Test
+    void shouldApplyEachEffectOnceWhenAnyActorRunsAtAnyCallOfAJob(MongoTarget target) {
+        InterleavingExplorer.Report report = table(target, "job", db -> queue(db).apply(
+                Friends.befriend("ann", "bob").withId(JOB)))
+                .invariants(db -> invariants(db, true)).build().explore();
+
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldWriteTheBusinessChangeOnceWhenAnyActorRunsAtAnyCallOfAnEnqueueWith(MongoTarget target) {
+        InterleavingExplorer.Report report = table(target, "outbox", db -> {
+            queue(db).enqueueWith(db.getCollection(Friends.USERS), "ann", null, Updates.inc("charged", 1),
+                    Friends.befriend("ann", "bob").withId(JOB));
+            queue(db).processNext();
+        }).invariants(db -> {
+            List<String> problems = new ArrayList<>(invariants(db, false));
+            Document ann = db.getCollection(Friends.USERS).find(eq("_id", "ann")).first();
+            boolean befriended = !ann.getList("friends", Object.class, List.of()).isEmpty();
+            if (ann.getInteger("charged", 0) != 1 && !(ann.getInteger("charged", 0) == 0 && !befriended)) {
+                problems.add("ann was charged " + ann.get("charged") + " times");
+            }
+            return problems;
+        }).build().explore();
+
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+}

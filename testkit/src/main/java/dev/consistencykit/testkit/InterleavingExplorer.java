@@ -1,0 +1,368 @@
+package dev.consistencykit.testkit;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import org.bson.BsonValue;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.event.CommandFailedEvent;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandStartedEvent;
+import com.mongodb.event.CommandSucceededEvent;
+
+import dev.consistencykit.core.ConsistencyException;
+
+/**
+ * Runs another actor of a pattern at every moment of an operation: the operation is paused at each driver call it
+ * makes — reads as well as writes, once before the call is sent and once after its reply arrived but before the call
+ * returns — and while it is paused each actor of the table (a recoverer, a second owner with the same id, a worker, a
+ * pruner, a reader…) runs to completion; then the operation resumes. Invariants are checked on data read back, and on
+ * what every reader returned (an actor reports its own problems).
+ *
+ * <p>The pause sits on the driver's command events, in the operation's thread only, so the code under test declares
+ * nothing and every other actor runs freely. Deterministic: latches, not sleeps. A violation names its schedule
+ * ({@code call 3 (find transactions) after, actor recoverer}), which replays it exactly.
+ *
+ * <pre>{@code
+ * InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
+ *         .name("transfer")
+ *         .setup(db -> seedAccounts(db))
+ *         .operation(db -> newStrategy(db).apply(transfer))
+ *         .actor("recoverer", db -> { newStrategy(db).recover(Duration.ZERO); return List.of(); })
+ *         .actor("reader", db -> checkWhatAReaderSees(db))
+ *         .finish(db -> newStrategy(db).recover(Duration.ZERO))
+ *         .invariants(db -> checkMoney(db))
+ *         .build().explore();
+ * assertThat(report.violations()).isEmpty();
+ * }</pre>
+ *
+ * <p>Each schedule gets its own database, dropped afterwards. Not thread-safe: one exploration at a time.
+ */
+public final class InterleavingExplorer {
+
+    /** The longest the operation or an actor may take before the schedule is reported as hung. */
+    public static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    /** Where in a driver call the operation is paused. */
+    public enum Point {
+        /** Before the command is sent. */
+        BEFORE,
+        /** After its reply arrived, before the call returns to the code under test. */
+        AFTER
+    }
+
+    /** One schedule: the operation paused at call {@code call} (1-based) at {@code point}, while {@code actor} runs. */
+    public record Schedule(int call, String command, Point point, String actor) {
+        @Override
+        public String toString() {
+            return "call " + call + " (" + command + ") " + point.name().toLowerCase(java.util.Locale.ROOT)
+                    + ", actor " + actor;
+        }
+    }
+
+    /**
+     * What an exploration found.
+     *
+     * @param calls      the driver calls the operation made when run alone, as {@code command collection}
+     * @param schedules  schedules run
+     * @param violations each problem, prefixed by its schedule
+     */
+    public record Report(String name, List<String> calls, int schedules, List<String> violations) {
+        @Override
+        public String toString() {
+            return name + ": " + calls.size() + " calls, " + schedules + " schedules, " + violations.size()
+                    + " violations" + (violations.isEmpty() ? "" : "\n  - " + String.join("\n  - ", violations));
+        }
+    }
+
+    private final MongoTarget target;
+    private final String name;
+    private final Consumer<MongoDatabase> setup;
+    private final Consumer<MongoDatabase> operation;
+    private final Map<String, Function<MongoDatabase, List<String>>> actors;
+    private final Consumer<MongoDatabase> finish;
+    private final Function<MongoDatabase, List<String>> invariants;
+
+    private InterleavingExplorer(Builder b) {
+        this.target = b.target;
+        this.name = b.name;
+        this.setup = Objects.requireNonNull(b.setup, "setup");
+        this.operation = Objects.requireNonNull(b.operation, "operation");
+        this.actors = Map.copyOf(b.actors);
+        this.finish = b.finish;
+        this.invariants = Objects.requireNonNull(b.invariants, "invariants");
+        if (actors.isEmpty()) {
+            throw new IllegalStateException("an exploration needs at least one actor");
+        }
+    }
+
+    /** A builder on {@code target}, whose command events the explorer listens to. */
+    public static Builder builder(MongoTarget target) {
+        return new Builder(target);
+    }
+
+    /** Runs every schedule: every call × both points × every actor. */
+    public Report explore() {
+        List<String> calls = countCalls();
+        List<String> violations = new ArrayList<>();
+        int schedules = 0;
+        List<String> names = new ArrayList<>(actors.keySet());
+        names.sort(null);
+        for (int call = 1; call <= calls.size(); call++) {
+            for (Point point : Point.values()) {
+                for (String actor : names) {
+                    Schedule schedule = new Schedule(call, calls.get(call - 1), point, actor);
+                    schedules++;
+                    for (String problem : run(schedule)) {
+                        violations.add(schedule + ": " + problem);
+                    }
+                }
+            }
+        }
+        return new Report(name, calls, schedules, violations);
+    }
+
+    private MongoDatabase fresh(String hint) {
+        return target.client().getDatabase(MongoTestExtension.freshName(hint));
+    }
+
+    /** The operation alone, counting its calls. */
+    private List<String> countCalls() {
+        MongoDatabase db = fresh("il-" + name);
+        try {
+            setup.accept(db);
+            List<String> calls = new ArrayList<>();
+            Thread self = Thread.currentThread();
+            CommandListener counter = new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    if (Thread.currentThread() == self && db.getName().equals(event.getDatabaseName())) {
+                        calls.add(describe(event));
+                    }
+                }
+            };
+            target.commandListeners().add(counter);
+            try {
+                operation.accept(db);
+            } finally {
+                target.commandListeners().remove(counter);
+            }
+            return calls;
+        } finally {
+            db.drop();
+        }
+    }
+
+    private static String describe(CommandStartedEvent event) {
+        BsonValue collection = event.getCommand().get(event.getCommandName());
+        return event.getCommandName() + (collection != null && collection.isString()
+                ? " " + collection.asString().getValue() : "");
+    }
+
+    /** Pauses the operation's thread at one call and point. */
+    private static final class Pause implements CommandListener {
+        private final String database;
+        private final int call;
+        private final Point point;
+        private final CountDownLatch paused = new CountDownLatch(1);
+        private final CountDownLatch release = new CountDownLatch(1);
+        private volatile Thread thread;
+        private int seen;
+        private int startedOfTarget = -1;
+
+        Pause(String database, int call, Point point) {
+            this.database = database;
+            this.call = call;
+            this.point = point;
+        }
+
+        private boolean ours(String db) {
+            return Thread.currentThread() == thread && database.equals(db);
+        }
+
+        @Override
+        public void commandStarted(CommandStartedEvent event) {
+            if (!ours(event.getDatabaseName())) {
+                return;
+            }
+            seen++;
+            if (seen == call) {
+                startedOfTarget = event.getRequestId();
+                if (point == Point.BEFORE) {
+                    hold();
+                }
+            }
+        }
+
+        @Override
+        public void commandSucceeded(CommandSucceededEvent event) {
+            after(event.getDatabaseName(), event.getRequestId());
+        }
+
+        @Override
+        public void commandFailed(CommandFailedEvent event) {
+            after(event.getDatabaseName(), event.getRequestId());
+        }
+
+        private void after(String db, int requestId) {
+            if (point == Point.AFTER && ours(db) && requestId == startedOfTarget) {
+                hold();
+            }
+        }
+
+        private void hold() {
+            paused.countDown();
+            try {
+                release.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private List<String> run(Schedule schedule) {
+        MongoDatabase db = fresh("il-" + name);
+        List<String> problems = new ArrayList<>();
+        Pause pause = new Pause(db.getName(), schedule.call(), schedule.point());
+        target.commandListeners().add(pause);
+        try {
+            setup.accept(db);
+            CompletableFuture<Void> op = CompletableFuture.runAsync(() -> {
+                pause.thread = Thread.currentThread();
+                operation.accept(db);
+            });
+            boolean reached = awaitPausedOrDone(pause, op);
+            if (reached) {
+                try {
+                    List<String> seen = actors.get(schedule.actor()).apply(db);
+                    seen.forEach(p -> problems.add("actor " + schedule.actor() + " saw: " + p));
+                } catch (ConsistencyException typed) {
+                    // a typed refusal is an answer, not a violation
+                } catch (RuntimeException raw) {
+                    problems.add("actor " + schedule.actor() + " failed with " + raw);
+                } finally {
+                    pause.release.countDown();
+                }
+            }
+            outcome(op, problems);
+            target.commandListeners().remove(pause);
+            if (finish != null) {
+                finish.accept(db);
+            }
+            problems.addAll(invariants.apply(db));
+        } catch (RuntimeException e) {
+            problems.add("schedule failed: " + e);
+        } finally {
+            pause.release.countDown();
+            target.commandListeners().remove(pause);
+            db.drop();
+        }
+        return problems;
+    }
+
+    /** True when the operation paused; false when it ended first (its calls differ this time). */
+    private static boolean awaitPausedOrDone(Pause pause, CompletableFuture<Void> op) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                if (pause.paused.await(5, TimeUnit.MILLISECONDS)) {
+                    return true;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            if (op.isDone()) {
+                return pause.paused.getCount() == 0;
+            }
+        }
+        return false;
+    }
+
+    private static void outcome(CompletableFuture<Void> op, List<String> problems) {
+        try {
+            op.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            if (!(cause instanceof ConsistencyException)) {
+                problems.add("the operation failed with an untyped " + cause);
+            }
+        } catch (TimeoutException e) {
+            problems.add("the operation hung for " + TIMEOUT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problems.add("interrupted");
+        }
+    }
+
+    /** Builds an {@link InterleavingExplorer}. */
+    public static final class Builder {
+        private final MongoTarget target;
+        private String name = "operation";
+        private Consumer<MongoDatabase> setup = db -> { };
+        private Consumer<MongoDatabase> operation;
+        private final Map<String, Function<MongoDatabase, List<String>>> actors = new LinkedHashMap<>();
+        private Consumer<MongoDatabase> finish;
+        private Function<MongoDatabase, List<String>> invariants;
+
+        private Builder(MongoTarget target) {
+            this.target = Objects.requireNonNull(target, "target");
+        }
+
+        /** A name for reports and database names. */
+        public Builder name(String value) {
+            this.name = Objects.requireNonNull(value, "name");
+            return this;
+        }
+
+        /** Seeds each fresh database. */
+        public Builder setup(Consumer<MongoDatabase> value) {
+            this.setup = Objects.requireNonNull(value, "setup");
+            return this;
+        }
+
+        /** The operation paused at each of its calls (build the strategy inside: a process of its own). */
+        public Builder operation(Consumer<MongoDatabase> value) {
+            this.operation = Objects.requireNonNull(value, "operation");
+            return this;
+        }
+
+        /** Another actor, run to completion at every pause; returns the problems it saw in what it read. */
+        public Builder actor(String actorName, Function<MongoDatabase, List<String>> actor) {
+            actors.put(Objects.requireNonNull(actorName, "actorName"), Objects.requireNonNull(actor, "actor"));
+            return this;
+        }
+
+        /** What runs once both are done and before the invariants (a final recovery, as a restart would run). */
+        public Builder finish(Consumer<MongoDatabase> value) {
+            this.finish = Objects.requireNonNull(value, "finish");
+            return this;
+        }
+
+        /** The invariants, on data read back. */
+        public Builder invariants(Function<MongoDatabase, List<String>> value) {
+            this.invariants = Objects.requireNonNull(value, "invariants");
+            return this;
+        }
+
+        /** The explorer. */
+        public InterleavingExplorer build() {
+            return new InterleavingExplorer(this);
+        }
+    }
+}
