@@ -336,11 +336,11 @@ public final class LedgerEngine {
                 } else {
                     LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
                             tx.get("_id"), blocked.seq, blocked.account);
-                    return new Committed(reread(target), false, true);
+                    return new Committed(rereadAnywhere(target), false, true);
                 }
             }
         }
-        return new Committed(reread(target), mine, false);
+        return new Committed(rereadAnywhere(target), mine, false);
     }
 
     private static boolean onStack(Deque<Document> stack, Object id) {
@@ -410,6 +410,19 @@ public final class LedgerEngine {
 
     private Document reread(Document tx) {
         return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx.get("_id")));
+    }
+
+    /**
+     * The transaction as it is now, in the ledger or, once an archiver moved it (only committed transactions are
+     * moved), in the archive.
+     */
+    private Document rereadAnywhere(Document tx) {
+        Document now = reread(tx);
+        if (now != null) {
+            return now;
+        }
+        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read archived transaction",
+                () -> archive.find(eq("_id", tx.get("_id"))).first());
     }
 
     private Document byId(Object id) {

@@ -1,0 +1,93 @@
+package dev.consistencykit.logreconciliation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.InterleavingExplorer;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/**
+ * The actor table of the ledger, run at every driver call of a transfer applied in the caller's thread: a committer,
+ * an archiver, a second owner with the same id, a long-lived process whose heads are cached from before, and a reader
+ * summing every balance while nothing else moves (so the sum must be exact).
+ */
+@ExtendWith(MongoTestExtension.class)
+class InterleavingExplorationTest {
+
+    private static final Map<String, Long> OPENING = Books.accounts(3, 100);
+
+    static InterleavingExplorer.Builder table(MongoTarget target, SeqAllocation allocation) {
+        // one long-lived process per database, its heads cached before the operation runs
+        Map<String, Ledger> cached = new ConcurrentHashMap<>();
+        LedgerTransaction transfer = LedgerTransaction.transfer("a0", "a1", 10).withId(OperationId.of("t1"));
+        return InterleavingExplorer.builder(target)
+                .name("ledger-" + allocation)
+                .setup(db -> {
+                    Books.seed(db, OPENING);
+                    Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
+                    ledger.ensureIndexes();
+                    ledger.apply(LedgerTransaction.transfer("a1", "a0", 5));
+                    Ledger process = Books.ledger(db).seqAllocation(allocation).build();
+                    process.apply(LedgerTransaction.transfer("a0", "a2", 1));
+                    cached.put(db.getName(), process);
+                })
+                .operation(db -> Books.ledger(db).seqAllocation(allocation).build().apply(transfer))
+                .actor("committer", db -> {
+                    Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("archiver", db -> {
+                    Books.ledger(db).seqAllocation(allocation).build().archive(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    Books.ledger(db).seqAllocation(allocation).build().apply(transfer);
+                    return List.of();
+                })
+                .actor("cached process", db -> {
+                    cached.get(db.getName()).apply(LedgerTransaction.transfer("a0", "a1", 3));
+                    return List.of();
+                })
+                .actor("reader", db -> {
+                    Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
+                    long sum = 0;
+                    for (String account : OPENING.keySet()) {
+                        sum += ledger.balance(account);
+                    }
+                    List<String> problems = new ArrayList<>();
+                    if (sum != 300) {
+                        problems.add("the balances sum to " + sum + " with 300 in the books");
+                    }
+                    return problems;
+                })
+                .finish(db -> Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO))
+                .invariants(db -> Books.invariants(db, OPENING, true, null));
+    }
+
+    @Test
+    void shouldKeepTheBooksWhenAnyActorRunsAtAnyCallOfATransfer(MongoTarget target) {
+        InterleavingExplorer.Report report = table(target, SeqAllocation.QUERY).build().explore();
+
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldKeepTheBooksWhenAnyActorRunsAtAnyCallOfATransferWithCounterNumbers(MongoTarget target) {
+        InterleavingExplorer.Report report = table(target, SeqAllocation.COUNTER).build().explore();
+
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+}
