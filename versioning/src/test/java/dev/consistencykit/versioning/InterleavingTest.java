@@ -1,0 +1,104 @@
+package dev.consistencykit.versioning;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.InterleavingExplorer;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.MongoTestExtension;
+
+/**
+ * The actor table of versioned documents, run at every driver call of a commit: maintenance with retention of one
+ * version (settle, clean up, prune), a second writer on the same base, and readers through {@code read}, {@code get}
+ * and {@code readAsOf}, whose every answer must be a whole committed version (its checksum).
+ */
+@ExtendWith(MongoTestExtension.class)
+class InterleavingTest {
+
+    private static final String ROOT = Catalogue.ROOT;
+
+    private static VersionedStore store(MongoDatabase db) {
+        return Catalogue.store(db).retention(Retention.keepLast(1)).build();
+    }
+
+    /** A change of two items on {@code base}, carrying the checksum of the tree it makes. */
+    private static ChangeSet change(MongoDatabase db, String id, long price) {
+        VersionedTree base = store(db).readAsOf(ROOT, 1);
+        Map<Object, Document> next = new HashMap<>(base.items());
+        ChangeSet.Builder change = ChangeSet.on(ROOT, 1).id(OperationId.of(id));
+        for (String item : List.of("i0", "i1")) {
+            Document value = Catalogue.product(id + "-" + item, price);
+            change.put(item, value);
+            next.put(item, value);
+        }
+        return change.meta(Catalogue.checksum(next)).build();
+    }
+
+    private static List<String> whole(VersionedTree tree) {
+        Optional<String> expected = tree.meta().map(m -> m.getString("checksum"));
+        if (expected.isPresent() && !expected.get().equals(tree.checksum())) {
+            return List.of("version " + tree.version() + " read as " + tree.items() + ", never a committed tree");
+        }
+        return List.of();
+    }
+
+    @Test
+    void shouldNeverShowPartOfAVersionWhenAnyActorRunsAtAnyCallOfACommit(MongoTarget target) {
+        Map<String, ChangeSet> changes = new HashMap<>();
+        InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
+                .name("versions")
+                .setup(db -> {
+                    Catalogue.seed(db, Catalogue.products(3));
+                    changes.put(db.getName(), change(db, "first", 7));
+                })
+                .operation(db -> store(db).apply(changes.get(db.getName())))
+                .actor("maintenance", db -> {
+                    store(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second writer", db -> {
+                    store(db).apply(change(db, "second", 9));
+                    return List.of();
+                })
+                .actor("tree reader", db -> whole(store(db).read(ROOT)))
+                .actor("item reader", db -> {
+                    VersionedTree tree = store(db).read(ROOT);
+                    Optional<Document> item = store(db).get(ROOT, "i0");
+                    List<String> problems = new ArrayList<>(whole(tree));
+                    if (item.isEmpty()) {
+                        problems.add("item i0 read as missing");
+                    }
+                    return problems;
+                })
+                .actor("time traveller", db -> {
+                    List<String> problems = new ArrayList<>();
+                    for (VersionInfo info : store(db).versions(ROOT)) {
+                        try {
+                            problems.addAll(whole(store(db).readAsOf(ROOT, info.version())));
+                        } catch (VersionPrunedException pruned) {
+                            // pruned since it was listed: refused, never answered in part
+                        }
+                    }
+                    return problems;
+                })
+                .finish(db -> store(db).recover(Duration.ZERO))
+                .invariants(db -> Catalogue.invariants(db, null))
+                .build().explore();
+
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+}
