@@ -10,6 +10,7 @@ import org.bson.Document;
  * @param pattern     the pattern
  * @param writeSites  write sites of the pattern's main operation
  * @param scenarios   crash-exploration scenarios run
+ * @param interleavings schedules the interleaving explorer ran (another actor at each call of an operation)
  * @param seeds       chaos seeds run
  * @param operations  operations run by the chaos workers
  * @param crashes     simulated process deaths during chaos
@@ -17,7 +18,7 @@ import org.bson.Document;
  * @param violations  invariant violations and unexpected failures, exploration and chaos together
  * @param details     the first violations, each replayable (scenario or seed)
  */
-public record ChaosReport(String pattern, int writeSites, int scenarios, int seeds, long operations, long crashes,
+public record ChaosReport(String pattern, int writeSites, int scenarios, int interleavings, int seeds, long operations, long crashes,
                           long faults, int violations, List<String> details) {
 
     /** Copies the list. */
@@ -28,7 +29,7 @@ public record ChaosReport(String pattern, int writeSites, int scenarios, int see
     /** The JSON object the CLI prints. */
     public Document json() {
         return new Document("pattern", pattern).append("writeSites", writeSites).append("scenarios", scenarios)
-                .append("seeds", seeds).append("operations", operations).append("crashes", crashes)
+                .append("interleavings", interleavings).append("seeds", seeds).append("operations", operations).append("crashes", crashes)
                 .append("faults", faults).append("violations", violations).append("details", details);
     }
 }

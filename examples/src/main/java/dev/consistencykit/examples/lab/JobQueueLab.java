@@ -26,6 +26,7 @@ import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
 
@@ -196,11 +197,61 @@ public final class JobQueueLab implements PatternLab {
                 .recovery(db -> queue(db).recover(Duration.ZERO))
                 .invariants(JobQueueLab::invariants)
                 .build();
+        int interleavings = PatternLab.explore(List.of(
+                interleaving(target, "job", db -> queue(db).apply(befriend("j1"))),
+                interleaving(target, "enqueue-with", db -> {
+                    queue(db).enqueueWith(db.getCollection(USERS), "u0", null, Updates.inc("charged", 1),
+                            befriend("j1"));
+                    queue(db).processNext();
+                })), details, progress);
         ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
-        return new ChaosReport(pattern(), life.writeSites(), life.scenarios() + outbox.scenarios(), seeds,
+        return new ChaosReport(pattern(), life.writeSites(), life.scenarios() + outbox.scenarios(), interleavings,
+                seeds,
                 summary.operations(), summary.crashes(), summary.faults(), details.size(),
                 details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    private static JobRequest befriend(String id) {
+        return JobRequest.of("befriend", new Document("a", "u0").append("b", "u1")).withId(OperationId.of(id));
+    }
+
+    /** {@code operation} paused at each of its driver calls while a recoverer, a second owner, a worker or a relayer runs. */
+    private static InterleavingExplorer interleaving(MongoTarget target, String name,
+                                                     java.util.function.Consumer<MongoDatabase> operation) {
+        return InterleavingExplorer.builder(target)
+                .name(name)
+                .setup(JobQueueLab::seed)
+                .operation(operation)
+                .actor("recoverer", db -> {
+                    queue(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    queue(db).apply(befriend("j1"));
+                    return List.of();
+                })
+                .actor("worker", db -> {
+                    queue(db).processNext();
+                    return List.of();
+                })
+                .actor("relayer", db -> {
+                    queue(db).relayOutbox(db.getCollection(USERS));
+                    return List.of();
+                })
+                .finish(db -> {
+                    queue(db).relayOutbox(db.getCollection(USERS));
+                    queue(db).recover(Duration.ZERO);
+                })
+                .invariants(db -> {
+                    List<String> problems = new ArrayList<>(invariants(db));
+                    Document u0 = db.getCollection(USERS).find(eq("_id", "u0")).first();
+                    if (u0.getInteger("charged", 1) != 1) {
+                        problems.add("u0 charged " + u0.get("charged") + " times");
+                    }
+                    return problems;
+                })
+                .build();
     }
 
     @Override

@@ -24,6 +24,7 @@ import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.ReconcileReport;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
@@ -134,10 +135,60 @@ public final class LedgerLab implements PatternLab {
                 .recovery(db -> ledger(db).recover(Duration.ZERO))
                 .invariants(db -> invariants(db, four))
                 .build();
+        int interleavings = PatternLab.explore(List.of(
+                interleaving(target, "transfer", LedgerTransaction.transfer("a0", "a1", 10)),
+                interleaving(target, "split", LedgerTransaction.of(Change.debit("a0", 9), Change.credit("a1", 6),
+                        Change.credit("a2", 3)).asTransfer())), details, progress);
         ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
-        return new ChaosReport(pattern(), writeSites, scenarios, seeds, summary.operations(), summary.crashes(),
+        return new ChaosReport(pattern(), writeSites, scenarios, interleavings, seeds, summary.operations(),
+                summary.crashes(),
                 summary.faults(), details.size(), details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    /**
+     * {@code tx} applied in the caller's thread, paused at each of its driver calls while a committer, an archiver, a
+     * second owner, another appender or a reader summing every balance (exactly: nothing else moves) runs.
+     */
+    private static InterleavingExplorer interleaving(MongoTarget target, String name, LedgerTransaction tx) {
+        LedgerTransaction once = tx.withId(OperationId.of("t1"));
+        Map<String, Long> opening = new LinkedHashMap<>();
+        for (int i = 0; i < 3; i++) {
+            opening.put("a" + i, 500L);
+        }
+        return InterleavingExplorer.builder(target)
+                .name(name)
+                .setup(db -> {
+                    open(db, 3, 500);
+                    ledger(db).apply(LedgerTransaction.transfer("a1", "a0", 5));
+                })
+                .operation(db -> ledger(db).apply(once))
+                .actor("committer", db -> {
+                    ledger(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("archiver", db -> {
+                    ledger(db).archive(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    ledger(db).apply(once);
+                    return List.of();
+                })
+                .actor("appender", db -> {
+                    ledger(db).append(LedgerTransaction.transfer("a2", "a0", 2));
+                    return List.of();
+                })
+                .actor("reader", db -> {
+                    long sum = 0;
+                    for (String account : opening.keySet()) {
+                        sum += ledger(db).balance(account);
+                    }
+                    return sum == 1_500 ? List.of() : List.of("the balances sum to " + sum + " with 1500 in the books");
+                })
+                .finish(db -> ledger(db).recover(Duration.ZERO))
+                .invariants(db -> invariants(db, opening))
+                .build();
     }
 
     private static final int BENCH_ACCOUNTS = 1_000;

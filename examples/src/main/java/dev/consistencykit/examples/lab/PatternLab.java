@@ -1,11 +1,13 @@
 package dev.consistencykit.examples.lab;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.testkit.ChaosRunner;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 
 /** One pattern's chaos and benchmark, run on fresh databases of a target server. */
@@ -40,6 +42,23 @@ public interface PatternLab {
     /** Whether {@link #benchHot} is implemented. */
     default boolean hasHotBench() {
         return false;
+    }
+
+    /**
+     * Runs {@code explorers}, reporting progress and adding each violation to {@code details}.
+     *
+     * @return the schedules run
+     */
+    static int explore(List<InterleavingExplorer> explorers, List<String> details, Consumer<String> progress) {
+        int schedules = 0;
+        for (InterleavingExplorer explorer : explorers) {
+            InterleavingExplorer.Report report = explorer.explore();
+            schedules += report.schedules();
+            report.violations().forEach(v -> details.add(report.name() + ": " + v));
+            progress.accept("interleaved " + report.name() + ": " + report.calls().size() + " calls, "
+                    + report.schedules() + " schedules, " + report.violations().size() + " violations");
+        }
+        return schedules;
     }
 
     /** Runs seeds 1…{@code seeds} of {@code runner}, with a progress line every 20 seeds. */

@@ -25,6 +25,7 @@ import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
 
@@ -119,10 +120,67 @@ public final class SyncFlagLab implements PatternLab {
                 .recovery(db -> sync(db).recover(Duration.ZERO))
                 .invariants(SyncFlagLab::invariants)
                 .build();
+        int interleavings = PatternLab.explore(List.of(
+                interleaving(target, "rename", db -> sync(db).update("u0", Updates.set("name", "Ann"))),
+                interleaving(target, "rename-by-id", db -> sync(db).apply(new MasterUpdate(OperationId.of("op-1"),
+                        "u0", Updates.set("name", "Ann")))),
+                interleaving(target, "rename-neighbour", db -> sync(db).update("u1", Updates.set("name", "Ann"))),
+                interleaving(target, "rename-twice", db -> {
+                    sync(db).update("u0", Updates.set("name", "Ann"));
+                    sync(db).update("u0", Updates.set("name", "Bee"));
+                })),
+                details, progress);
         ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
-        return new ChaosReport(pattern(), rename.writeSites(), rename.scenarios(), seeds, summary.operations(),
+        return new ChaosReport(pattern(), rename.writeSites(), rename.scenarios(), interleavings, seeds,
+                summary.operations(),
                 summary.crashes(), summary.faults(), details.size(), details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    /**
+     * {@code operation} paused at each of its driver calls while a sweeper, a second owner renaming the same masters,
+     * a read repair, a verifier or a reader of the copies (which may lag, but never shows a name never held) runs.
+     */
+    private static InterleavingExplorer interleaving(MongoTarget target, String name,
+                                                     Consumer<MongoDatabase> operation) {
+        java.util.Set<Object> names = java.util.Set.of("User 0", "User 1", "Ann", "Bee");
+        return InterleavingExplorer.builder(target)
+                .name(name)
+                .setup(db -> seed(db, 3, 2))
+                .operation(operation)
+                .actor("sweeper", db -> {
+                    sync(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    sync(db).update("u0", Updates.set("name", "Bee"));
+                    return List.of();
+                })
+                .actor("second master", db -> {
+                    sync(db).update("u1", Updates.set("name", "Bee"));
+                    return List.of();
+                })
+                .actor("read repair", db -> {
+                    sync(db).readRepair(db.getCollection(USERS).find(Filters.eq("_id", "u0")).first());
+                    return List.of();
+                })
+                .actor("verifier", db -> {
+                    sync(db).verify(false);
+                    return List.of();
+                })
+                .actor("copy reader", db -> {
+                    List<String> problems = new ArrayList<>();
+                    for (Document c : db.getCollection(COMMENTS).find()) {
+                        if (!names.contains(c.get("authorName")) && !String.valueOf(c.get("authorName"))
+                                .startsWith("User ")) {
+                            problems.add("comment " + c.get("_id") + " shows " + c.get("authorName"));
+                        }
+                    }
+                    return problems;
+                })
+                .finish(db -> sync(db).recover(Duration.ZERO))
+                .invariants(SyncFlagLab::invariants)
+                .build();
     }
 
     /** Masters in the benchmark: each rename is propagated to its {@value #BENCH_COPIES} comments. */

@@ -1,5 +1,6 @@
 package dev.consistencykit.examples.lab;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,12 +18,15 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.Accounts;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.twophase.Participant;
+import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TransferVariant;
@@ -120,11 +124,74 @@ public final class TwoPhaseLab implements PatternLab {
                         .recover(Duration.ZERO))
                 .invariants(db -> invariants(db, ten, true))
                 .build();
+        int interleavings = PatternLab.explore(List.of(interleaving(target, TransferVariant.RESERVE_THEN_CREDIT),
+                interleaving(target, TransferVariant.APPLY_AT_PREPARE)), details, progress);
         ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
         int violations = (int) details.stream().count();
-        return new ChaosReport(pattern(), writeSites, scenarios, seeds, summary.operations(), summary.crashes(),
+        return new ChaosReport(pattern(), writeSites, scenarios, interleavings, seeds, summary.operations(), summary.crashes(),
                 summary.faults(), violations, details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    /**
+     * A transfer paused at each of its driver calls while a recoverer, a second owner, a pruner days ahead, a worker
+     * or a settled reader runs.
+     */
+    private static InterleavingExplorer interleaving(MongoTarget target, TransferVariant variant) {
+        Map<String, Long> three = Accounts.named(3, 1_000);
+        Transfer transfer = Transfer.of(OperationId.of("t1"), "a0", "a1", 100);
+        return InterleavingExplorer.builder(target)
+                .name("transfer-" + variant)
+                .setup(db -> Accounts.seed(db, ACCOUNTS, three))
+                .operation(db -> instance(db, variant, StalePendingPolicy.ROLL_BACK).transfer(transfer))
+                .actor("recoverer", db -> {
+                    instance(db, variant, StalePendingPolicy.ROLL_BACK).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second owner", db -> {
+                    instance(db, variant, StalePendingPolicy.ROLL_BACK).transfer(transfer);
+                    return List.of();
+                })
+                .actor("worker", db -> {
+                    instance(db, variant, StalePendingPolicy.ROLL_BACK).processNext();
+                    return List.of();
+                })
+                .actor("pruner", db -> {
+                    TwoPhaseCommit.builder(db).retryPolicy(FAST_RETRY).retention(Duration.ofDays(1))
+                            .serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
+                                    Duration.ofDays(2)))).build().prune();
+                    return List.of();
+                })
+                .actor("settled reader", db -> {
+                    SettledRead read = instance(db, variant, StalePendingPolicy.ROLL_BACK).readSettled(ACCOUNTS,
+                            List.of("a0", "a1", "a2"), Duration.ZERO);
+                    long sum = read.documents().stream().mapToLong(d -> d.getLong(Accounts.BALANCE)).sum();
+                    return read.isSettled() && sum != 3_000 ? List.of("a settled read summed " + sum) : List.of();
+                })
+                .finish(db -> instance(db, variant, StalePendingPolicy.ROLL_BACK).recover(Duration.ZERO))
+                .invariants(db -> {
+                    List<String> problems = new ArrayList<>();
+                    Map<Object, Long> b = Accounts.balances(db, ACCOUNTS);
+                    boolean moved = b.get("a0") == 900 && b.get("a1") == 1_100;
+                    if (!(moved || (b.get("a0") == 1_000 && b.get("a1") == 1_000)) || b.get("a2") != 1_000) {
+                        problems.add("balances " + b + " are neither before nor after t1");
+                    }
+                    Document tx = db.getCollection(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION)
+                            .find(Filters.eq("_id", "t1")).first();
+                    if (tx != null && !("done".equals(tx.getString("state")) && moved)
+                            && !("canceled".equals(tx.getString("state")) && !moved)) {
+                        problems.add("t1 is " + tx.getString("state") + " with balances " + b);
+                    }
+                    for (Document a : db.getCollection(ACCOUNTS).find()) {
+                        for (String f : List.of("pendingTransactions", "reservedTransactions")) {
+                            if (!a.getList(f, Object.class, List.of()).isEmpty()) {
+                                problems.add(a.get("_id") + " still carries " + f + " " + a.get(f));
+                            }
+                        }
+                    }
+                    return problems;
+                })
+                .build();
     }
 
     @Override

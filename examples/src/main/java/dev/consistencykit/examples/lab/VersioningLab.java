@@ -23,6 +23,7 @@ import com.mongodb.client.model.Filters;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
@@ -206,11 +207,79 @@ public final class VersioningLab implements PatternLab {
                 .recovery(db -> store(db).build().recover(Duration.ZERO))
                 .invariants(db -> invariants(db, null))
                 .build();
+        int interleavings = PatternLab.explore(List.of(
+                interleaving(target, "commit", db -> store(db).build().apply(change(db, "first", 7, false))),
+                interleaving(target, "delete", db -> store(db).build().apply(change(db, "gone", 8, true))),
+                interleaving(target, "read-modify-write", db -> store(db).build().update(ROOT, (tree, edit) -> {
+                    Map<Object, Document> next = new HashMap<>(tree.items());
+                    next.put("i0", product("edited", 11));
+                    edit.put("i0", next.get("i0")).meta(checksum(next));
+                }))), details, progress);
         ChaosRunner.Summary summary = PatternLab.runSeeds(runner, seeds, progress);
         summary.failures().forEach(r -> details.add("chaos " + r));
-        return new ChaosReport(pattern(), commit.writeSites(), commit.scenarios() + maintenance.scenarios(), seeds,
+        return new ChaosReport(pattern(), commit.writeSites(), commit.scenarios() + maintenance.scenarios(),
+                interleavings, seeds,
                 summary.operations(), summary.crashes(), summary.faults(), details.size(),
                 details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    /** A change of items i0 and i1 (or, deleting, of i1 alone) on version 1, with the checksum of what it makes. */
+    private static ChangeSet change(MongoDatabase db, String id, long price, boolean delete) {
+        Map<Object, Document> next = new HashMap<>(store(db).build().readAsOf(ROOT, 1).items());
+        ChangeSet.Builder change = ChangeSet.on(ROOT, 1).id(OperationId.of(id));
+        if (delete) {
+            change.delete("i1");
+            next.remove("i1");
+        } else {
+            for (String item : List.of("i0", "i1")) {
+                next.put(item, product(id + "-" + item, price));
+                change.put(item, next.get(item));
+            }
+        }
+        return change.meta(checksum(next)).build();
+    }
+
+    /**
+     * {@code operation} paused at each of its driver calls while maintenance keeping one version, a second writer, a
+     * writer that stages a change set and leaves it, or a tree, item or time-travel reader (each answer checked whole)
+     * runs.
+     */
+    private static InterleavingExplorer interleaving(MongoTarget target, String name,
+                                                     Consumer<MongoDatabase> operation) {
+        return InterleavingExplorer.builder(target)
+                .name(name)
+                .setup(db -> seed(db, 3))
+                .operation(operation)
+                .actor("maintenance", db -> {
+                    store(db).retention(Retention.keepLast(1)).build().recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("second writer", db -> {
+                    store(db).build().apply(change(db, "second", 9, false));
+                    return List.of();
+                })
+                .actor("abandoned writer", db -> {
+                    store(db).build().submit(change(db, "staged", 5, false));
+                    return List.of();
+                })
+                .actor("tree reader", db -> readProblems(store(db).build().read(ROOT), null))
+                .actor("item reader", db -> store(db).build().get(ROOT, "i0").isPresent() ? List.of()
+                        : List.of("item i0 read as missing"))
+                .actor("time traveller", db -> {
+                    List<String> problems = new ArrayList<>();
+                    VersionedStore store = store(db).build();
+                    for (var info : store.versions(ROOT)) {
+                        try {
+                            problems.addAll(readProblems(store.readAsOf(ROOT, info.version()), null));
+                        } catch (dev.consistencykit.versioning.VersionPrunedException pruned) {
+                            // pruned since it was listed: refused, never answered in part
+                        }
+                    }
+                    return problems;
+                })
+                .finish(db -> store(db).build().recover(Duration.ZERO))
+                .invariants(db -> invariants(db, null))
+                .build();
     }
 
     private static void edit(VersionedTree tree, ChangeSet.Builder change, String item, boolean delete,

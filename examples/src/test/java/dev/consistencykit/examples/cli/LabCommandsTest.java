@@ -24,6 +24,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("two-phase");
         assertThat(json.getInteger("writeSites")).isEqualTo(6);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(60);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("seeds")).isEqualTo(5);
         assertThat(((Number) json.get("operations")).longValue()).isEqualTo(5 * 8 * 3);
         assertThat(json.getInteger("violations")).isZero();
@@ -55,6 +56,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("job-queue");
         assertThat(json.getInteger("writeSites")).isEqualTo(11);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(30);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -104,6 +106,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("sync-flag");
         assertThat(json.getInteger("writeSites")).isEqualTo(4);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("seeds")).isEqualTo(3);
         assertThat(json.getInteger("violations")).isZero();
     }
@@ -129,6 +132,7 @@ class LabCommandsTest {
         Document json = run.lastLineJson();
         assertThat(json.getString("pattern")).isEqualTo("log-reconciliation");
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -154,6 +158,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("versioning");
         assertThat(json.getInteger("writeSites")).isEqualTo(3);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("violations")).isZero();
     }
 
