@@ -138,6 +138,23 @@ class BoundedMarksTest {
         assertThat(user(db, "ann").getList("friends", String.class)).containsExactly("bob");
     }
 
+    @Test
+    void shouldLeaveTheDocumentAsItWasWhenTheServerRefusesTheBusinessWrite(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        db.getCollection(Friends.USERS).updateOne(eq("_id", "ann"), Updates.set("charged", "not a number"));
+        Document before = user(db, "ann");
+
+        assertThatThrownBy(() -> Friends.queue(db).build().enqueueWith(db.getCollection(Friends.USERS), "ann", null,
+                Updates.inc("charged", 1), Friends.befriend("ann", "bob").withId(JOB)))
+                .isInstanceOf(RuntimeException.class);
+
+        Document after = user(db, "ann");
+        after.remove("jobOutboxReserved");
+        assertThat(after).isEqualTo(before);
+        assertThat(user(db, "ann").getList("jobOutboxReserved", Object.class, List.of())).isEmpty();
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isZero();
+    }
+
     /** A queue whose clock runs eight days ahead: past the default retention of done jobs. */
     private static JobQueue later(MongoDatabase db) {
         return Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),

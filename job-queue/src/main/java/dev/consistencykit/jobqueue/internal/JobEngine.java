@@ -314,12 +314,21 @@ public final class JobEngine {
                 : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry));
         List<MarkerWrite> write = List.of(new MarkerWrite(documentId, businessFilter, update));
         boolean[] sentBefore = {false};
-        GuardedResult written = config.retryPolicy().execute(config.name(), jobId, "business write with job", () -> {
-            boolean retry = sentBefore[0];
-            sentBefore[0] = true;
-            GuardedResult r = OnceEffects.apply(business, OUTBOX_MARKER, jobId, nonce, write).get(documentId);
-            return retry && r.outcome() == UpdateOutcome.GUARD_FAILED ? retried(r, jobId, nonce) : r;
-        });
+        GuardedResult written;
+        try {
+            written = config.retryPolicy().execute(config.name(), jobId, "business write with job", () -> {
+                boolean retry = sentBefore[0];
+                sentBefore[0] = true;
+                GuardedResult r = OnceEffects.apply(business, OUTBOX_MARKER, jobId, nonce, write).get(documentId);
+                return retry && r.outcome() == UpdateOutcome.GUARD_FAILED ? retried(r, jobId, nonce) : r;
+            });
+        } catch (MongoException refused) {
+            // the server refused the business update (a validator, a type error): nothing was written, so the call
+            // gives its reservation back rather than leave it on the document
+            config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
+                    () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
+            throw refused;
+        }
         switch (written.outcome()) {
             case APPLIED, ALREADY_APPLIED -> {
                 relay(business, documentId);
