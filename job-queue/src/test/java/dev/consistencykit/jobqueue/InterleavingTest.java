@@ -128,4 +128,36 @@ class InterleavingTest {
 
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
+
+    @Test
+    void shouldNotRequeueAJobWhoseWorkerRenewedItsLeaseAfterTheSweeperReadIt(MongoTarget target) {
+        InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
+                .name("sweep")
+                .setup(db -> db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).insertOne(new Document("_id", "j1")
+                        .append("type", "befriend").append("payload", new Document("a", "ann").append("b", "bob"))
+                        .append("state", "PROCESSING").append("priority", 0).append("attempts", 1)
+                        .append("maxAttempts", 5).append("owner", "w1").append("fencingToken", 1L)
+                        .append("leaseExpiresAt", new java.util.Date(System.currentTimeMillis() + 30_000))))
+                // a sweeper whose clock is ten minutes ahead sees the lease expired
+                .operation(db -> Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(
+                        Clock.systemUTC(), Duration.ofMinutes(10)))).build().sweep())
+                .actor("owner heartbeat", db -> {
+                    db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(com.mongodb.client.model.Filters.and(
+                            eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "PROCESSING")), Updates.combine(
+                            Updates.set("leaseExpiresAt", new java.util.Date(System.currentTimeMillis()
+                                    + Duration.ofDays(1).toMillis())), Updates.set("renewed", true)));
+                    return List.of();
+                })
+                .invariants(db -> {
+                    Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", "j1")).first();
+                    if (job.getBoolean("renewed", false) && !("PROCESSING".equals(job.getString("state"))
+                            && job.getLong("fencingToken") == 1L)) {
+                        return List.of("the worker renewed its lease, yet the sweeper took the job: " + job.toJson());
+                    }
+                    return List.of();
+                })
+                .build().explore();
+
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
 }

@@ -874,9 +874,11 @@ public final class JobEngine {
                     "the worker lost its lease"), Updates.unset(OWNER), Updates.unset(LEASE),
                     Updates.inc(TOKEN, 1L));
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
+            // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
+            Bson guard = all ? eq(STATE, JobState.PROCESSING.name())
+                    : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
             GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
-                    () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token,
-                            eq(STATE, JobState.PROCESSING.name()), update));
+                    () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token, guard, update));
             Document now = r.document().orElse(null);
             boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
                     && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
