@@ -30,6 +30,7 @@ import dev.consistencykit.testkit.MongoTestExtension;
 class InterleavingTest {
 
     private static final OperationId JOB = OperationId.of("j1");
+    private static final java.time.Instant LEASE_END = java.time.Instant.parse("2030-01-01T00:00:00Z");
 
     private static JobQueue queue(MongoDatabase db) {
         return Friends.queue(db).build();
@@ -137,15 +138,15 @@ class InterleavingTest {
                         .append("type", "befriend").append("payload", new Document("a", "ann").append("b", "bob"))
                         .append("state", "PROCESSING").append("priority", 0).append("attempts", 1)
                         .append("maxAttempts", 5).append("owner", "w1").append("fencingToken", 1L)
-                        .append("leaseExpiresAt", new java.util.Date(System.currentTimeMillis() + 30_000))))
-                // a sweeper whose clock is ten minutes ahead sees the lease expired
-                .operation(db -> Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(
-                        Clock.systemUTC(), Duration.ofMinutes(10)))).build().sweep())
+                        .append("leaseExpiresAt", java.util.Date.from(LEASE_END))))
+                // the sweeper's clock stands ten minutes past the lease
+                .operation(db -> Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.fixed(
+                        LEASE_END.plus(Duration.ofMinutes(10)), java.time.ZoneOffset.UTC))).build().sweep())
                 .actor("owner heartbeat", db -> {
                     db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(com.mongodb.client.model.Filters.and(
                             eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "PROCESSING")), Updates.combine(
-                            Updates.set("leaseExpiresAt", new java.util.Date(System.currentTimeMillis()
-                                    + Duration.ofDays(1).toMillis())), Updates.set("renewed", true)));
+                            Updates.set("leaseExpiresAt", java.util.Date.from(LEASE_END.plus(Duration.ofDays(1)))),
+                            Updates.set("renewed", true)));
                     return List.of();
                 })
                 .invariants(db -> {

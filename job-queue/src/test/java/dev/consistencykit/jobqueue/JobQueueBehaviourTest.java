@@ -90,9 +90,12 @@ class JobQueueBehaviourTest {
     }
 
     @Test
-    void shouldRetryWithBackoffThenSucceed(MongoDatabase db) throws Exception {
+    void shouldRetryWithBackoffThenSucceed(MongoDatabase db) {
         AtomicInteger calls = new AtomicInteger();
+        // time moves only when the test moves it: a loaded machine cannot make the job due early
+        ManualClock clock = new ManualClock();
         JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(20), Duration.ofMillis(40))
+                .serverClock(dev.consistencykit.core.ServerClock.unsynchronized(clock))
                 .handler("flaky", ctx -> {
                     if (calls.incrementAndGet() < 3) {
                         throw new IllegalStateException("not yet (" + ctx.attempt() + ")");
@@ -105,7 +108,7 @@ class JobQueueBehaviourTest {
         assertThat(job(db, "j1").getString("lastError")).contains("not yet (1)");
         OperationResult end = null;
         for (int i = 0; i < 50 && (end == null || !end.isCommitted()); i++) {
-            Thread.sleep(20);
+            clock.advance(Duration.ofMillis(20));
             end = queue.processNext().orElse(end);
         }
 
@@ -241,18 +244,21 @@ class JobQueueBehaviourTest {
 
     @Test
     void shouldRequeueAJobWhoseWorkerStoppedHeartbeating(MongoDatabase db) throws Exception {
+        ManualClock clock = new ManualClock();
+        dev.consistencykit.core.ServerClock time = dev.consistencykit.core.ServerClock.unsynchronized(clock);
         JobQueue queue = JobQueue.builder(db).lease(Duration.ofSeconds(2)).retention(Duration.ofDays(1))
-                .handler("log", ctx -> { }).build();
+                .serverClock(time).handler("log", ctx -> { }).build();
         queue.enqueue(JobRequest.of("log", new Document()).withId(OperationId.of("j1")));
         dev.consistencykit.testkit.FaultInjector dies = dev.consistencykit.testkit.FaultInjector.at(1,
                 dev.consistencykit.testkit.FaultMode.CRASH_AFTER);
-        JobQueue dying = JobQueue.builder(dies.wrap(db)).lease(Duration.ofSeconds(2))
+        JobQueue dying = JobQueue.builder(dies.wrap(db)).lease(Duration.ofSeconds(2)).serverClock(time)
                 .retention(Duration.ofDays(1)).handler("log", ctx -> { }).build();
         assertThatThrownBy(dying::processNext).isInstanceOf(Error.class);
         assertThat(job(db, "j1").getString("state")).isEqualTo("PROCESSING");
 
+        clock.advance(Duration.ofMillis(1_900));
         assertThat(queue.sweep()).as("the lease has not expired yet").isZero();
-        Thread.sleep(2_300);
+        clock.advance(Duration.ofMillis(200));
         assertThat(queue.sweep()).isEqualTo(1);
 
         assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
@@ -301,6 +307,31 @@ class JobQueueBehaviourTest {
             queue.prune();
 
             assertThat(coverage.uncovered(db)).isEmpty();
+        }
+    }
+
+    /** A clock that moves only when told to. */
+    static final class ManualClock extends java.time.Clock {
+        private final java.util.concurrent.atomic.AtomicReference<java.time.Instant> now =
+                new java.util.concurrent.atomic.AtomicReference<>(java.time.Instant.parse("2030-01-01T00:00:00Z"));
+
+        void advance(Duration by) {
+            now.updateAndGet(t -> t.plus(by));
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public java.time.Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return now.get();
         }
     }
 }
