@@ -91,6 +91,36 @@ class BoundedEvidenceTest {
     }
 
     @Test
+    void shouldRefuseAZombieWhoseTransactionIdWasReusedAfterItWasPruned(MongoDatabase db) throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        // owner 1 recorded t1 (a0 -> a1, 100) and pauses before reserving its participants (write #2)
+        FaultInjector zombie = FaultInjector.at(2, FaultMode.PAUSE);
+        CompletableFuture<OperationResult> first = CompletableFuture.supplyAsync(
+                () -> tpc(zombie.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
+        assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        tpc(db).recover(Duration.ZERO);
+        assertThat(TwoPhaseCommit.builder(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(
+                Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build().prune()).isEqualTo(1);
+        // the id is free again: owner 2 records another t1 (a1 -> a2, 50) and pauses at the same point
+        FaultInjector second = FaultInjector.at(2, FaultMode.PAUSE);
+        CompletableFuture<OperationResult> reused = CompletableFuture.supplyAsync(
+                () -> tpc(second.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a1", "a2", 50)));
+        assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        zombie.release();
+        OperationResult late = first.get(30, TimeUnit.SECONDS);
+        second.release();
+        OperationResult result = reused.get(30, TimeUnit.SECONDS);
+
+        assertThat(late.isCommitted()).as("the zombie must not drive the new t1 with its old spec").isFalse();
+        assertThat(result.isCommitted()).isTrue();
+        assertThat(Bank.balance(db, "a0")).isEqualTo(1_000);
+        assertThat(Bank.balance(db, "a1")).isEqualTo(950);
+        assertThat(Bank.balance(db, "a2")).isEqualTo(1_050);
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldReleaseTheReservationOfAZombieThatDiedRightAfterSendingItLate(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         assertThat(tpc(db).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)).isCommitted()).isTrue();

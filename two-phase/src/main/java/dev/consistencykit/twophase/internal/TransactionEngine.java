@@ -447,26 +447,26 @@ public final class TransactionEngine {
                 switch (state) {
                     case INITIAL, PENDING -> {
                         if (rollBackPending) {
-                            state = decide(tx, token, TransactionState.CANCELING, reason(STALE, null,
+                            state = decide(tx, owner, token, TransactionState.CANCELING, reason(STALE, null,
                                     "recovered after going stale in pending"));
                             break;
                         }
-                        Prepared prepared = prepareAll(tx, token, nonce(owner, token));
+                        Prepared prepared = prepareAll(tx, owner, token, nonce(owner, token));
                         if (prepared.lost()) {
                             releaseOwn(tx, nonce(owner, token));
                             Document now = readPrimary(tx.id());
                             throw new LostOwnership(now);
                         }
-                        state = prepared.failure() == null ? decide(tx, token, TransactionState.APPLIED, null)
-                                : decide(tx, token, TransactionState.CANCELING, prepared.failure());
+                        state = prepared.failure() == null ? decide(tx, owner, token, TransactionState.APPLIED, null)
+                                : decide(tx, owner, token, TransactionState.CANCELING, prepared.failure());
                     }
                     case APPLIED -> {
                         commitAll(tx, token);
-                        state = finish(tx, token, TransactionState.APPLIED, TransactionState.DONE);
+                        state = finish(tx, owner, token, TransactionState.APPLIED, TransactionState.DONE);
                     }
                     case CANCELING -> {
                         rollbackAll(tx);
-                        state = finish(tx, token, TransactionState.CANCELING, TransactionState.CANCELED);
+                        state = finish(tx, owner, token, TransactionState.CANCELING, TransactionState.CANCELED);
                     }
                     case DONE -> {
                         committed.increment();
@@ -507,23 +507,31 @@ public final class TransactionEngine {
     }
 
     /** The decision: one fenced compare-and-set from {@code pending}. */
-    private TransactionState decide(Encoded tx, long token, TransactionState to, Document reason) {
+    private TransactionState decide(Encoded tx, String owner, long token, TransactionState to, Document reason) {
         Bson extra = reason == null ? null : Updates.set(REASON, reason);
-        return move(tx, token, TransactionState.PENDING, to, extra);
+        return move(tx, owner, token, TransactionState.PENDING, to, extra);
     }
 
-    private TransactionState finish(Encoded tx, long token, TransactionState from, TransactionState to) {
-        return move(tx, token, from, to, null);
+    private TransactionState finish(Encoded tx, String owner, long token, TransactionState from,
+                                    TransactionState to) {
+        return move(tx, owner, token, from, to, null);
     }
 
-    private TransactionState move(Encoded tx, long token, TransactionState from, TransactionState to, Bson extra) {
+    /**
+     * A state change carrying this drive's owner and fencing token: the token orders owners of one transaction, the
+     * owner (unique per drive) tells two transactions apart that were recorded under the same id, one after the
+     * other was pruned, whose tokens both start at 1.
+     */
+    private TransactionState move(Encoded tx, String owner, long token, TransactionState from, TransactionState to,
+                                  Bson extra) {
         List<Bson> updates = new ArrayList<>();
         updates.add(Updates.push(HISTORY, to.stored()));
         updates.add(Updates.set(LEASE, leaseExpiry()));
         if (extra != null) {
             updates.add(extra);
         }
-        Transition transition = Transition.of(STATE, from.stored(), to.stored()).guardedBy(eq(TOKEN, token))
+        Transition transition = Transition.of(STATE, from.stored(), to.stored())
+                .guardedBy(and(eq(TOKEN, token), eq(OWNER, owner)))
                 .alsoUpdating(Updates.combine(updates)).returningNothing();
         GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
                 + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
@@ -536,7 +544,8 @@ public final class TransactionEngine {
                 throw new ConsistencyException(config.name(), tx.id(), "the transaction document disappeared while"
                         + " in " + from.stored());
             default:
-                if (doc != null && Objects.equals(ConditionalUpdates.tokenOf(doc, tokenFields()), token)) {
+                if (doc != null && Objects.equals(ConditionalUpdates.tokenOf(doc, tokenFields()), token)
+                        && owner.equals(doc.getString(OWNER))) {
                     // our own earlier attempt applied (its reply was lost), or we are behind our own state
                     return TransactionState.fromStored(doc.getString(STATE));
                 }
@@ -637,7 +646,7 @@ public final class TransactionEngine {
      * collection). A late reservation (this owner paused before it) applies nothing and fails the check; a late apply
      * finds its reservation consumed, released or taken over.
      */
-    private Prepared prepareAll(Encoded tx, long token, String nonce) {
+    private Prepared prepareAll(Encoded tx, String owner, long token, String nonce) {
         Map<String, List<Integer>> groups = byCollection(tx);
         Set<Object> inPlace = new HashSet<>();
         for (Map.Entry<String, List<Integer>> group : groups.entrySet()) {
@@ -647,7 +656,7 @@ public final class TransactionEngine {
             }
         }
         Document now = readPrimary(tx.id());
-        if (now == null || !Objects.equals(now.get(TOKEN), token)
+        if (now == null || !Objects.equals(now.get(TOKEN), token) || !owner.equals(now.getString(OWNER))
                 || !TransactionState.PENDING.stored().equals(now.getString(STATE))) {
             releaseOwn(tx, nonce);
             throw new LostOwnership(now);
