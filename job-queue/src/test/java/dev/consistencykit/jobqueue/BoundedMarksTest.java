@@ -192,6 +192,33 @@ class BoundedMarksTest {
     }
 
     @Test
+    void shouldRefuseAZombieWorkerWhoseJobIdWasReusedAfterItWasPruned(MongoDatabase db) throws Exception {
+        Friends.seedUsers(db, "ann", "bob", "cid");
+        // worker 1 claimed j1 (ann and bob) and pauses before its first effect (write #3 reserves ann)
+        FaultInjector zombie = FaultInjector.at(3, FaultMode.PAUSE);
+        CompletableFuture<OperationResult> first = CompletableFuture.supplyAsync(() -> Friends.queue(zombie.wrap(db))
+                .build().apply(Friends.befriend("ann", "bob").withId(JOB)));
+        assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        Friends.queue(db).build().recover(Duration.ZERO);
+        assertThat(later(db).prune()).isEqualTo(1);
+        // the id is free again: another j1 (ann and cid), claimed by worker 2, which pauses at the same point
+        FaultInjector second = FaultInjector.at(3, FaultMode.PAUSE);
+        CompletableFuture<OperationResult> reused = CompletableFuture.supplyAsync(() -> Friends.queue(second.wrap(db))
+                .build().apply(Friends.befriend("ann", "cid").withId(JOB)));
+        assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        zombie.release();
+        first.get(30, TimeUnit.SECONDS);
+        second.release();
+        OperationResult result = reused.get(30, TimeUnit.SECONDS);
+
+        assertThat(result.isCommitted()).isTrue();
+        assertThat(user(db, "ann").getList("friends", String.class)).containsExactly("bob", "cid");
+        assertThat(user(db, "bob").getList("friends", String.class)).containsExactly("ann");
+        assertThat(user(db, "cid").getList("friends", String.class)).containsExactly("ann");
+    }
+
+    @Test
     void shouldKeepAHotCounterTheSameSizeAfterAHundredOrTenThousandJobs(MongoDatabase db) throws Exception {
         MongoCollection<Document> counters = db.getCollection(Friends.COUNTERS);
         counters.insertOne(new Document("_id", "hot").append("n", 0L));

@@ -570,10 +570,14 @@ public final class JobEngine {
         return lost(claimed);
     }
 
+    /**
+     * A write on the job fenced by this claim: its token orders the claims of one job, its owner tells apart two jobs
+     * enqueued under one id, one after the other was pruned, whose tokens both start again.
+     */
     private GuardedResult fenced(Claimed claimed, String what, Bson update) {
         return config.retryPolicy().execute(config.name(), claimed.id(), what,
                 () -> ConditionalUpdates.fenced(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
-                        eq(STATE, JobState.PROCESSING.name()), update));
+                        and(eq(STATE, JobState.PROCESSING.name()), eq(OWNER, claimed.claim().owner())), update));
     }
 
     /** Applied now, or applied by our own earlier attempt whose reply was lost (same token, target state). */
@@ -690,7 +694,8 @@ public final class JobEngine {
         Document effect = new Document("c", collectionName).append("id", documentId);
         long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> jobs.updateOne(
                 and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
-                        eq(STATE, JobState.PROCESSING.name())), Updates.addToSet(EFFECTS, effect)).getMatchedCount());
+                        eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.name())),
+                Updates.addToSet(EFFECTS, effect)).getMatchedCount());
         return matched == 1;
     }
 
