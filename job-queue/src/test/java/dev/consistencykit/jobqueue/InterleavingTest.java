@@ -24,7 +24,8 @@ import dev.consistencykit.testkit.MongoTestExtension;
 
 /**
  * The actor table of the job queue, run at every driver call of a job's life and of an {@code enqueueWith}: a
- * recoverer, a second owner applying the same job, a worker, a pruner whose clock is days ahead and a relayer.
+ * recoverer, a second owner applying the same job, a worker, a pruner whose clock is days ahead, a relayer, and an
+ * operator who deletes the job and enqueues it again under the same id.
  */
 @ExtendWith(MongoTestExtension.class)
 class InterleavingTest {
@@ -60,6 +61,18 @@ class InterleavingTest {
                 })
                 .actor("relayer", db -> {
                     queue(db).relayOutbox(db.getCollection(Friends.USERS));
+                    return List.of();
+                })
+                .actor("recreator", db -> {
+                    // an operator deletes the unfinished job and enqueues it again under its id: a new record whose
+                    // tokens start again, while the old claim may still be running (a done job enqueued again is a
+                    // new job, applied again: ids are idempotency keys while their record is kept)
+                    Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", JOB.value()))
+                            .first();
+                    if (job != null && !"DONE".equals(job.getString("state"))) {
+                        db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).deleteOne(eq("_id", JOB.value()));
+                        queue(db).apply(Friends.befriend("ann", "bob").withId(JOB));
+                    }
                     return List.of();
                 })
                 .finish(db -> {
@@ -107,7 +120,7 @@ class InterleavingTest {
                 Friends.befriend("ann", "bob").withId(JOB)))
                 .invariants(db -> invariants(db, true)).build().explore();
 
-        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 6);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
