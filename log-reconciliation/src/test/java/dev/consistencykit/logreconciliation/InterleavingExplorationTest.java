@@ -20,8 +20,9 @@ import dev.consistencykit.testkit.MongoTestExtension;
 
 /**
  * The actor table of the ledger, run at every driver call of a transfer applied in the caller's thread: a committer,
- * an archiver, a second owner with the same id, a long-lived process whose heads are cached from before, and a reader
- * summing every balance while nothing else moves (so the sum must be exact).
+ * an archiver, a second owner with the same id, a long-lived process whose heads are cached from before, a reader of
+ * each account's feed (no seqId skipped or repeated) and a reader summing every balance while nothing else moves (so
+ * the sum must be exact).
  */
 @ExtendWith(MongoTestExtension.class)
 class InterleavingExplorationTest {
@@ -60,6 +61,19 @@ class InterleavingExplorationTest {
                     cached.get(db.getName()).apply(LedgerTransaction.transfer("a0", "a1", 3));
                     return List.of();
                 })
+                .actor("feed reader", db -> {
+                    List<String> problems = new ArrayList<>();
+                    for (String account : OPENING.keySet()) {
+                        long expected = 1;
+                        for (LedgerEntry e : Books.ledger(db).seqAllocation(allocation).build().cursor(account, 0)
+                                .poll(1_000)) {
+                            if (e.seqId() != expected++) {
+                                problems.add(account + "'s feed skips or repeats: seqId " + e.seqId());
+                            }
+                        }
+                    }
+                    return problems;
+                })
                 .actor("reader", db -> {
                     Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
                     long sum = 0;
@@ -80,7 +94,7 @@ class InterleavingExplorationTest {
     void shouldKeepTheBooksWhenAnyActorRunsAtAnyCallOfATransfer(MongoTarget target) {
         InterleavingExplorer.Report report = table(target, SeqAllocation.QUERY).build().explore();
 
-        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 6);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
