@@ -131,14 +131,21 @@ public final class Inputs {
             for (int i = 0; i < list.size(); i++) {
                 checkKeys(instanceName, path + "[" + i + "]", list.get(i));
             }
-        } else if (value instanceof BsonDocument bson) {
-            for (Map.Entry<String, BsonValue> entry : bson.entrySet()) {
-                String key = entry.getKey();
-                if (key.startsWith("$") || key.indexOf('.') >= 0) {
-                    throw new InvalidInputException(instanceName, path,
-                            "key " + show(key) + " in " + path + " must not start with '$' or contain '.'");
-                }
+        } else if (value instanceof Object[] array) {
+            for (int i = 0; i < array.length; i++) {
+                checkKeys(instanceName, path + "[" + i + "]", array[i]);
             }
+        } else if (value instanceof Bson bson) {
+            // a driver value that is neither a map nor a list (a JsonObject, a filter, an update) is stored as the
+            // document it renders: check that document, or it would reach the server as an operator
+            BsonDocument rendered;
+            try {
+                rendered = bson.toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+            } catch (RuntimeException e) {
+                throw new InvalidInputException(instanceName, path, path + " holds a "
+                        + value.getClass().getSimpleName() + " that does not render as a document: " + e.getMessage());
+            }
+            checkKeys(instanceName, path, rendered);
         }
     }
 

@@ -413,22 +413,26 @@ public final class SyncEngine {
      */
     public boolean readRepair(Document master) {
         Objects.requireNonNull(master, "master");
-        Document flag = master.get(FLAG, Document.class);
-        if (flag == null || !master.containsKey("_id")) {
+        if (!(master.get(FLAG) instanceof Document flag) || !master.containsKey("_id")) {
             return false;
         }
+        // the caller's document is input: its id and the flag's operation id must be plain values, and they are
+        // matched with $eq, so nothing the caller passes can reach the server as an operator
+        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"));
+        Object op = Inputs.documentId(config.name(), "master." + FLAG + ".op", flag.get("op"));
         // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
         // next millisecond rather than for equality, because a stored time may carry more precision than the
         // millisecond a reader gets back (the embedded server keeps the server's full clock precision)
         Bson seen = flag.get("at") instanceof Date at ? lt(FLAG_AT, new Date(at.getTime() + 1)) : exists(FLAG_AT);
-        return takeOver(master.get("_id"), eq(FLAG_OP, flag.get("op")), seen, Source.READ_REPAIR);
+        return takeOver(id, new Document(FLAG_OP, new Document("$eq", op)), seen, Source.READ_REPAIR);
     }
 
     private boolean takeOver(Object masterId, Bson sameOp, Bson condition, Source source) {
         // refreshing the flag's time is the claim: other sweepers now see a fresh flag and leave it; the operation id
         // stays, so the update's own process can still clear it when it finishes
         Document claimed = config.retryPolicy().execute(config.name(), masterId, "take over flag",
-                () -> masters.findOneAndUpdate(and(eq("_id", masterId), sameOp, condition),
+                () -> masters.findOneAndUpdate(and(new Document("_id", new Document("$eq", masterId)), sameOp,
+                                condition),
                         Updates.currentDate(FLAG_AT), new FindOneAndUpdateOptions()
                                 .returnDocument(ReturnDocument.AFTER).projection(masterProjection)));
         if (claimed == null) {

@@ -1,0 +1,57 @@
+package dev.consistencykit.testkit.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.Document;
+import org.bson.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import com.mongodb.client.model.Filters;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+
+/** {@link Inputs#plainDocument}: no value, whatever its Java type, may carry an operator into a stored document. */
+class InputsTest {
+
+    private static void refused(Document document, String where) {
+        assertThatThrownBy(() -> Inputs.plainDocument("test", "payload", document))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining(where);
+    }
+
+    @Test
+    void shouldRefuseAnOperatorCarriedByAJsonObject() {
+        refused(new Document("user", new JsonObject("{\"$ne\": null}")), "payload.user");
+    }
+
+    @Test
+    void shouldRefuseAnOperatorCarriedByADriverFilter() {
+        refused(new Document("age", Filters.gt("x", 1)), "$gt");
+    }
+
+    @Test
+    void shouldRefuseAnOperatorNestedInAnArrayOfBsonDocuments() {
+        refused(new Document("items", List.of(new BsonDocument("ok", new BsonString("a")),
+                new BsonDocument("$where", new BsonString("1")))), "$where");
+    }
+
+    @Test
+    void shouldRefuseAnOperatorNestedInAJavaArrayOrAMap() {
+        refused(new Document("items", new Object[] {Map.of("$set", 1)}), "$set");
+        refused(new Document("deep", Map.of("a", Map.of("b.c", 1))), "b.c");
+    }
+
+    @Test
+    void shouldAcceptPlainValuesOfEveryKind() {
+        Document plain = new Document("s", "x").append("n", 1).append("nested", new BsonDocument("a",
+                new BsonString("b"))).append("json", new JsonObject("{\"a\": 1}")).append("list", List.of(1, "two"));
+
+        assertThat(Inputs.plainDocument("test", "payload", plain)).isSameAs(plain);
+    }
+}
