@@ -103,16 +103,19 @@ public final class MongoTarget implements AutoCloseable {
         return isEmbedded() ? "embedded" : redact(connectionString.getConnectionString());
     }
 
-    /** A connection string with the user-info part (credentials) removed. */
+    /**
+     * A connection string with the user-info part (credentials) removed. The user info ends at the last {@code @}
+     * before the options, so a password holding a {@code /} (which should be percent-encoded, and often is not) is
+     * removed whole too.
+     */
     public static String redact(String uri) {
         int scheme = uri.indexOf("://");
         if (scheme < 0) {
             return uri;
         }
         int start = scheme + 3;
-        int slash = uri.indexOf('/', start);
-        int hostEnd = slash < 0 ? uri.length() : slash;
-        int at = uri.lastIndexOf('@', hostEnd - 1);
+        int options = uri.indexOf('?', start);
+        int at = uri.lastIndexOf('@', options < 0 ? uri.length() - 1 : options - 1);
         if (at < start) {
             return uri;
         }

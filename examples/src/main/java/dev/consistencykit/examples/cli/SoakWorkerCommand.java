@@ -6,6 +6,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 
 import dev.consistencykit.examples.lab.Soak;
+import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
@@ -28,10 +29,12 @@ final class SoakWorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (parent.uri == null) {
-            throw new IllegalArgumentException("soak-worker needs --uri");
+        // the URI comes in the environment, not on the command line, where any user of the machine could read it
+        String uri = parent.uri != null ? parent.uri : System.getenv(MongoTarget.URI_ENVIRONMENT);
+        if (uri == null || uri.isBlank()) {
+            throw new IllegalArgumentException("soak-worker needs --uri or " + MongoTarget.URI_ENVIRONMENT);
         }
-        try (MongoClient client = MongoClients.create(parent.uri)) {
+        try (MongoClient client = MongoClients.create(uri)) {
             Soak.work(client.getDatabase(database), pattern, seed);
         }
         return 0;

@@ -28,6 +28,7 @@ import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.testkit.Accounts;
 import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseConfig;
@@ -108,7 +109,7 @@ public final class Soak {
         try (MongoClient client = MongoClients.create(uri)) {
             MongoDatabase db = client.getDatabase(database);
             seed(db);
-            progress.accept("seeded " + database + " on " + uri);
+            progress.accept("seeded " + database + " on " + MongoTarget.redact(uri));
             Random random = new Random(settings.seed());
             List<String> workerPatterns = new ArrayList<>();
             for (String pattern : PATTERNS) {
@@ -190,18 +191,27 @@ public final class Soak {
         return ops;
     }
 
+    /** A worker process; its URI goes in its environment, never on its command line (visible to {@code ps}). */
     private static Process worker(String uri, String database, String pattern, long seed) throws IOException {
-        return start(List.of("soak-worker", "--uri", uri, "--database", database, "--pattern", pattern,
-                "--seed", Long.toString(seed)), "soak-worker-" + pattern);
+        return start(List.of("soak-worker", "--database", database, "--pattern", pattern,
+                "--seed", Long.toString(seed)), "soak-worker-" + pattern, uri);
     }
 
     /** The CLI in a new JVM with this one's class path. */
     private static Process start(List<String> args, String logName) throws IOException {
+        return start(args, logName, null);
+    }
+
+    private static Process start(List<String> args, String logName, String uri) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
                 "dev.consistencykit.examples.cli.ConsistencyKitCli"));
         command.addAll(args);
-        return new ProcessBuilder(command)
+        ProcessBuilder builder = new ProcessBuilder(command);
+        if (uri != null) {
+            builder.environment().put(MongoTarget.URI_ENVIRONMENT, uri);
+        }
+        return builder
                 .redirectError(ProcessBuilder.Redirect.appendTo(new File(System.getProperty("java.io.tmpdir"),
                         "consistency-kit-" + logName + ".err")))
                 .redirectOutput(args.contains("serve") ? ProcessBuilder.Redirect.PIPE

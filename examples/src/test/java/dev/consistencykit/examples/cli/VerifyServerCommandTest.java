@@ -54,5 +54,8 @@ class VerifyServerCommandTest {
         assertThat(MongoTarget.redact("mongodb+srv://u:p@cluster0.example/"))
                 .isEqualTo("mongodb+srv://cluster0.example/");
         assertThat(MongoTarget.redact("mongodb://127.0.0.1:27017")).isEqualTo("mongodb://127.0.0.1:27017");
+        assertThat(MongoTarget.redact("mongodb://alice:s3c/ret@db.example:27017/app?authSource=admin"))
+                .as("a password holding a slash").isEqualTo("mongodb://db.example:27017/app?authSource=admin");
+        assertThat(MongoTarget.redact("mongodb://alice:s3c/re@t@db.example/app")).doesNotContain("s3c", "re@t");
     }
 }
