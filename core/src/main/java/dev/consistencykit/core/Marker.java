@@ -11,7 +11,10 @@ import java.util.Optional;
  * apply by a paused owner would pass the {@code $ne} guard again. With tombstones, settling moves the id from the
  * pending to the settled array, and {@link ConditionalUpdates#applyOnce} refuses an id found in either; a
  * recoverer can also {@link ConditionalUpdates#fence fence} an id that was never applied. Tombstones are
- * pruned by the pattern after a retention period longer than any owner can stay paused.
+ * pruned by the pattern after a retention period longer than any owner can stay paused, so a document touched by many
+ * operations carries a tombstone per operation in that period, and an owner paused for longer is no longer fenced.
+ * The patterns use {@link OnceEffects} instead, whose evidence is bounded by the operations in flight and whose guard
+ * does not depend on any retention.
  *
  * @param pendingField the array of applied, unsettled operation ids
  * @param settledField the array of settled operation ids (tombstones), if used

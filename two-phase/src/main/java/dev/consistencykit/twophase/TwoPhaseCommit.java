@@ -209,8 +209,9 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /**
-     * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} after
-     * removing their tombstones from the participants. Safe from many processes at once.
+     * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} (after
+     * removing any tombstones the earlier format left for them on the participants). Safe from many processes at
+     * once; safety does not depend on when it runs.
      *
      * @return transactions deleted
      */
@@ -220,8 +221,9 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
     /**
      * Reads documents {@code ids} of {@code collection} as of one moment with no transaction in flight on any of
-     * them: reads them, and if none carries an unsettled mark, reads them again and returns them only if nothing
-     * changed in between (a transaction that touched one would have left a tombstone). Retries with back-off until
+     * them: reads them, and if none carries a reservation or an unsettled mark, reads them again and returns them only
+     * if nothing changed in between (a transaction that ran between the two reads changed what it touched). Retries
+     * with back-off until
      * {@code maxWait}, then answers "in flight" explicitly. Two round trips when nothing is in flight.
      */
     public SettledRead readSettled(String collection, List<?> ids, Duration maxWait) {

@@ -121,6 +121,45 @@ class BoundedEvidenceTest {
     }
 
     @Test
+    void shouldNotLetAnOverTakenRecovererTakeBackTheReservationsOfTheOneThatOvertookIt(MongoDatabase db)
+            throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        // the owner reserved both accounts and died before its prepare (write #3)
+        assertThatThrownByCrash(() -> rollForward(FaultInjector.at(3, FaultMode.CRASH_BEFORE).wrap(db))
+                .transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
+        // recoverer 1 takes the transaction over (token 2) and pauses before reserving (its write #2)
+        FaultInjector first = FaultInjector.at(2, FaultMode.PAUSE);
+        CompletableFuture<RecoveryReport> one = CompletableFuture.supplyAsync(
+                () -> rollForward(first.wrap(db)).recover(Duration.ZERO));
+        assertThat(first.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        // recoverer 2 takes it over from recoverer 1 (token 3), takes both reservations, pauses before its prepare
+        // (claim #1, reserve #2, take over a0 #3 and a1 #4, prepare #5)
+        FaultInjector second = FaultInjector.at(5, FaultMode.PAUSE);
+        CompletableFuture<RecoveryReport> two = CompletableFuture.supplyAsync(
+                () -> rollForward(second.wrap(db)).recover(Duration.ZERO));
+        assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        first.release();
+        one.get(30, TimeUnit.SECONDS);
+        second.release();
+        two.get(30, TimeUnit.SECONDS);
+
+        Document tx = db.getCollection(Bank.TRANSACTIONS).find(eq("_id", "t1")).first();
+        assertThat(tx.getString("state")).as("the later recoverer finished it").isEqualTo("done");
+        assertThat(Bank.balance(db, "a1")).isEqualTo(1_100);
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    private static TwoPhaseCommit rollForward(MongoDatabase db) {
+        return TwoPhaseCommit.builder(db).retryPolicy(TestPolicies.FAST_RETRY)
+                .stalePendingPolicy(StalePendingPolicy.ROLL_FORWARD).build();
+    }
+
+    private static void assertThatThrownByCrash(Runnable dying) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(dying::run).isInstanceOf(Error.class);
+    }
+
+    @Test
     void shouldReleaseTheReservationOfAZombieThatDiedRightAfterSendingItLate(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         assertThat(tpc(db).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)).isCommitted()).isTrue();
@@ -136,6 +175,26 @@ class BoundedEvidenceTest {
                 List.of())).isEmpty());
         assertThat(Bank.balance(db, "a1")).isEqualTo(1_100);
         assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
+    void shouldTellIdsApartThatOnlyPrintAlikeAndRefuseOnesThatAreEqual(MongoDatabase db) {
+        db.getCollection(Bank.ACCOUNTS).insertMany(List.of(new Document("_id", "1").append("balance", 100L),
+                new Document("_id", 1).append("balance", 100L)));
+        TwoPhaseCommit tpc = tpc(db);
+
+        OperationResult moved = tpc.apply(TwoPhaseTransaction.of(OperationId.of("string-to-number"),
+                Participant.on(Bank.ACCOUNTS, "1").when(com.mongodb.client.model.Filters.gte("balance", 10L))
+                        .prepare(com.mongodb.client.model.Updates.inc("balance", -10L))
+                        .rollback(com.mongodb.client.model.Updates.inc("balance", 10L)),
+                Participant.on(Bank.ACCOUNTS, 1).commit(com.mongodb.client.model.Updates.inc("balance", 10L))));
+
+        assertThat(moved.isCommitted()).as("\"1\" and 1 are two documents").isTrue();
+        assertThat(db.getCollection(Bank.ACCOUNTS).find(eq("_id", 1)).first().getLong("balance")).isEqualTo(110);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> tpc.apply(TwoPhaseTransaction.of(
+                OperationId.of("same-twice"), Participant.on(Bank.ACCOUNTS, 1), Participant.on(Bank.ACCOUNTS, 1L))))
+                .isInstanceOf(dev.consistencykit.core.InvalidInputException.class)
+                .hasMessageContaining("a second time");
     }
 
     @Test

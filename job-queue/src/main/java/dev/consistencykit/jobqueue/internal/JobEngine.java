@@ -631,6 +631,16 @@ public final class JobEngine {
         return claimed.claim().owner() + "/" + claimed.claim().fencingToken();
     }
 
+    /** The fencing token a claim's nonce was made with (tokens only grow within one job record). */
+    private static long tokenOfNonce(String nonce) {
+        int slash = nonce == null ? -1 : nonce.lastIndexOf('/');
+        try {
+            return slash < 0 ? 0L : Long.parseLong(nonce.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            return 0L;
+        }
+    }
+
     /**
      * One effect of a job's handler, by the {@link OnceEffects} lifecycle: reserve the document for this claim, check
      * (and record on the job) that the claim still holds the job, then apply under this claim's reservation. A worker
@@ -662,8 +672,13 @@ public final class JobEngine {
                         + " is being applied to " + collectionName + "/" + documentId + " by another claim");
             }
             if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
-                // an earlier claim of this job reserved it and lost its lease: make the reservation ours
                 String holder = EFFECT_MARKER.reservedBy(current, jobId);
+                if (tokenOfNonce(holder) > claimed.claim().fencingToken()) {
+                    // a later claim holds it: this one was taken over and must not take it back
+                    throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
+                            "a later claim of job " + jobId + " holds " + collectionName + "/" + documentId);
+                }
+                // an earlier claim of this job reserved it and lost its lease: make the reservation ours
                 config.retryPolicy().execute(config.name(), jobId, "take over effect",
                         () -> OnceEffects.takeOver(target, EFFECT_MARKER, documentId, jobId, holder, nonce));
             }

@@ -239,7 +239,7 @@ public final class TransactionEngine {
                 throw new InvalidInputException(config.name(), where + ".collection", where
                         + " must not be the transactions collection '" + p.collection() + "'");
             }
-            if (!seen.add(p.collection() + "\u0000" + docId)) {
+            if (!seen.add(p.collection() + "\u0000" + identity(docId))) {
                 throw new InvalidInputException(config.name(), where, where + " names document " + p
                         + " a second time; a document takes part in a transaction once");
             }
@@ -256,6 +256,14 @@ public final class TransactionEngine {
         }
         Inputs.fieldName(config.name(), "label", tx.label());
         return new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
+    }
+
+    /**
+     * What makes two ids name the same document: equal BSON values. Integral numbers of any width are one value
+     * ({@code 1} and {@code 1L}); a string and a number that print alike ({@code "1"} and {@code 1}) are not.
+     */
+    private static String identity(Object id) {
+        return id instanceof Number n ? "number:" + n.longValue() : id.getClass().getName() + ":" + id;
     }
 
     private static Encoded decode(Document tx) {
@@ -641,6 +649,19 @@ public final class TransactionEngine {
     }
 
     /**
+     * The fencing token a nonce was made with: tokens only grow within one transaction record, so a reservation held
+     * under a larger token belongs to an owner that took this attempt over, and is never taken back from it.
+     */
+    private static long tokenOfNonce(String nonce) {
+        int slash = nonce == null ? -1 : nonce.lastIndexOf('/');
+        try {
+            return slash < 0 ? 0L : Long.parseLong(nonce.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            return 0L;
+        }
+    }
+
+    /**
      * Prepare: reserve every participant for this attempt (one bulk per collection), check that the transaction is
      * still ours and pending, then apply every prepare update under this attempt's reservation (one bulk per
      * collection). A late reservation (this owner paused before it) applies nothing and fails the check; a late apply
@@ -708,8 +729,14 @@ public final class TransactionEngine {
                 }
                 case APPLIED -> inPlace.add(id);
                 case RESERVED_BY_OTHER -> {
-                    // an earlier attempt's reservation (a former owner, or our own before a takeover): make it ours
                     String holder = marker.reservedBy(current, tx.id());
+                    if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+                        // a later owner holds it: this attempt was taken over and must not take it back
+                        releaseOwn(tx, nonce);
+                        throw new LostOwnership(readPrimary(tx.id()));
+                    }
+                    // an earlier attempt's reservation (a former owner of this transaction, or a paused owner of a
+                    // pruned one under the same id): make it ours
                     GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
                             () -> OnceEffects.takeOver(collection, marker, id, tx.id(), holder, nonce));
                     if (!taken.isInPlace()) {
@@ -1072,7 +1099,7 @@ public final class TransactionEngine {
         return new StrategyStatus(config.name(), counts, inFlight, age);
     }
 
-    /** Deletes terminal transactions older than {@code retention}, after pulling their tombstones. */
+    /** Deletes terminal transactions older than {@code retention}, after pulling tombstones the earlier format left. */
     public int prune(Duration retention) {
         Objects.requireNonNull(retention, "retention");
         Date cutoff = clock.cutoff(retention);
