@@ -426,14 +426,14 @@ public final class TransactionEngine {
     // ---- driving --------------------------------------------------------------------------------------------
 
     /** Where a drive ended. */
-    record Outcome(TransactionState state, boolean lost, Document reason) {
+    record Outcome(TransactionState state, boolean lost, Document reason, boolean stillOurs) {
 
         static Outcome of(TransactionState state, Document tx) {
-            return new Outcome(state, false, tx == null ? null : tx.get(REASON, Document.class));
+            return new Outcome(state, false, tx == null ? null : tx.get(REASON, Document.class), false);
         }
 
         static Outcome inFlight(TransactionState state) {
-            return new Outcome(state, true, null);
+            return new Outcome(state, true, null, false);
         }
     }
 
@@ -449,6 +449,21 @@ public final class TransactionEngine {
     }
 
     private Outcome drive(Encoded tx, TransactionState start, String owner, long token, boolean rollBackPending) {
+        for (int round = 1; ; round++) {
+            Outcome outcome = driveOnce(tx, start, owner, token, rollBackPending);
+            if (!outcome.stillOurs() || round >= 5) {
+                return outcome;
+            }
+            // a step found this attempt's evidence gone while the record still names it: an owner taken over earlier,
+            // not yet aware of it, moved what it touched; the record says this attempt owns it, so drive on from there
+            LOG.debug("[{}] transaction {}: still ours after a lost step, driving on from {}", config.name(), tx.id(),
+                    outcome.state());
+            start = outcome.state();
+        }
+    }
+
+    private Outcome driveOnce(Encoded tx, TransactionState start, String owner, long token,
+                              boolean rollBackPending) {
         TransactionState state = start;
         try {
             while (true) {
@@ -479,7 +494,7 @@ public final class TransactionEngine {
                     case DONE -> {
                         committed.increment();
                         notify(() -> listener.onCommitted(tx.operationId()));
-                        return new Outcome(TransactionState.DONE, false, null);
+                        return new Outcome(TransactionState.DONE, false, null, false);
                     }
                     case CANCELED -> {
                         Document done = readPrimary(tx.id());
@@ -487,7 +502,7 @@ public final class TransactionEngine {
                         canceled.increment();
                         String code = reason == null ? null : reason.getString("code");
                         notify(() -> listener.onCanceled(tx.operationId(), code));
-                        return new Outcome(TransactionState.CANCELED, false, reason);
+                        return new Outcome(TransactionState.CANCELED, false, reason, false);
                     }
                     default -> throw new IllegalStateException("unknown state " + state);
                 }
@@ -500,6 +515,10 @@ public final class TransactionEngine {
                 return Outcome.inFlight(state);
             }
             TransactionState current = TransactionState.fromStored(now.getString(STATE));
+            if (!current.isTerminal() && owner.equals(now.getString(OWNER))
+                    && Objects.equals(now.get(TOKEN), token)) {
+                return new Outcome(current, true, null, true);
+            }
             LOG.debug("[{}] transaction {} taken over by {}, now {}", config.name(), tx.id(), now.get(OWNER),
                     current);
             return current.isTerminal() ? Outcome.of(current, now) : Outcome.inFlight(current);
@@ -788,7 +807,38 @@ public final class TransactionEngine {
             return null;
         }
         if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
-            // another owner of this transaction is reserving at the same moment: only one of us owns it
+            String holder = marker.reservedBy(r.document().orElseThrow(), tx.id());
+            if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+                // a later owner of this transaction is reserving at the same moment: it owns it now
+                releaseOwn(tx, nonce);
+                throw new LostOwnership(readPrimary(tx.id()));
+            }
+            // an earlier owner, taken over but not yet aware of it, moved the reservation again: take it once more
+            for (int attempt = 0; attempt < 5; attempt++) {
+                String from = holder;
+                GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
+                        () -> OnceEffects.takeOver(collection, marker, id, tx.id(), from, nonce));
+                if (taken.isInPlace()) {
+                    return null;
+                }
+                Document now = taken.document().orElse(null);
+                if (now == null) {
+                    return failure(tx, p, taken);
+                }
+                EffectMarker.Evidence seen = marker.evidence(now, tx.id(), nonce);
+                if (seen == EffectMarker.Evidence.APPLIED) {
+                    inPlace.add(id);
+                    return null;
+                }
+                if (seen != EffectMarker.Evidence.RESERVED_BY_OTHER) {
+                    break;
+                }
+                holder = marker.reservedBy(now, tx.id());
+                if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+                    releaseOwn(tx, nonce);
+                    throw new LostOwnership(readPrimary(tx.id()));
+                }
+            }
             releaseOwn(tx, nonce);
             throw new LostOwnership(readPrimary(tx.id()));
         }
