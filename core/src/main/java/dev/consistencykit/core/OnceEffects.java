@@ -256,6 +256,25 @@ public final class OnceEffects {
                 .name(marker.reservedField() + "_operation").sparse(true));
     }
 
+    /**
+     * The nonce of an attempt made by {@code owner} under fencing token {@code token}. Tokens only grow within one
+     * operation's record, so of two attempts of one record the one with the larger token is the later owner: see
+     * {@link #tokenOf}.
+     */
+    public static String nonce(String owner, long token) {
+        return Objects.requireNonNull(owner, "owner") + "/" + token;
+    }
+
+    /** The fencing token a nonce made by {@link #nonce} carries; 0 for any other nonce. */
+    public static long tokenOf(String nonce) {
+        int slash = nonce == null ? -1 : nonce.lastIndexOf('/');
+        try {
+            return slash < 0 ? 0L : Long.parseLong(nonce.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            return 0L;
+        }
+    }
+
     /** The reservation entry, fields in a fixed order. */
     public static Document entry(Object operationId, String nonce) {
         return new Document(EffectMarker.OPERATION, operationId).append(EffectMarker.NONCE, nonce);

@@ -628,17 +628,7 @@ public final class JobEngine {
 
     /** The nonce of one claim of a job: its owner and fencing token. */
     private static String nonce(Claimed claimed) {
-        return claimed.claim().owner() + "/" + claimed.claim().fencingToken();
-    }
-
-    /** The fencing token a claim's nonce was made with (tokens only grow within one job record). */
-    private static long tokenOfNonce(String nonce) {
-        int slash = nonce == null ? -1 : nonce.lastIndexOf('/');
-        try {
-            return slash < 0 ? 0L : Long.parseLong(nonce.substring(slash + 1));
-        } catch (NumberFormatException e) {
-            return 0L;
-        }
+        return OnceEffects.nonce(claimed.claim().owner(), claimed.claim().fencingToken());
     }
 
     /**
@@ -673,7 +663,7 @@ public final class JobEngine {
             }
             if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
                 String holder = EFFECT_MARKER.reservedBy(current, jobId);
-                if (tokenOfNonce(holder) > claimed.claim().fencingToken()) {
+                if (OnceEffects.tokenOf(holder) > claimed.claim().fencingToken()) {
                     // a later claim holds it: this one was taken over and must not take it back
                     throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
                             "a later claim of job " + jobId + " holds " + collectionName + "/" + documentId);

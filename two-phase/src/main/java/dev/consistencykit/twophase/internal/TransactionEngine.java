@@ -664,20 +664,7 @@ public final class TransactionEngine {
 
     /** The attempt's nonce in participants' reservations: one per owner and fencing token. */
     private static String nonce(String owner, long token) {
-        return owner + "/" + token;
-    }
-
-    /**
-     * The fencing token a nonce was made with: tokens only grow within one transaction record, so a reservation held
-     * under a larger token belongs to an owner that took this attempt over, and is never taken back from it.
-     */
-    private static long tokenOfNonce(String nonce) {
-        int slash = nonce == null ? -1 : nonce.lastIndexOf('/');
-        try {
-            return slash < 0 ? 0L : Long.parseLong(nonce.substring(slash + 1));
-        } catch (NumberFormatException e) {
-            return 0L;
-        }
+        return OnceEffects.nonce(owner, token);
     }
 
     /**
@@ -749,7 +736,7 @@ public final class TransactionEngine {
                 case APPLIED -> inPlace.add(id);
                 case RESERVED_BY_OTHER -> {
                     String holder = marker.reservedBy(current, tx.id());
-                    if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+                    if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                         // a later owner holds it: this attempt was taken over and must not take it back
                         releaseOwn(tx, nonce);
                         throw new LostOwnership(readPrimary(tx.id()));
@@ -808,7 +795,7 @@ public final class TransactionEngine {
         }
         if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
             String holder = marker.reservedBy(r.document().orElseThrow(), tx.id());
-            if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+            if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                 // a later owner of this transaction is reserving at the same moment: it owns it now
                 releaseOwn(tx, nonce);
                 throw new LostOwnership(readPrimary(tx.id()));
@@ -834,7 +821,7 @@ public final class TransactionEngine {
                     break;
                 }
                 holder = marker.reservedBy(now, tx.id());
-                if (tokenOfNonce(holder) > tokenOfNonce(nonce)) {
+                if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                     releaseOwn(tx, nonce);
                     throw new LostOwnership(readPrimary(tx.id()));
                 }
