@@ -211,7 +211,7 @@ public final class ConditionalUpdates {
         return classifyAll(collection, writes, matched, current -> afterSettle(current, marker, operationId));
     }
 
-    private static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
+    static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
             List<MarkerWrite> writes, int matched, Function<Document, UpdateOutcome> classify) {
         Map<Object, GuardedResult> results = new LinkedHashMap<>();
         if (matched == writes.size()) {
@@ -429,7 +429,7 @@ public final class ConditionalUpdates {
         return value instanceof Number n ? n.longValue() : 0L;
     }
 
-    private static Document reread(MongoCollection<Document> collection, Object id) {
+    static Document reread(MongoCollection<Document> collection, Object id) {
         return collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
     }
 

@@ -7,8 +7,6 @@ import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.ne;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -317,33 +315,10 @@ public final class OnceEffects {
             }
             matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false)).getMatchedCount();
         }
-        Map<Object, GuardedResult> results = new LinkedHashMap<>();
-        if (matched == writes.size()) {
-            for (MarkerWrite w : writes) {
-                results.put(w.id(), GuardedResult.of(UpdateOutcome.APPLIED, null));
-            }
-            return results;
-        }
-        Map<Object, Document> current = new HashMap<>();
-        if (writes.size() == 1) {
-            Document d = reread(collection, writes.get(0).id());
-            if (d != null) {
-                current.put(writes.get(0).id(), d);
-            }
-        } else {
-            collection.withReadPreference(ReadPreference.primary())
-                    .find(in("_id", writes.stream().map(MarkerWrite::id).toList()))
-                    .forEach(d -> current.put(d.get("_id"), d));
-        }
-        for (MarkerWrite w : writes) {
-            Document d = current.get(w.id());
-            results.put(w.id(), d == null ? GuardedResult.of(UpdateOutcome.MISSING, null)
-                    : GuardedResult.of(classify.apply(d), d));
-        }
-        return results;
+        return ConditionalUpdates.classifyAll(collection, writes, (int) matched, classify);
     }
 
     private static Document reread(MongoCollection<Document> collection, Object id) {
-        return collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+        return ConditionalUpdates.reread(collection, id);
     }
 }
