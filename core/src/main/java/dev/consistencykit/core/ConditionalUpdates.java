@@ -115,7 +115,7 @@ public final class ConditionalUpdates {
     public static GuardedResult applyOnce(MongoCollection<Document> collection, Object id, Marker marker,
                                           Object operationId, Bson guard, Bson update) {
         Inputs.documentId(null, "id", id);
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         UpdateResult result = collection.updateOne(applyFilter(id, marker, operationId, guard),
                 applyUpdate(marker, operationId, update));
         if (result.getMatchedCount() == 1) {
@@ -143,7 +143,7 @@ public final class ConditionalUpdates {
     public static GuardedResult settleOnce(MongoCollection<Document> collection, Object id, Marker marker,
                                            Object operationId, Bson guard, Bson update) {
         Inputs.documentId(null, "id", id);
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         UpdateResult result = collection.updateOne(settleFilter(id, marker, operationId, guard),
                 settleUpdate(marker, operationId, update));
         if (result.getMatchedCount() == 1) {
@@ -169,7 +169,7 @@ public final class ConditionalUpdates {
      */
     public static Map<Object, GuardedResult> applyOnceAll(MongoCollection<Document> collection, Marker marker,
                                                                     Object operationId, List<MarkerWrite> writes) {
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         requireDistinct(writes);
         if (writes.size() == 1) {
             MarkerWrite w = writes.get(0);
@@ -194,7 +194,7 @@ public final class ConditionalUpdates {
     public static Map<Object, GuardedResult> settleOnceAll(MongoCollection<Document> collection,
                                                                      Marker marker, Object operationId,
                                                                      List<MarkerWrite> writes) {
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         requireDistinct(writes);
         if (writes.size() == 1) {
             MarkerWrite w = writes.get(0);
@@ -220,12 +220,14 @@ public final class ConditionalUpdates {
             }
             return results;
         }
+        // keyed by MongoDB's equality of ids: the id read back may be another Java type than the one written
+        // (an Integer for a Long, a Document for an encoded BsonDocument, a Binary for a UUID)
         Map<Object, Document> current = new HashMap<>();
         collection.withReadPreference(ReadPreference.primary())
                 .find(in("_id", writes.stream().map(MarkerWrite::id).toList()))
-                .forEach(d -> current.put(d.get("_id"), d));
+                .forEach(d -> current.put(Inputs.idKey(d.get("_id"), collection.getCodecRegistry()), d));
         for (MarkerWrite w : writes) {
-            Document d = current.get(w.id());
+            Document d = current.get(Inputs.idKey(w.id(), collection.getCodecRegistry()));
             results.put(w.id(), d == null ? GuardedResult.of(UpdateOutcome.MISSING, null)
                     : GuardedResult.of(classify.apply(d), d));
         }
@@ -315,7 +317,7 @@ public final class ConditionalUpdates {
     public static GuardedResult fence(MongoCollection<Document> collection, Object id, Marker marker,
                                       Object operationId) {
         Inputs.documentId(null, "id", id);
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         String settled = marker.settledField().orElseThrow(
                 () -> new IllegalArgumentException("fencing needs a marker with tombstones: " + marker));
         UpdateResult result = collection.updateOne(

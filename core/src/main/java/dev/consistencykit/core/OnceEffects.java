@@ -205,7 +205,7 @@ public final class OnceEffects {
      */
     public static long release(MongoCollection<Document> collection, EffectMarker marker, Object operationId,
                                String nonce, List<?> ids) {
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         if (ids.isEmpty()) {
             return 0;
         }
@@ -237,14 +237,38 @@ public final class OnceEffects {
         for (Document d : collection.withReadPreference(ReadPreference.primary())
                 .find(com.mongodb.client.model.Filters.exists(path))
                 .projection(com.mongodb.client.model.Projections.include(marker.reservedField())).limit(limit)) {
-            for (Object e : d.getList(marker.reservedField(), Object.class, List.of())) {
-                if (e instanceof Document entry) {
+            // read back from a collection users write: an entry that is not one this kit writes is left alone (and
+            // never reaches a filter), whatever it holds
+            if (!(d.get(marker.reservedField()) instanceof List<?> entries)) {
+                continue;
+            }
+            for (Object e : entries) {
+                if (e instanceof Document entry && isOperationId(entry.get(EffectMarker.OPERATION))
+                        && isDocumentId(d.get("_id"))) {
                     found.add(new Reservation(d.get("_id"), entry.get(EffectMarker.OPERATION),
                             entry.get(EffectMarker.NONCE) instanceof String n ? n : ""));
                 }
             }
         }
         return found;
+    }
+
+    private static boolean isOperationId(Object value) {
+        try {
+            Inputs.operationId(null, "operationId", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    private static boolean isDocumentId(Object value) {
+        try {
+            Inputs.documentId(null, "_id", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
     }
 
     /** Creates the sparse index {@link #reservations} and {@link #release} use on {@code collection}. */
@@ -290,12 +314,12 @@ public final class OnceEffects {
     }
 
     private static void check(Object operationId, String nonce, List<MarkerWrite> writes) {
-        Inputs.documentId(null, "operationId", operationId);
+        Inputs.operationId(null, "operationId", operationId);
         Objects.requireNonNull(nonce, "nonce");
         if (writes.isEmpty()) {
             throw new IllegalArgumentException("no writes");
         }
-        if (writes.stream().map(MarkerWrite::id).distinct().count() != writes.size()) {
+        if (writes.stream().map(w -> Inputs.idKey(w.id())).distinct().count() != writes.size()) {
             throw new IllegalArgumentException("two writes name the same document: " + writes);
         }
     }

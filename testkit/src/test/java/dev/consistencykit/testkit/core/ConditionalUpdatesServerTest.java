@@ -393,7 +393,7 @@ class ConditionalUpdatesServerTest {
         assertThatThrownBy(() -> ConditionalUpdates.applyOnce(accounts, new Document("$ne", "x"), MARKER, "t1", null,
                 Updates.inc("balance", -1)))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("id must be a string, an integral number or an ObjectId")
+                .hasMessageContaining("key '$ne' in id must not start with '$'")
                 .hasMessageContaining("$ne");
         assertThatThrownBy(() -> ConditionalUpdates.transition(accounts, new Document("$gt", ""),
                 Transition.of("state", "a", "b"))).isInstanceOf(InvalidInputException.class);

@@ -43,7 +43,8 @@ class InputsTest {
 
     @Test
     void shouldRefuseAnOperatorNestedInAJavaArrayOrAMap() {
-        refused(new Document("items", new Object[] {Map.of("$set", 1)}), "$set");
+        refused(new Document("items", new Object[] {Map.of("$set", 1)}), "payload");
+        refused(new Document("items", List.of(Map.of("$set", 1))), "$set");
         refused(new Document("deep", Map.of("a", Map.of("b.c", 1))), "b.c");
     }
 
