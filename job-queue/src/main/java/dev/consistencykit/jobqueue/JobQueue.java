@@ -141,10 +141,15 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, JobRequest job) {
-        Inputs.documentId(name(), "documentId", documentId);
+        Objects.requireNonNull(business, "business");
+        Object id = Inputs.documentId(name(), "documentId", documentId, business.getCodecRegistry());
+        Bson filter = businessFilter == null ? null
+                : Inputs.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
+        Bson update = businessUpdate == null ? null : Inputs.updateSpec(name(), "businessUpdate", businessUpdate,
+                business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
         JobEngine.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
-        return engine.enqueueWith(business, documentId, businessFilter, businessUpdate, encoded);
+        return engine.enqueueWith(business, id, filter, update, encoded);
     }
 
     /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */

@@ -32,7 +32,7 @@ public record Change(String account, ChangeType type, long value) {
      * @return {@code account}
      * @throws InvalidInputException if it is not acceptable
      */
-    static String checkAccount(String instanceName, String account) {
+    public static String checkAccount(String instanceName, String account) {
         Inputs.documentId(instanceName, "account", account);
         if (account.startsWith("$")) {
             throw new InvalidInputException(instanceName, "account", "account must not start with '$', was '"

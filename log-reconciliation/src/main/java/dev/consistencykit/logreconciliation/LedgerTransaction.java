@@ -35,7 +35,7 @@ public record LedgerTransaction(OperationId id, List<Change> changes, boolean tr
         Objects.requireNonNull(changes, "changes");
         changes = List.copyOf(changes);
         if (changes.isEmpty()) {
-            throw new InvalidInputException(null, "changes", "a transaction needs at least one change");
+            throw new InvalidInputException(null, "changes", "changes must not be empty: a transaction needs at least one change");
         }
         Set<String> accounts = new HashSet<>();
         long sum = 0;

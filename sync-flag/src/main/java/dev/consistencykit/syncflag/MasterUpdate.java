@@ -22,11 +22,12 @@ import dev.consistencykit.core.OperationId;
  */
 public record MasterUpdate(OperationId id, Object masterId, Bson update) {
 
-    /** Checks for nulls; the content is validated when the update is submitted. */
+    /**
+     * Checks the id for null; the master id and the update are validated when the update is submitted (an
+     * {@link dev.consistencykit.core.InvalidInputException} naming the field, nothing written).
+     */
     public MasterUpdate {
         Objects.requireNonNull(id, "id");
-        Objects.requireNonNull(masterId, "masterId");
-        Objects.requireNonNull(update, "update");
     }
 
     /** An update with a random id. */

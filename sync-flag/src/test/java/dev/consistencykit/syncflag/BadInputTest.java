@@ -95,9 +95,10 @@ class BadInputTest {
         record Case(Object masterId, org.bson.conversions.Bson update, String message) {
         }
         List<Case> cases = List.of(
-                new Case(new Document("$gt", ""), Updates.set("name", "x"), "masterId must be a string"),
+                new Case(new Document("$gt", ""), Updates.set("name", "x"), "'$gt' in masterId must not start with '$'"),
                 new Case(" ", Updates.set("name", "x"), "masterId must not be blank"),
-                new Case(List.of("u0"), Updates.set("name", "x"), "masterId must be a string"),
+                new Case(List.of("u0"), Updates.set("name", "x"),
+                        "masterId must be a BSON value MongoDB accepts as _id"),
                 new Case("u0", new Document("name", "x"), "replacement document"),
                 new Case("u0", new Document(), "must not be empty"),
                 new Case("u0", Updates.set("syncing.op", "x"), "reserved"),
@@ -105,7 +106,7 @@ class BadInputTest {
                 new Case("u0", Updates.set("_id", "u9"), "reserved"),
                 new Case("u0", Updates.unset("name"), "removes 'name'"),
                 new Case("u0", Updates.rename("name", "fullName"), "removes 'name'"),
-                new Case("u0", Updates.set("$name", "x"), "invalid field"));
+                new Case("u0", Updates.set("$name", "x"), "target must be a dotted path of plain field names"));
         for (Case c : cases) {
             assertThatThrownBy(() -> sync.update(c.masterId(), c.update())).as(c.toString())
                     .isInstanceOf(InvalidInputException.class).hasMessageContaining(c.message());

@@ -146,20 +146,21 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     public TwoPhaseTransaction transferTransaction(Transfer transfer) {
         Objects.requireNonNull(transfer, "transfer");
-        Inputs.documentId(name(), "from", transfer.from());
-        Inputs.documentId(name(), "to", transfer.to());
+        Object from = Inputs.documentId(name(), "from", transfer.from(), engine.registry());
+        Object to = Inputs.documentId(name(), "to", transfer.to(), engine.registry());
         long amount = Inputs.positive(name(), "amount", transfer.amount());
-        if (transfer.from().equals(transfer.to())) {
-            throw new InvalidInputException(name(), "to", "to must differ from from, both were " + transfer.from());
+        if (Inputs.idKey(from, engine.registry()).equals(Inputs.idKey(to, engine.registry()))) {
+            throw new InvalidInputException(name(), "to", "to must differ from from, both were "
+                    + Inputs.show(transfer.from()));
         }
         String balance = config.balanceField();
         String accounts = config.accountsCollection();
-        Participant source = Participant.on(accounts, transfer.from())
+        Participant source = Participant.on(accounts, from)
                 .when(Filters.ne("closed", true))
                 .when(Filters.gte(balance, amount))
                 .prepare(Updates.inc(balance, -amount))
                 .rollback(Updates.inc(balance, amount));
-        Participant destination = Participant.on(accounts, transfer.to())
+        Participant destination = Participant.on(accounts, to)
                 .when(Filters.ne("closed", true))
                 .when(Filters.lte(balance, Long.MAX_VALUE - amount));
         destination = switch (config.transferVariant()) {

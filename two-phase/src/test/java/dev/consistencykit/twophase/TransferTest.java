@@ -171,7 +171,8 @@ class TransferTest {
         assertThatThrownBy(() -> tpc.transfer(Transfer.of(OperationId.of("t"), " ", "a1", 5)))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("from must not be blank");
         assertThatThrownBy(() -> tpc.transfer(Transfer.of(OperationId.of("t"), new Document("$gt", ""), "a1", 5)))
-                .isInstanceOf(InvalidInputException.class).hasMessageContaining("from must be a string");
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("'$gt' in from must not start with '$'");
         assertThatThrownBy(() -> Transfer.of(new OperationId(new Document("$ne", 1)), "a0", "a1", 5))
                 .isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> tpc.apply(TwoPhaseTransaction.of(OperationId.of("t"),

@@ -3,16 +3,18 @@ package dev.consistencykit.versioning;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
+import org.bson.BsonValue;
 import org.bson.Document;
 
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
+
+import dev.consistencykit.core.Inputs;
 
 /**
  * One committed version of a root's whole tree, exactly as it was committed.
@@ -29,9 +31,11 @@ public record VersionedTree(Object rootId, long version, Map<Object, Document> i
     /** Copies the items, ordered by id. */
     public VersionedTree {
         Objects.requireNonNull(rootId, "rootId");
+        // ordered and looked up by MongoDB's equality of ids: item(1) finds the item stored as 1L, item(uuid) the
+        // one read back as a Binary
         Map<Object, Document> sorted = new TreeMap<>(VersionedTree::compareIds);
         sorted.putAll(items);
-        items = Collections.unmodifiableMap(new LinkedHashMap<>(sorted));
+        items = Collections.unmodifiableMap(sorted);
         Objects.requireNonNull(meta, "meta");
         Objects.requireNonNull(committedAt, "committedAt");
     }
@@ -55,7 +59,7 @@ public record VersionedTree(Object rootId, long version, Map<Object, Document> i
         sorted.putAll(items);
         Hasher hasher = Hashing.sha256().newHasher();
         sorted.forEach((id, value) -> hasher.putString(canonicalId(id), StandardCharsets.UTF_8).putByte((byte) 0)
-                .putString(value.toJson(), StandardCharsets.UTF_8).putByte((byte) 0));
+                .putString(Inputs.encode(null, "item", value).asDocument().toJson(), StandardCharsets.UTF_8).putByte((byte) 0));
         return hasher.hash().toString().substring(0, 32);
     }
 
@@ -64,13 +68,16 @@ public record VersionedTree(Object rootId, long version, Map<Object, Document> i
         if (id instanceof String s) {
             return "s:" + s;
         }
-        if (id instanceof Number n) {
-            return "n:" + n.longValue();
-        }
         if (id instanceof org.bson.types.ObjectId o) {
             return "o:" + o.toHexString();
         }
-        return "?:" + id;
+        // any other id by its BSON value, numbers normalized: 1, 1L and 1.0 are one id, 1.5 is another, and a
+        // UUID given by a caller equals the Binary read back
+        BsonValue key = Inputs.idKey(id);
+        if (key.isInt64()) {
+            return "n:" + key.asInt64().getValue();
+        }
+        return "b:" + (key.isDocument() ? key.asDocument().toJson() : key.toString());
     }
 
     private static int compareIds(Object a, Object b) {

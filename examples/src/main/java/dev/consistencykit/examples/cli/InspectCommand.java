@@ -14,6 +14,7 @@ import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,6 +41,9 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (limit < 1) {
+            throw new ParameterException(spec.commandLine(), "--limit must be >= 1, was " + limit);
+        }
         PrintWriter out = spec.commandLine().getOut();
         try (MongoTarget target = Target.open(parent.uri)) {
             MongoDatabase db = target.client().getDatabase(options.databaseName(target));

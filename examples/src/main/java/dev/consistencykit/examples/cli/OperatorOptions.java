@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.consistencykit.core.Inputs;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
@@ -12,6 +13,8 @@ import picocli.CommandLine.TypeConversionException;
 
 /** The options {@code inspect} and {@code recover} share: which database, and how stale an operation must be. */
 final class OperatorOptions {
+
+    private static final Pattern VALID_DATABASE = Pattern.compile("[^\\s./\\\\\"$\\x00]{1,63}");
 
     @Option(names = "--database", paramLabel = "NAME",
             description = "the database to look in (default: the one named in the URI)")
@@ -26,6 +29,10 @@ final class OperatorOptions {
     /** The database to use on {@code target}. */
     String databaseName(MongoTarget target) {
         if (database != null && !database.isBlank()) {
+            if (!VALID_DATABASE.matcher(database).matches()) {
+                throw new IllegalArgumentException("--database must be a MongoDB database name (no space, '.', '$',"
+                        + " '/', '\\', '\"' or NUL, at most 63 bytes), was " + Inputs.show(database));
+            }
             return database;
         }
         String fromUri = target.connectionString().getDatabase();

@@ -203,6 +203,14 @@ public final class Soak {
     }
 
     private static Process start(List<String> args, String logName, String uri) throws IOException {
+        return processBuilder(args, logName, uri).start();
+    }
+
+    /**
+     * The CLI in a new JVM: {@code uri}, which may hold a password, goes into the child's environment, never onto its
+     * command line, where any user of the machine can read it ({@code ps}).
+     */
+    static ProcessBuilder processBuilder(List<String> args, String logName, String uri) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
                 "dev.consistencykit.examples.cli.ConsistencyKitCli"));
@@ -215,8 +223,7 @@ public final class Soak {
                 .redirectError(ProcessBuilder.Redirect.appendTo(new File(System.getProperty("java.io.tmpdir"),
                         "consistency-kit-" + logName + ".err")))
                 .redirectOutput(args.contains("serve") ? ProcessBuilder.Redirect.PIPE
-                        : ProcessBuilder.Redirect.DISCARD)
-                .start();
+                        : ProcessBuilder.Redirect.DISCARD);
     }
 
     /**

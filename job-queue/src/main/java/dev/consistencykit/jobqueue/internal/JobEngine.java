@@ -22,6 +22,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
+import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.slf4j.Logger;
@@ -57,6 +59,7 @@ import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -122,6 +125,10 @@ public final class JobEngine {
     private static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     private static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);
     private static final EffectMarker OUTBOX_MARKER = EffectMarker.of(OUTBOX_RESERVED, OUTBOX_WRITTEN);
+
+    /** The fields this queue keeps on business documents: no caller's update may touch them. */
+    public static final Set<String> EFFECT_FIELDS = Set.of(RESERVED_JOBS, APPLIED_JOBS, OUTBOX, OUTBOX_RESERVED,
+            OUTBOX_WRITTEN);
     private static final List<String> DUE_STATES = List.of(JobState.TODO.name(), JobState.FAILED.name());
 
     private final JobQueueConfig config;
@@ -152,6 +159,7 @@ public final class JobEngine {
      */
     public JobEngine(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        database = ReadSettings.ownReads(database);
         this.config = config;
         this.database = database;
         this.jobs = database.getCollection(config.collection());
@@ -178,13 +186,18 @@ public final class JobEngine {
 
     /** Validates {@code job}; nothing is written. */
     public Encoded encode(JobRequest job) {
-        Object id = Inputs.documentId(config.name(), "job id", job.id().value());
+        Object id = Inputs.operationId(config.name(), "job id", job.id().value());
         String type = job.type();
         if (type == null || type.isBlank()) {
             throw new InvalidInputException(config.name(), "type", "type must not be "
-                    + (type == null ? "null" : "blank, was '" + type + "'"));
+                    + (type == null ? "null" : "blank, was " + Inputs.show(type)));
         }
-        Inputs.plainDocument(config.name(), "payload", job.payload());
+        Inputs.plainValue(config.name(), "type", new BsonString(type));
+        // stored as encoded and checked here, with the database's own codecs: a UUID or a POJO the caller's client
+        // stores is accepted, an operator hidden in a driver value is not, and a later change to the caller's
+        // document does not reach the queue
+        BsonDocument payload = Inputs.plainDocument(config.name(), "payload",
+                job.payload() == null ? new Document() : job.payload(), jobs.getCodecRegistry());
         int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
         if (maxAttempts < 1) {
             throw new InvalidInputException(config.name(), "maxAttempts", "maxAttempts must be >= 1, was "
@@ -193,7 +206,7 @@ public final class JobEngine {
         if (job.delay().isNegative()) {
             throw new InvalidInputException(config.name(), "delay", "delay must be >= 0, was " + job.delay());
         }
-        Document fields = new Document(TYPE, type).append(PAYLOAD, job.payload()).append(PRIORITY, job.priority())
+        Document fields = new Document(TYPE, type).append(PAYLOAD, payload).append(PRIORITY, job.priority())
                 .append(ATTEMPTS, 0).append(MAX_ATTEMPTS, maxAttempts).append(TOKEN, 0L)
                 .append(STATE, JobState.TODO.name());
         if (job.dedupeKey().isPresent()) {
@@ -201,6 +214,7 @@ public final class JobEngine {
             if (key.isBlank()) {
                 throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
             }
+            Inputs.plainValue(config.name(), "dedupeKey", new BsonString(key));
             fields.append(DEDUPE, key);
         }
         return new Encoded(id, fields, job.delay());
@@ -245,7 +259,7 @@ public final class JobEngine {
                     + " its id or dedupe key");
         }
         boolean same = Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
-                && Objects.equals(found.get(PAYLOAD), job.fields().get(PAYLOAD))
+                && samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD))
                 && Objects.equals(found.getString(DEDUPE), key);
         if (!same) {
             String what = byId != null ? "job id " + job.id() : "dedupe key '" + key + "'";
@@ -253,6 +267,19 @@ public final class JobEngine {
                     + " another type or payload (" + found.get("_id") + "); nothing was written");
         }
         return found.get("_id");
+    }
+
+    /** Equal as stored: both sides compared in BSON, as the database's codecs encode them. */
+    private boolean samePayload(Object stored, Object requested) {
+        if (stored == null || requested == null) {
+            return stored == requested;
+        }
+        try {
+            return Inputs.encode(config.name(), "payload", stored, jobs.getCodecRegistry())
+                    .equals(Inputs.encode(config.name(), "payload", requested, jobs.getCodecRegistry()));
+        } catch (InvalidInputException e) {
+            return false;
+        }
     }
 
     // ---- enqueue with a business write ----------------------------------------------------------------------
@@ -396,7 +423,7 @@ public final class JobEngine {
 
     private int relayDocument(MongoCollection<Document> business, Document doc) {
         int moved = 0;
-        for (Object raw : doc.getList(OUTBOX, Object.class, List.of())) {
+        for (Object raw : Inputs.arrayOf(doc, OUTBOX)) {
             Encoded job = storedEntry(doc.get("_id"), raw);
             if (job == null) {
                 continue;
@@ -419,8 +446,17 @@ public final class JobEngine {
         return moved;
     }
 
+    private static boolean isOperationId(Object value) {
+        try {
+            Inputs.operationId(null, "job id", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
     private static boolean carries(Document doc, Object jobId) {
-        for (Object e : doc.getList(OUTBOX, Object.class, List.of())) {
+        for (Object e : Inputs.arrayOf(doc, OUTBOX)) {
             if (e instanceof Document d && Objects.equals(d.get("_id"), jobId)) {
                 return true;
             }
@@ -437,7 +473,7 @@ public final class JobEngine {
             if (!(raw instanceof Document entry) || !(entry.get("job") instanceof Document fields)) {
                 throw new InvalidInputException(config.name(), OUTBOX, "an outbox entry must be {_id, job: {...}}");
             }
-            Object jobId = Inputs.documentId(config.name(), OUTBOX + "._id", entry.get("_id"));
+            Object jobId = Inputs.operationId(config.name(), OUTBOX + "._id", entry.get("_id"));
             JobRequest request = JobRequest.of(fields.get(TYPE) instanceof String t ? t : null,
                     fields.get(PAYLOAD) instanceof Document p ? p : null).withId(new OperationId(jobId));
             if (fields.get(PRIORITY) instanceof Integer priority) {
@@ -759,16 +795,21 @@ public final class JobEngine {
      * few applied marks, those of jobs that are done (or pruned) are pulled. A done job never runs again.
      */
     private void tidyLegacy(MongoCollection<Document> target, Document current, Object jobId) {
-        List<Object> applied = current.getList(APPLIED_JOBS, Object.class, List.of());
+        List<?> applied = Inputs.arrayOf(current, APPLIED_JOBS);
         if (applied.size() <= TIDY_THRESHOLD) {
             return;
         }
-        List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId)).distinct().toList();
+        // read back from a business document: only values that are job ids reach the query
+        List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId))
+                .filter(JobEngine::isOperationId).map(id -> (Object) id).distinct().toList();
+        if (others.isEmpty()) {
+            return;
+        }
         Set<Object> notDone = new HashSet<>();
         jobs.withReadPreference(ReadPreference.primary()).find(and(in("_id", others),
                 ne(STATE, JobState.DONE.name()))).projection(Projections.include("_id"))
-                .forEach(d -> notDone.add(d.get("_id")));
-        List<Object> done = others.stream().filter(id -> !notDone.contains(id)).toList();
+                .forEach(d -> notDone.add(Inputs.idKey(d.get("_id"))));
+        List<Object> done = others.stream().filter(id -> !notDone.contains(Inputs.idKey(id))).toList();
         if (!done.isEmpty()) {
             LOG.info("[{}] removing {} marks of done jobs from document {}", config.name(), done.size(),
                     current.get("_id"));
@@ -813,10 +854,12 @@ public final class JobEngine {
         @Override
         public UpdateOutcome applyOnce(String collection, Object documentId, Bson update) {
             Inputs.fieldName(config.name(), "collection", collection);
-            Inputs.documentId(config.name(), "documentId", documentId);
             MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
+            Object id = Inputs.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
+            BsonDocument checked = Inputs.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
+                    EFFECT_FIELDS);
             recorded = true;
-            return applyEffect(claimed, collection, target, documentId, update);
+            return applyEffect(claimed, collection, target, id, checked);
         }
 
         @Override
@@ -1072,9 +1115,10 @@ public final class JobEngine {
             Map<Object, Document> byId = new HashMap<>();
             config.retryPolicy().run(config.name(), null, "read reserving jobs", () -> jobs
                     .withReadPreference(ReadPreference.primary()).find(in("_id", ids))
-                    .projection(Projections.include(STATE, OWNER, TOKEN)).forEach(d -> byId.put(d.get("_id"), d)));
+                    .projection(Projections.include(STATE, OWNER, TOKEN))
+                    .forEach(d -> byId.put(Inputs.idKey(d.get("_id")), d)));
             for (OnceEffects.Reservation r : reservations) {
-                Document job = byId.get(r.operationId());
+                Document job = byId.get(Inputs.idKey(r.operationId()));
                 boolean held = job != null && JobState.PROCESSING.name().equals(job.getString(STATE))
                         && r.nonce().equals(job.get(OWNER) + "/" + ConditionalUpdates.tokenOf(job, LEASE_FIELDS));
                 if (!held) {
@@ -1093,7 +1137,7 @@ public final class JobEngine {
 
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
     public boolean replay(Object id) {
-        Inputs.documentId(config.name(), "id", id);
+        Inputs.operationId(config.name(), "id", id);
         GuardedResult r = config.retryPolicy().execute(config.name(), id, "replay",
                 () -> ConditionalUpdates.transition(jobs, id, Transition.of(STATE, JobState.DEAD.name(),
                         JobState.TODO.name()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),

@@ -52,10 +52,12 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -119,6 +121,7 @@ public final class LedgerEngine {
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public LedgerEngine(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
+        database = ReadSettings.ownReads(database);
         this.config = Objects.requireNonNull(config, "config");
         this.ledger = database.getCollection(config.ledgerCollection());
         this.accounts = database.getCollection(config.accountsCollection());
@@ -145,7 +148,7 @@ public final class LedgerEngine {
     /** Validates and fingerprints {@code tx}: nothing is sent. */
     public Prepared prepare(LedgerTransaction tx) {
         Objects.requireNonNull(tx, "transaction");
-        Inputs.documentId(config.name(), "id", tx.id().value());
+        Inputs.operationId(config.name(), "id", tx.id().value());
         StringBuilder canonical = new StringBuilder(tx.transfer() ? "T" : "E");
         for (Change c : tx.changes()) {
             canonical.append('|').append(c.account().length()).append(':').append(c.account()).append(':')
@@ -267,7 +270,7 @@ public final class LedgerEngine {
     // ---------------------------------------------------------------- commit
 
     /** How a commit attempt ended. */
-    private enum Step { DONE, BLOCKED, RETRY }
+    private enum Step { DONE, BLOCKED, RETRY, FOREIGN }
 
     /** The outcome of driving one transaction: committed (valid or not), or blocked on a missing predecessor. */
     public record Committed(Document doc, boolean byThisCall, boolean blocked) {
@@ -314,6 +317,10 @@ public final class LedgerEngine {
             }
             Blocked blocked = new Blocked();
             Step step = commitOne(tx, blocked);
+            if (step == Step.FOREIGN) {
+                // not an entry this ledger wrote (the collection is writable by others): never applied, left alone
+                return new Committed(rereadAnywhere(target), false, true);
+            }
             if (step == Step.DONE) {
                 stack.pop();
                 mine |= stack.isEmpty();
@@ -439,8 +446,40 @@ public final class LedgerEngine {
         return ts != null && (age.isZero() || !ts.after(clock.cutoff(age)));
     }
 
+    /**
+     * Why {@code tx}, read back from the log, is not an entry this ledger wrote, or null: anything read back from a
+     * collection others can write is input again before it drives a write.
+     */
+    private String malformed(Document tx) {
+        if (!(tx.get(CHANGES) instanceof List<?> changes) || changes.isEmpty()) {
+            return "it has no changes array";
+        }
+        for (Object e : changes) {
+            if (!(e instanceof Document c)) {
+                return "a change is not a document";
+            }
+            try {
+                Change.checkAccount(config.name(), c.get(ACCOUNT) instanceof String a ? a : null);
+            } catch (InvalidInputException invalid) {
+                return "a change names no valid account (" + invalid.getMessage() + ")";
+            }
+            if (c.get(SEQ) != null && !(c.get(SEQ) instanceof Long)) {
+                return "a change's " + SEQ + " is not a long";
+            }
+            if (c.get(CACHE_BAL) != null && !(c.get(CACHE_BAL) instanceof Long)) {
+                return "a change's " + CACHE_BAL + " is not a long";
+            }
+        }
+        return null;
+    }
+
     private Step commitOne(Document tx, Blocked blocked) {
         Object id = tx.get("_id");
+        String foreign = malformed(tx);
+        if (foreign != null) {
+            LOG.warn("[{}] log entry {} is left alone: {}", config.name(), Inputs.show(id), foreign);
+            return Step.FOREIGN;
+        }
         List<Document> changes = tx.getList(CHANGES, Document.class);
         if (!tx.getBoolean("decided", false)) {
             Step decided = decide(tx, changes, blocked);
@@ -623,7 +662,7 @@ public final class LedgerEngine {
 
     /** Cancels {@code id} if the committer has not decided it yet. */
     public void cancel(Object id) {
-        Inputs.documentId(config.name(), "id", id);
+        Inputs.operationId(config.name(), "id", id);
         long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false)),
                 Updates.combine(Updates.set("state", CANCELLED), Updates.set("reason", "cancelled")))
@@ -642,7 +681,7 @@ public final class LedgerEngine {
 
     /** The compensating transaction of {@code id}, appended (idempotently) as {@code <id>:reversal}. */
     public Prepared reversalOf(Object id) {
-        Inputs.documentId(config.name(), "id", id);
+        Inputs.operationId(config.name(), "id", id);
         Document tx = byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);

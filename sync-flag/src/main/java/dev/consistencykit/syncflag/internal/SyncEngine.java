@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.bson.BsonDocument;
+import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.bson.json.JsonMode;
@@ -58,6 +59,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -120,6 +122,7 @@ public final class SyncEngine {
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public SyncEngine(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+        database = ReadSettings.ownReads(database);
         this.config = Objects.requireNonNull(config, "config");
         this.masters = database.getCollection(config.masterCollection());
         this.registry = database.getCollection(SyncFlagConfig.REGISTRY_COLLECTION);
@@ -176,8 +179,10 @@ public final class SyncEngine {
      */
     public Prepared prepare(MasterUpdate change) {
         Objects.requireNonNull(change, "change");
-        Inputs.documentId(config.name(), "masterId", change.masterId());
-        BsonDocument update = Inputs.updateSpec(config.name(), "update", change.update());
+        Object masterId = Inputs.documentId(config.name(), "masterId", change.masterId(),
+                masters.getCodecRegistry());
+        BsonDocument update = Inputs.updateSpec(config.name(), "update", change.update(),
+                masters.getCodecRegistry());
         boolean touches = false;
         for (UpdatePaths.Touched t : UpdatePaths.of(update)) {
             if (t.path().isEmpty() || t.path().startsWith("$") || t.path().contains("..")) {
@@ -198,10 +203,12 @@ public final class SyncEngine {
                 touches |= UpdatePaths.overlaps(t.path(), field);
             }
         }
-        String canonical = new Document("m", change.masterId()).toJson(CANONICAL) + update.toJson(CANONICAL);
+        // the id by MongoDB's equality (1 and 1L are one master; "1" and 1 are two), the update as encoded
+        BsonValue key = Inputs.idKey(masterId, masters.getCodecRegistry());
+        String canonical = new BsonDocument("m", key).toJson(CANONICAL) + update.toJson(CANONICAL);
         String fingerprint = Hashing.sha256().hashString(canonical, StandardCharsets.UTF_8).toString()
                 .substring(0, 32);
-        return new Prepared(change.id(), change.masterId(), update, touches, fingerprint);
+        return new Prepared(change.id(), masterId, update, touches, fingerprint);
     }
 
     // ---------------------------------------------------------------- update
@@ -230,8 +237,8 @@ public final class SyncEngine {
 
     /** A resync of {@code masterId}: bumps its version, flags it and propagates its current values. */
     public long resync(Object masterId) {
-        Inputs.documentId(config.name(), "masterId", masterId);
-        Prepared p = new Prepared(OperationId.random(), masterId, new BsonDocument(), true, RESYNC_FINGERPRINT);
+        Object id = Inputs.documentId(config.name(), "masterId", masterId, masters.getCodecRegistry());
+        Prepared p = new Prepared(OperationId.random(), id, new BsonDocument(), true, RESYNC_FINGERPRINT);
         Recorded r = record(p);
         return propagate(r.master(), Source.RESYNC).written();
     }
@@ -418,8 +425,8 @@ public final class SyncEngine {
         }
         // the caller's document is input: its id and the flag's operation id must be plain values, and they are
         // matched with $eq, so nothing the caller passes can reach the server as an operator
-        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"));
-        Object op = Inputs.documentId(config.name(), "master." + FLAG + ".op", flag.get("op"));
+        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"), masters.getCodecRegistry());
+        Object op = Inputs.operationId(config.name(), "master." + FLAG + ".op", flag.get("op"));
         // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
         // next millisecond rather than for equality, because a stored time may carry more precision than the
         // millisecond a reader gets back (the embedded server keeps the server's full clock precision)

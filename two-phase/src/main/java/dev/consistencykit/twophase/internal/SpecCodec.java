@@ -15,9 +15,9 @@ import org.bson.BsonDocument;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
 
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.Inputs;
@@ -38,18 +38,33 @@ public final class SpecCodec {
 
     private final String instanceName;
     private final Set<String> reservedFields;
+    private final CodecRegistry registry;
 
     /**
      * @param instanceName   for messages
      * @param reservedFields fields no spec may touch (the marker arrays); {@code _id} is always reserved
+     * @param registry       the database's codec registry: values of every type the caller's client stores are
+     *                       accepted
      */
-    public SpecCodec(String instanceName, Set<String> reservedFields) {
+    public SpecCodec(String instanceName, Set<String> reservedFields, CodecRegistry registry) {
         this.instanceName = instanceName;
         this.reservedFields = Set.copyOf(reservedFields);
+        this.registry = registry;
     }
 
-    private static BsonDocument render(Bson bson) {
-        return bson.toBsonDocument(BsonDocument.class, MongoClientSettings.getDefaultCodecRegistry());
+    private BsonDocument render(String field, Bson bson) {
+        // a condition is a filter: render it once, as the database would, and check that copy
+        BsonDocument copy = new BsonDocument();
+        try {
+            bson.toBsonDocument(BsonDocument.class, registry).forEach(copy::append);
+        } catch (RuntimeException e) {
+            if (e instanceof InvalidInputException) {
+                throw e;
+            }
+            throw invalid(field, field + " cannot be rendered with the database's codec registry ("
+                    + e.getClass().getSimpleName() + ": " + Inputs.show(e.getMessage()) + ")");
+        }
+        return copy;
     }
 
     /** Validates an update and returns its stored form (empty array for none). */
@@ -58,7 +73,7 @@ public final class SpecCodec {
         if (update.isEmpty()) {
             return ops;
         }
-        BsonDocument doc = Inputs.updateSpec(instanceName, field, update.get());
+        BsonDocument doc = Inputs.updateSpec(instanceName, field, update.get(), registry);
         List<String> paths = new ArrayList<>();
         for (Map.Entry<String, BsonValue> operator : doc.entrySet()) {
             String op = operator.getKey().substring(1);
@@ -98,7 +113,7 @@ public final class SpecCodec {
         if (condition.isEmpty()) {
             return conditions;
         }
-        BsonDocument doc = render(condition.get());
+        BsonDocument doc = render(field, condition.get());
         flatten(field, doc, conditions);
         return conditions;
     }
@@ -134,9 +149,15 @@ public final class SpecCodec {
                     if ((o.equals("in") || o.equals("nin")) && !op.getValue().isArray()) {
                         throw invalid(field, field + ": " + name + " on " + path + " needs an array");
                     }
-                    if (!o.equals("in") && !o.equals("nin")) {
-                        checkPlainValue(field, path, op.getValue());
+                    if (o.equals("in") || o.equals("nin")) {
+                        for (BsonValue v : op.getValue().asArray()) {
+                            if (v.isRegularExpression()) {
+                                throw invalid(field, field + ": " + name + " on " + path + " holds a regular"
+                                        + " expression, which would match as a pattern");
+                            }
+                        }
                     }
+                    checkPlainValue(field, path, op.getValue());
                     out.add(condition(path, o, op.getValue()));
                 }
             } else {
@@ -163,6 +184,7 @@ public final class SpecCodec {
     }
 
     private void checkPlainValue(String field, String path, BsonValue value) {
+        Inputs.plainValue(instanceName, field, value);
         if (value.isDocument()) {
             for (Map.Entry<String, BsonValue> e : value.asDocument().entrySet()) {
                 if (e.getKey().startsWith("$") || e.getKey().contains(".")) {

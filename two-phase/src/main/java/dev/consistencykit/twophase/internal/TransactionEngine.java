@@ -23,7 +23,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
+import org.bson.BsonValue;
 import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 import org.bson.conversions.Bson;
@@ -61,6 +63,7 @@ import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -174,6 +177,7 @@ public final class TransactionEngine {
      */
     public TransactionEngine(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
                              TwoPhaseListener listener, Supplier<String> ownerIds) {
+        database = ReadSettings.ownReads(database);
         this.config = config;
         this.database = database;
         this.transactions = database.getCollection(config.transactionsCollection());
@@ -183,7 +187,12 @@ public final class TransactionEngine {
         this.listener = listener;
         this.ownerIds = ownerIds;
         this.codec = new SpecCodec(config.name(), Set.of(config.markerField(),
-                config.reservationField(), config.tombstoneField()));
+                config.reservationField(), config.tombstoneField()), database.getCodecRegistry());
+    }
+
+    /** The database's codec registry: user values are encoded and checked with it. */
+    public CodecRegistry registry() {
+        return database.getCodecRegistry();
     }
 
     // ---- encoding and validation ----------------------------------------------------------------------------
@@ -223,23 +232,23 @@ public final class TransactionEngine {
      * @param fundsPaths for each participant index, the field whose unmet condition means insufficient funds
      */
     public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
-        Object id = Inputs.documentId(config.name(), "transaction id", tx.id().value());
+        Object id = Inputs.operationId(config.name(), "transaction id", tx.id().value());
         if (tx.participants().isEmpty()) {
-            throw new InvalidInputException(config.name(), "participants", "a transaction needs at least one"
-                    + " participant");
+            throw new InvalidInputException(config.name(), "participants", "participants must not be empty: a"
+                    + " transaction needs at least one participant");
         }
-        Set<String> seen = new HashSet<>();
+        Set<List<Object>> seen = new HashSet<>();
         List<Document> participants = new ArrayList<>();
         for (int i = 0; i < tx.participants().size(); i++) {
             Participant p = tx.participants().get(i);
             String where = "participants[" + i + "]";
             Inputs.fieldName(config.name(), where + ".collection", p.collection());
-            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId());
+            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId(), registry());
             if (p.collection().equals(config.transactionsCollection())) {
                 throw new InvalidInputException(config.name(), where + ".collection", where
                         + " must not be the transactions collection '" + p.collection() + "'");
             }
-            if (!seen.add(p.collection() + "\u0000" + identity(docId))) {
+            if (!seen.add(List.of(p.collection(), Inputs.idKey(docId, registry())))) {
                 throw new InvalidInputException(config.name(), where, where + " names document " + p
                         + " a second time; a document takes part in a transaction once");
             }
@@ -256,14 +265,6 @@ public final class TransactionEngine {
         }
         Inputs.fieldName(config.name(), "label", tx.label());
         return new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
-    }
-
-    /**
-     * What makes two ids name the same document: equal BSON values. Integral numbers of any width are one value
-     * ({@code 1} and {@code 1L}); a string and a number that print alike ({@code "1"} and {@code 1}) are not.
-     */
-    private static String identity(Object id) {
-        return id instanceof Number n ? "number:" + n.longValue() : id.getClass().getName() + ":" + id;
     }
 
     private static Encoded decode(Document tx) {
@@ -608,10 +609,13 @@ public final class TransactionEngine {
     private List<String> registeredCollections() {
         List<String> names = new ArrayList<>();
         names.add(config.accountsCollection());
-        for (String name : config.retryPolicy().execute(config.name(), null, "list participant collections",
-                () -> transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, String.class).into(new ArrayList<>()))) {
-            if (name != null && !names.contains(name)) {
-                names.add(name);
+        for (BsonValue value : config.retryPolicy().execute(config.name(), null, "list participant collections",
+                () -> transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
+                        .into(new ArrayList<>()))) {
+            // read back: only a name a participant could have been given is a collection to visit
+            if (value.isString() && isCollectionName(value.asString().getValue())
+                    && !names.contains(value.asString().getValue())) {
+                names.add(value.asString().getValue());
             }
         }
         return names;
@@ -835,9 +839,12 @@ public final class TransactionEngine {
     /** Releases the reservations on {@code current} whose transaction is terminal or gone. */
     private void releaseStale(MongoCollection<Document> collection, Document current) {
         List<Object> reserved = new ArrayList<>();
-        for (Object e : current.getList(config.reservationField(), Object.class, List.of())) {
-            if (e instanceof Document d) {
-                reserved.add(d.get(EffectMarker.OPERATION));
+        // read back from a document users write: only entries holding an operation id reach a filter
+        if (current.get(config.reservationField()) instanceof List<?> entries) {
+            for (Object e : entries) {
+                if (e instanceof Document d && isOperationId(d.get(EffectMarker.OPERATION))) {
+                    reserved.add(d.get(EffectMarker.OPERATION));
+                }
             }
         }
         if (reserved.isEmpty()) {
@@ -853,6 +860,24 @@ public final class TransactionEngine {
                 config.retryPolicy().run(config.name(), op, "release stale reservation",
                         () -> OnceEffects.release(collection, marker, op, null, List.of(current.get("_id"))));
             }
+        }
+    }
+
+    private static boolean isCollectionName(String name) {
+        try {
+            Inputs.fieldName(null, "collection", name);
+            return !name.startsWith("system.");
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    private static boolean isOperationId(Object value) {
+        try {
+            Inputs.operationId(null, "operationId", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
         }
     }
 
@@ -910,8 +935,8 @@ public final class TransactionEngine {
             return reason(PARTICIPANT_MISSING, who, "participant " + who + " does not exist");
         }
         Document current = r.document().orElseThrow();
-        int reserved = current.getList(config.reservationField(), Object.class, List.of()).size();
-        int applied = current.getList(config.markerField(), Object.class, List.of()).size();
+        int reserved = Inputs.arrayOf(current, config.reservationField()).size();
+        int applied = Inputs.arrayOf(current, config.markerField()).size();
         if (Math.max(reserved, applied) >= config.maxPendingPerDocument()) {
             return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
                     + (reserved + applied) + " unsettled transactions (the cap is " + config.maxPendingPerDocument()
@@ -1175,9 +1200,12 @@ public final class TransactionEngine {
     /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#readSettled}. */
     public SettledRead readSettled(String collectionName, List<?> ids, Duration maxWait) {
         Inputs.fieldName(config.name(), "collection", collectionName);
-        for (Object id : ids) {
-            Inputs.documentId(config.name(), "id", id);
+        Objects.requireNonNull(ids, "ids");
+        List<Object> checked = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i++) {
+            checked.add(Inputs.documentId(config.name(), "ids[" + i + "]", ids.get(i), registry()));
         }
+        ids = checked;
         Objects.requireNonNull(maxWait, "maxWait");
         MongoCollection<Document> collection = database.getCollection(collectionName)
                 .withReadPreference(ReadPreference.primary());
@@ -1204,10 +1232,11 @@ public final class TransactionEngine {
 
     private static List<Document> readOrdered(MongoCollection<Document> collection, List<?> ids) {
         Map<Object, Document> byId = new HashMap<>();
-        collection.find(in("_id", ids)).forEach(d -> byId.put(d.get("_id"), d));
+        CodecRegistry registry = collection.getCodecRegistry();
+        collection.find(in("_id", ids)).forEach(d -> byId.put(Inputs.idKey(d.get("_id"), registry), d));
         List<Document> ordered = new ArrayList<>();
         for (Object id : ids) {
-            Document d = byId.get(id);
+            Document d = byId.get(Inputs.idKey(id, registry));
             if (d != null) {
                 ordered.add(d);
             }
@@ -1276,7 +1305,7 @@ public final class TransactionEngine {
         for (String name : collections) {
             for (Document d : database.getCollection(name).find(Filters.or(exists(config.markerField() + ".0"),
                     exists(config.reservationField() + ".0")))) {
-                List<Object> applied = d.getList(config.markerField(), Object.class, List.of());
+                List<?> applied = Inputs.arrayOf(d, config.markerField());
                 for (Object marked : marker.inFlight(d)) {
                     String what = applied.contains(marked) ? "carries" : "is reserved for";
                     if (terminalByCollection.get(name).contains(marked)) {

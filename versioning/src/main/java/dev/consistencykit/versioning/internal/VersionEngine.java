@@ -26,6 +26,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.bson.BsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.DocumentCodec;
@@ -66,6 +68,7 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
@@ -158,6 +161,7 @@ public final class VersionEngine {
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public VersionEngine(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
                          VersionListener listener) {
+        database = ReadSettings.ownReads(database);
         this.config = Objects.requireNonNull(config, "config");
         this.name = config.name();
         this.roots = database.getCollection(config.rootsCollection());
@@ -201,7 +205,7 @@ public final class VersionEngine {
 
     /** A root id checked and normalised (small integers become longs). */
     public Object rootId(Object rootId) {
-        return normalize(Inputs.documentId(name, "rootId", rootId));
+        return normalize(Inputs.documentId(name, "rootId", rootId, roots.getCodecRegistry()));
     }
 
     // ---------------------------------------------------------------- write
@@ -231,18 +235,21 @@ public final class VersionEngine {
             throw new InvalidInputException(name, "baseVersion", "baseVersion must be >= 0, was " + cs.baseVersion());
         }
         if (cs.changes().isEmpty()) {
-            throw new InvalidInputException(name, "changes", "a change set must put or delete at least one item"
+            throw new InvalidInputException(name, "changes", "changes must not be empty: a change set must put or delete at least one item"
                     + " (change set " + cs.id() + " on root " + root + " is empty)");
         }
         // each value is encoded once: its bytes are checked for size, fingerprinted, and inserted as they are
         Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
         TreeMap<String, byte[]> canonical = new TreeMap<>();
         for (Map.Entry<Object, Optional<Document>> change : cs.changes().entrySet()) {
-            Object item = Inputs.documentId(name, "itemId", change.getKey());
+            Object item = normalize(Inputs.documentId(name, "itemId", change.getKey(), items.getCodecRegistry()));
             String key = VersionedTree.canonicalId(item);
             if (change.getValue().isPresent()) {
-                Document value = Inputs.plainDocument(name, "value of item " + item, change.getValue().get());
-                RawBsonDocument raw = new RawBsonDocument(value, CODEC);
+                // encoded once with the database's own codecs (a UUID or a POJO the caller's client stores is
+                // accepted), checked as BSON, and these bytes are what is stored
+                BsonDocument value = Inputs.plainDocument(name, "value of item " + Inputs.show(item),
+                        change.getValue().get(), items.getCodecRegistry());
+                RawBsonDocument raw = new RawBsonDocument(value, new BsonDocumentCodec());
                 int bytes = encodedSize(itemDocument(root, item, cs.version(), new ObjectId(), cs.id().value(),
                         Optional.empty())) + 1 + VALUE.length() + 1 + raw.getByteBuffer().remaining();
                 if (bytes > MAX_DOCUMENT_BYTES) {
@@ -263,8 +270,8 @@ public final class VersionEngine {
         canonical.forEach((k, v) -> hasher.putString(k, StandardCharsets.UTF_8).putByte((byte) 0)
                 .putInt(v.length).putBytes(v));
         cs.meta().ifPresent(meta -> {
-            Inputs.plainDocument(name, "meta", meta);
-            byte[] bytes = bytesOf(new RawBsonDocument(meta, CODEC));
+            BsonDocument encodedMeta = Inputs.plainDocument(name, "meta", meta, roots.getCodecRegistry());
+            byte[] bytes = bytesOf(new RawBsonDocument(encodedMeta, new BsonDocumentCodec()));
             if (bytes.length > MAX_META_BYTES) {
                 throw new InvalidInputException(name, "meta", "meta is " + bytes.length + " bytes, over the limit of "
                         + MAX_META_BYTES);
@@ -643,7 +650,7 @@ public final class VersionEngine {
      */
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = rootId(rootId);
-        Object item = normalize(Inputs.documentId(name, "itemId", itemId));
+        Object item = normalize(Inputs.documentId(name, "itemId", itemId, items.getCodecRegistry()));
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
@@ -665,7 +672,7 @@ public final class VersionEngine {
     /** Every committed version of {@code itemId} still kept, oldest first. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
         Object id = rootId(rootId);
-        Object item = normalize(Inputs.documentId(name, "itemId", itemId));
+        Object item = normalize(Inputs.documentId(name, "itemId", itemId, items.getCodecRegistry()));
         Document root = findRootForRead(id);
         Map<Long, ObjectId> unsettled = unsettledAtts(root);
         long current = number(root, VERSION);
