@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import java.math.BigDecimal;
+import java.util.Comparator;
 import java.util.Set;
 
 import org.bson.BsonArray;
@@ -196,6 +197,15 @@ public final class Inputs {
      */
     public static BsonValue idKey(Object id, CodecRegistry registry) {
         return normalize(id instanceof BsonValue b ? b : encode(null, "id", id, registry));
+    }
+
+    /**
+     * An order of document ids consistent with {@link #idKey(Object)}: ids MongoDB holds equal compare as 0, so a
+     * {@link java.util.TreeMap} with it finds {@code 1L} under {@code 1}, and never confuses {@code "1"} with
+     * {@code 1}.
+     */
+    public static Comparator<Object> idOrder() {
+        return Comparator.comparing(id -> new BsonDocument("k", idKey(id)).toJson());
     }
 
     /** {@link #idKey(Object, CodecRegistry)} for ids in stored form or read back (default codecs, standard UUIDs). */

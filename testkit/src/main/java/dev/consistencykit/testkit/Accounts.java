@@ -10,6 +10,8 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Inputs;
+
 /**
  * Bank accounts for workloads and the invariants of money, read back from the server: the total is conserved,
  * no balance is negative (where the pattern promises that), and each account holds exactly its initial balance
@@ -43,7 +45,7 @@ public final class Accounts {
 
     /** Every account's balance, read back. */
     public static Map<Object, Long> balances(MongoDatabase db, String collection) {
-        Map<Object, Long> balances = new TreeMap<>((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+        Map<Object, Long> balances = new TreeMap<>(Inputs.idOrder());
         for (Document d : db.getCollection(collection).find()) {
             balances.put(d.get("_id"), ((Number) d.get(BALANCE)).longValue());
         }

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -1267,6 +1268,7 @@ public final class TransactionEngine {
         List<String> problems = new ArrayList<>();
         List<Object> inFlight = new ArrayList<>();
         Map<String, Long> effects = new HashMap<>();
+        Map<String, Map<Object, Long>> byDocument = new TreeMap<>();
         Map<String, Set<Object>> terminalByCollection = new HashMap<>();
         Set<Object> known = new HashSet<>();
         for (Document tx : transactions.find()) {
@@ -1298,6 +1300,8 @@ public final class TransactionEngine {
                     long delta = increments(p.getList(P_PREPARE, Document.class), field)
                             + increments(p.getList(P_COMMIT, Document.class), field);
                     effects.merge(p.getString(P_COLLECTION) + "/" + p.get(P_ID), delta, Long::sum);
+                    byDocument.computeIfAbsent(p.getString(P_COLLECTION), k -> new TreeMap<>(Inputs.idOrder()))
+                            .merge(p.get(P_ID), delta, Long::sum);
                 }
             }
         }
@@ -1316,7 +1320,7 @@ public final class TransactionEngine {
                 }
             }
         }
-        return new TwoPhaseAudit(problems, inFlight, effects);
+        return new TwoPhaseAudit(problems, inFlight, effects, byDocument);
     }
 
     private static long increments(List<Document> ops, String field) {
