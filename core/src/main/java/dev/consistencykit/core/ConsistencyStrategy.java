@@ -81,4 +81,22 @@ public interface ConsistencyStrategy<C> {
 
     /** What this pattern guarantees, for comparisons and documentation. */
     Guarantees guarantees();
+
+    /**
+     * The periodic steps this strategy needs, for {@link Maintenance} (or the application's own scheduler): each is
+     * idempotent and safe from every process at once. The default is one recovery pass a minute for operations
+     * interrupted for a minute; patterns add their own (pruning, settling, relaying).
+     */
+    default java.util.List<MaintenanceStep> maintenance() {
+        return java.util.List.of(MaintenanceStep.of(name() + " recover", Duration.ofMinutes(1),
+                () -> recover(Duration.ofMinutes(1))));
+    }
+
+    /**
+     * This instance's counters (operations committed, canceled, recovered…) by name, since it was built: what a
+     * metrics binding publishes. Reads no data. Default: none.
+     */
+    default java.util.Map<String, Long> counters() {
+        return java.util.Map.of();
+    }
 }

@@ -7,6 +7,7 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoExecutionTimeoutException;
 import com.mongodb.MongoNodeIsRecoveringException;
 import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoOperationTimeoutException;
 import com.mongodb.MongoSocketException;
 import com.mongodb.MongoSocketOpenException;
 import com.mongodb.MongoTimeoutException;
@@ -50,6 +51,10 @@ public final class MongoErrors {
     public static Kind classify(MongoException e) {
         if (isDuplicateKey(e)) {
             return Kind.DUPLICATE_KEY;
+        }
+        if (e instanceof MongoOperationTimeoutException) {
+            // the call's own deadline passed: what it sent may have been applied
+            return Kind.TRANSIENT_MAYBE_APPLIED;
         }
         if (e instanceof MongoSocketOpenException || e instanceof MongoTimeoutException) {
             return Kind.TRANSIENT_NOT_SENT;

@@ -9,6 +9,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoInterruptedException;
+import com.mongodb.MongoOperationTimeoutException;
 
 /**
  * Retry of transient errors with bounded exponential back-off and jitter.
@@ -129,12 +131,16 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
             try {
                 return request.get();
             } catch (MongoException e) {
+                if (e instanceof MongoInterruptedException || e instanceof MongoOperationTimeoutException) {
+                    throw e;   // the caller's interruption or its deadline: nothing to retry
+                }
                 MongoErrors.Kind kind = MongoErrors.classify(e);
                 if (kind != MongoErrors.Kind.TRANSIENT_NOT_SENT && kind != MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED) {
                     throw e;
                 }
                 maybeSent |= kind == MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED;
-                if (attempt >= maxAttempts) {
+                Duration delay = delay(attempt);
+                if (attempt >= maxAttempts || Calls.remainingNanos() < delay.toNanos()) {
                     if (maybeSent) {
                         throw new OutcomeUnknownException(instanceName, documentId, what
                                 + ": no acknowledgement after " + attempt + " attempts; it may or may not have"
@@ -143,7 +149,6 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
                     throw new ServerUnavailableException(instanceName, documentId, what
                             + ": server unavailable after " + attempt + " attempts; nothing was sent", e);
                 }
-                Duration delay = delay(attempt);
                 LOG.debug("[{}] {} failed transiently (attempt {}/{}, {}), retrying in {} ms", instanceName, what,
                         attempt, maxAttempts, kind, delay.toMillis());
                 sleep(instanceName, documentId, what, delay, maybeSent, e);
@@ -165,12 +170,8 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
             Thread.sleep(delay.toMillis(), (int) (delay.toNanos() % 1_000_000));
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
-            if (maybeSent) {
-                throw new OutcomeUnknownException(instanceName, documentId, what
-                        + ": interrupted while retrying; it may or may not have been applied", last);
-            }
-            throw new ServerUnavailableException(instanceName, documentId, what
-                    + ": interrupted while retrying; nothing was sent", last);
+            throw new OperationInterruptedException(instanceName, documentId, what + ": interrupted while retrying"
+                    + (maybeSent ? "; it may or may not have been applied" : "; nothing was sent"), interrupted);
         }
     }
 }

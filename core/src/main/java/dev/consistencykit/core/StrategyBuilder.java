@@ -3,6 +3,7 @@ package dev.consistencykit.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 import com.mongodb.client.MongoDatabase;
 
@@ -24,6 +25,8 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
     protected RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
     /** The local clock server time is estimated from. */
     protected Clock clock = Clock.systemUTC();
+    /** The bound of one public call. */
+    protected Duration operationTimeout = Calls.DEFAULT_OPERATION_TIMEOUT;
     private ServerClock serverClock;
 
     /**
@@ -51,6 +54,19 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
         return self();
     }
 
+    /**
+     * The bound of one public call of the instance: every driver operation it sends carries the driver's client-side
+     * operation timeout ({@code timeoutMS}), and no retry starts that the bound cannot hold. A call that hits it ends
+     * with {@link ServerUnavailableException} (a read) or {@link OutcomeUnknownException} (a write that may have been
+     * applied). Default {@link Calls#DEFAULT_OPERATION_TIMEOUT} (30 s).
+     *
+     * @throws IllegalArgumentException if it is zero or negative
+     */
+    public B operationTimeout(Duration value) {
+        this.operationTimeout = positive("operationTimeout", value);
+        return self();
+    }
+
     /** The local clock server time is estimated from. Default: the system clock. */
     public B clock(Clock value) {
         this.clock = Objects.requireNonNull(value, "clock");
@@ -64,12 +80,18 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
     }
 
     /**
-     * The database, refused if its write concern is unacknowledged.
+     * The database, refused if its write concern is unacknowledged, with the {@link #operationTimeout} on every
+     * operation.
      *
      * @throws UnsafeConfigurationException if the write concern is {@code w:0}
      */
     protected MongoDatabase acknowledgedDatabase() {
-        return Inputs.acknowledged(name, database);
+        return Inputs.acknowledged(name, database).withTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The call boundary of the instance: its deadline, error typing and interruption policy. */
+    protected Calls calls() {
+        return new Calls(name, retryPolicy, operationTimeout);
     }
 
     /** The server time source set, or one measured against {@code db} from {@link #clock}. */

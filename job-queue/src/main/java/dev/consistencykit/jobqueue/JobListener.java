@@ -24,4 +24,24 @@ public interface JobListener {
     /** A worker's completion was refused because another worker took the job over. */
     default void onLeaseLost(OperationId id, String type) {
     }
+
+    /**
+     * A worker met an exception (in a claim, a heartbeat, a completion, or a server call) and goes on after a
+     * back-off.
+     *
+     * @param worker the worker thread's name
+     * @param error  what it met
+     */
+    default void onWorkerError(String worker, Exception error) {
+    }
+
+    /**
+     * A worker thread died of an exception the library does not catch (an {@link Error} from a handler); its job was
+     * given back and a new thread took its place.
+     *
+     * @param worker the dead thread's name
+     * @param error  what killed it
+     */
+    default void onWorkerDied(String worker, Throwable error) {
+    }
 }

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import org.bson.Document;
@@ -15,16 +17,20 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.UpdateOptions;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
@@ -65,12 +71,18 @@ import dev.consistencykit.jobqueue.internal.JobEngine;
  */
 public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
+    /** The boundary of the static helpers, which have no instance: default retry and timeout. */
+    private static final Calls STATIC_CALLS = new Calls(JobQueueConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
+            Calls.DEFAULT_OPERATION_TIMEOUT);
+
     private final JobQueueConfig config;
     private final JobEngine engine;
+    private final Calls calls;
 
-    private JobQueue(JobQueueConfig config, JobEngine engine) {
+    private JobQueue(JobQueueConfig config, JobEngine engine, Calls calls) {
         this.config = config;
         this.engine = engine;
+        this.calls = calls;
     }
 
     /** A builder for a queue on {@code database}. */
@@ -90,7 +102,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
     @Override
     public void ensureIndexes() {
-        engine.ensureIndexes();
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /** Same as {@link #enqueue(JobRequest)}. */
@@ -107,7 +119,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * @throws IdempotencyConflictException if its id or dedupe key belongs to a job with another type or payload
      */
     public OperationId enqueue(JobRequest job) {
-        return engine.enqueue(engine.encode(job));
+        JobEngine.Encoded encoded = engine.encode(job);
+        return calls.operation("enqueue", encoded.id(), () -> engine.enqueue(encoded));
     }
 
     /**
@@ -118,7 +131,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     @Override
     public OperationResult apply(JobRequest job) {
-        return engine.apply(engine.encode(job));
+        JobEngine.Encoded encoded = engine.encode(job);
+        return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
     /**
@@ -149,17 +163,22 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
         JobEngine.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
-        return engine.enqueueWith(business, id, filter, update, encoded);
+        MongoCollection<Document> bounded = bounded(business, calls.operationTimeout());
+        return calls.operation("enqueue with a business write", encoded.id(),
+                () -> engine.enqueueWith(bounded, id, filter, update, encoded));
     }
 
     /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */
     public int relayOutbox(MongoCollection<Document> business) {
-        return engine.relayAll(business);
+        Objects.requireNonNull(business, "business");
+        MongoCollection<Document> bounded = bounded(business, calls.operationTimeout());
+        return calls.idempotent("relay outbox", () -> engine.relayAll(bounded));
     }
 
     /** Creates the index {@link #relayOutbox} needs on a business collection. */
     public static void ensureOutboxIndex(MongoCollection<Document> business) {
-        JobEngine.ensureOutboxIndex(business);
+        Objects.requireNonNull(business, "business");
+        STATIC_CALLS.idempotent("ensure outbox index", () -> JobEngine.ensureOutboxIndex(bounded(business)));
     }
 
     /**
@@ -168,17 +187,40 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * on every collection a job has recorded an effect in; call this at start-up for the others.
      */
     public static void ensureEffectIndexes(MongoCollection<Document> collection) {
-        JobEngine.ensureEffectIndexes(collection);
+        Objects.requireNonNull(collection, "collection");
+        STATIC_CALLS.idempotent("ensure effect indexes", () -> JobEngine.ensureEffectIndexes(bounded(collection)));
+    }
+
+    /** {@code collection} with its own operation timeout, or {@link Calls#DEFAULT_OPERATION_TIMEOUT} if it has none. */
+    private static MongoCollection<Document> bounded(MongoCollection<Document> collection) {
+        return bounded(collection, Calls.DEFAULT_OPERATION_TIMEOUT);
+    }
+
+    /** {@code collection} with an operation timeout no longer than {@code bound}. */
+    private static MongoCollection<Document> bounded(MongoCollection<Document> collection, Duration bound) {
+        Long own = collection.getTimeout(TimeUnit.MILLISECONDS);
+        return own != null && own > 0 && own <= bound.toMillis() ? collection
+                : collection.withTimeout(bound.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Claims the highest-priority due job and runs it in this thread. */
     public Optional<OperationResult> processNext() {
-        return engine.processNext(engine.newOwner());
+        return calls.operation("process next", null, () -> engine.processNext(engine.newOwner()));
     }
 
     /** Starts {@code workers} worker threads; close the returned handle to stop them gracefully. */
     public JobWorkers startWorkers(int workers) {
-        return new JobWorkers(engine, name(), workers, config.lease());
+        return startWorkers(workers, JobWorkers.defaultThreadFactory(name()));
+    }
+
+    /**
+     * Starts {@code workers} worker threads made by {@code threadFactory} (for example virtual threads, or threads
+     * named and grouped as the application likes).
+     *
+     * @throws IllegalArgumentException if {@code workers < 1}
+     */
+    public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
+        return new JobWorkers(engine, calls, name(), workers, config.lease(), engine.listener(), threadFactory);
     }
 
     /**
@@ -188,17 +230,18 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     @Override
     public RecoveryReport recover(Duration staleAfter) {
-        return engine.recover(staleAfter);
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
 
     /** {@link #recover(Duration)} with {@link JobQueueConfig#staleAfter()}. */
     public RecoveryReport recover() {
-        return engine.recover(config.staleAfter());
+        return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
     }
 
     /** Requeues (or, on their last attempt, kills) jobs whose lease expired; safe from many processes at once. */
     public int sweep() {
-        int[] counts = engine.sweep(false);
+        int[] counts = calls.idempotent("sweep", () -> engine.sweep(false));
         return counts[0] + counts[1];
     }
 
@@ -212,7 +255,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     public int sweep(Duration staleAfter) {
         InterruptedOperation.checkQuery(staleAfter, 1);
-        int[] counts = engine.sweep(staleAfter.isZero());
+        int[] counts = calls.idempotent("sweep", () -> engine.sweep(staleAfter.isZero()));
         return counts[0] + counts[1];
     }
 
@@ -223,33 +266,50 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return engine.interrupted(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
     /** Counts per state, and the age of the oldest due job (the queue's lag). */
     @Override
     public StrategyStatus status() {
-        return engine.status();
+        return calls.idempotent("status", engine::status);
     }
 
     /** Counts per state and job type. */
     public Map<String, Map<String, Long>> countsByType() {
-        return engine.countsByType();
+        return calls.idempotent("count by type", engine::countsByType);
     }
 
     /** Deletes done jobs older than {@link JobQueueConfig#retention()}. */
     public long prune() {
-        return engine.prune(config.retention());
+        return calls.idempotent("prune", () -> engine.prune(config.retention()));
     }
 
     /** Puts dead job {@code id} back in the queue, attempts from zero. */
     public boolean replayDead(OperationId id) {
-        return engine.replay(id.value());
+        Objects.requireNonNull(id, "id");
+        return calls.operation("replay dead job", id.value(), () -> engine.replay(id.value()));
     }
 
     /** This instance's counters. */
     public JobQueueMetrics metrics() {
         return engine.metrics();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+
+    /**
+     * Recovery every 10 s (expired leases requeued, effects settled, reservations released) and pruning of finished
+     * jobs older than the retention every hour. Relaying an outbox needs its business collection: add
+     * {@code relayOutbox(collection)} as a step of your own.
+     */
+    @Override
+    public List<MaintenanceStep> maintenance() {
+        return List.of(MaintenanceStep.of(name() + " recover", Duration.ofSeconds(10), this::recover),
+                MaintenanceStep.of(name() + " prune", Duration.ofHours(1), this::prune));
     }
 
     @Override
@@ -359,10 +419,10 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         public JobQueue build() {
             JobQueueConfig config = new JobQueueConfig(name, collection, maxAttempts, lease, retryBackoff,
                     maxRetryBackoff, retention, staleAfter, retryPolicy, clock);
-            acknowledgedDatabase();
-            ServerClock time = serverClockFor(database);
+            MongoDatabase db = acknowledgedDatabase();
+            ServerClock time = serverClockFor(db);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
-            return new JobQueue(config, new JobEngine(config, database, time, listener, owners, handlers));
+            return new JobQueue(config, new JobEngine(config, db, time, listener, owners, handlers), calls());
         }
     }
 }

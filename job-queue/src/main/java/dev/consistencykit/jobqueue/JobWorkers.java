@@ -3,10 +3,12 @@ package dev.consistencykit.jobqueue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -14,65 +16,158 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import com.mongodb.MongoException;
-import com.mongodb.MongoInterruptedException;
-
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.Listeners;
+import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
 /**
  * Worker threads of a {@link JobQueue}: each claims the highest-priority due job, runs its handler while renewing its
  * lease every third of the lease (so long jobs are not taken over), and records the outcome; when nothing is due it
- * backs off from 10 ms to 500 ms. {@link #shutdown(Duration)} stops claiming, lets running jobs finish within the
- * grace period, and gives back the jobs still running after it, which their late completion can then not mark.
+ * backs off from 10 ms to 500 ms.
+ *
+ * <p>A pool never dies silently. Every exception in a claim, a handler's outcome, a heartbeat or a completion is
+ * logged, counted, reported to {@link JobListener#onWorkerError} and backed off, and the loop goes on. A worker thread
+ * that dies anyway (an {@link Error} from a handler: the library never catches one) is reported to
+ * {@link JobListener#onWorkerDied}, its job is given back, and a new thread takes its place. {@link #health()} shows
+ * all of it.
+ *
+ * <p>{@link #shutdown(Duration)} stops claiming, lets running jobs finish within the grace period, gives back the jobs
+ * still running after it (their late completion can then not mark them), and returns within the grace period plus
+ * one operation timeout, whatever the server does; it never throws.
  *
  * <p>Thread-safe.
  */
 public final class JobWorkers implements AutoCloseable {
 
+    /**
+     * What the pool is doing.
+     *
+     * @param workers      threads configured
+     * @param alive        threads alive now
+     * @param processed    jobs run to an outcome
+     * @param errors       exceptions the loops met (and went on after)
+     * @param threadDeaths threads that died and were replaced
+     * @param lastError    the last exception met, if any
+     */
+    public record Health(int workers, int alive, long processed, long errors, long threadDeaths,
+                         Optional<String> lastError) {
+    }
+
+    /**
+     * What a shutdown left.
+     *
+     * @param clean      whether every worker finished within the grace period
+     * @param givenBack  jobs still running after the grace period, given back (due again at once)
+     * @param leftLeased jobs still running that could not be given back (the server did not answer): their lease
+     *                   runs out and recovery requeues them
+     * @param stillAlive worker threads still alive when shutdown returned (blocked in a call to a hung server; they
+     *                   are daemon threads, their job's completion is fenced)
+     */
+    public record ShutdownReport(boolean clean, List<OperationId> givenBack, List<OperationId> leftLeased,
+                                 int stillAlive) {
+
+        /** Copies the lists. */
+        public ShutdownReport {
+            givenBack = List.copyOf(givenBack);
+            leftLeased = List.copyOf(leftLeased);
+        }
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(JobWorkers.class);
     private static final long MIN_IDLE_MILLIS = 10;
     private static final long MAX_IDLE_MILLIS = 500;
+    private static final long MAX_ERROR_BACKOFF_MILLIS = 5_000;
 
     private final JobEngine engine;
+    private final Calls calls;
     private final String name;
     private final Duration lease;
-    private final List<Thread> threads = new ArrayList<>();
+    private final JobListener listener;
+    private final ThreadFactory threadFactory;
+    private final Thread[] threads;
     private final List<AtomicReference<JobEngine.Claimed>> running = new ArrayList<>();
     private final ScheduledExecutorService heartbeats;
     private final AtomicLong processed = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong threadDeaths = new AtomicLong();
+    private final AtomicReference<String> lastError = new AtomicReference<>();
     private volatile boolean stopping;
 
-    JobWorkers(JobEngine engine, String name, int workers, Duration lease) {
+    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, JobListener listener,
+               ThreadFactory threadFactory) {
         if (workers < 1) {
             throw new IllegalArgumentException("workers must be >= 1, was " + workers);
         }
         this.engine = engine;
+        this.calls = calls;
         this.name = name;
         this.lease = lease;
+        this.listener = listener;
+        this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, name + "-heartbeat");
             t.setDaemon(true);
             return t;
         });
+        this.threads = new Thread[workers];
         for (int i = 0; i < workers; i++) {
-            AtomicReference<JobEngine.Claimed> current = new AtomicReference<>();
-            running.add(current);
-            Thread t = new Thread(() -> loop(current), name + "-worker-" + i);
-            t.setDaemon(true);
-            threads.add(t);
-            t.start();
+            running.add(new AtomicReference<>());
         }
+        for (int i = 0; i < workers; i++) {
+            spawn(i);
+        }
+    }
+
+    /** Daemon threads named {@code <name>-worker-<n>}. */
+    static ThreadFactory defaultThreadFactory(String name) {
+        AtomicLong count = new AtomicLong();
+        return r -> {
+            Thread t = new Thread(r, name + "-worker-" + count.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private synchronized void spawn(int slot) {
+        if (stopping) {
+            return;
+        }
+        AtomicReference<JobEngine.Claimed> current = running.get(slot);
+        Thread t = threadFactory.newThread(() -> loop(current));
+        if (t == null) {
+            throw new IllegalStateException("the thread factory of " + name + " returned no thread");
+        }
+        t.setUncaughtExceptionHandler((dead, error) -> died(slot, dead, error));
+        threads[slot] = t;
+        t.start();
+    }
+
+    /** A worker thread ended by an exception the loop does not catch: report it, give its job back, replace it. */
+    private void died(int slot, Thread dead, Throwable error) {
+        threadDeaths.incrementAndGet();
+        lastError.set(error.toString());
+        LOG.error("[{}] worker thread {} died; replacing it", name, dead.getName(), error);
+        Listeners.call(name, () -> listener.onWorkerDied(dead.getName(), error));
+        JobEngine.Claimed claimed = running.get(slot).getAndSet(null);
+        if (claimed != null) {
+            giveBack(claimed);
+        }
+        spawn(slot);
     }
 
     private void loop(AtomicReference<JobEngine.Claimed> current) {
         String owner = engine.newOwner();
         long idle = MIN_IDLE_MILLIS;
+        long backoff = MIN_IDLE_MILLIS;
         while (!stopping) {
             try {
-                Optional<JobEngine.Claimed> claimed = engine.claim(owner, null);
+                Optional<JobEngine.Claimed> claimed = calls.operation("claim", null,
+                        () -> engine.claim(owner, null));
+                backoff = MIN_IDLE_MILLIS;
                 if (claimed.isEmpty()) {
-                    Thread.sleep(idle);
+                    pause(idle);
                     idle = Math.min(idle * 2, MAX_IDLE_MILLIS);
                     continue;
                 }
@@ -82,38 +177,62 @@ public final class JobWorkers implements AutoCloseable {
                 ScheduledFuture<?> beat = heartbeats.scheduleAtFixedRate(() -> heartbeat(claimed.get()), every,
                         every, TimeUnit.MILLISECONDS);
                 try {
-                    engine.run(claimed.get());
+                    calls.operation("run job", claimed.get().claim().id(), () -> engine.run(claimed.get()));
                     processed.incrementAndGet();
-                } finally {
-                    beat.cancel(false);
                     current.set(null);
+                } finally {
+                    // on an Error the claim stays in current, so that the thread's death gives the job back
+                    beat.cancel(false);
                 }
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (MongoInterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (ConsistencyException | MongoException e) {
-                LOG.warn("[{}] worker error, backing off: {}", name, e.toString());
-                sleepQuietly(idle);
+                if (stopping) {
+                    return;
+                }
+                Thread.interrupted();   // not ours to obey: shutdown sets stopping first
+            } catch (RuntimeException e) {
+                if (stopping) {
+                    return;
+                }
+                // the job, if one was running, keeps its lease until it runs out: recovery requeues it
+                current.set(null);
+                errors.incrementAndGet();
+                lastError.set(e.toString());
+                LOG.warn("[{}] worker error, backing off {} ms: {}", name, backoff, e.toString());
+                Listeners.call(name, () -> listener.onWorkerError(Thread.currentThread().getName(), e));
+                try {
+                    pause(backoff);
+                } catch (InterruptedException interrupted) {
+                    if (stopping) {
+                        return;
+                    }
+                    Thread.interrupted();
+                }
+                backoff = Math.min(backoff * 2, MAX_ERROR_BACKOFF_MILLIS);
             }
         }
     }
 
+    private static void pause(long millis) throws InterruptedException {
+        Thread.sleep(millis);
+    }
+
     private void heartbeat(JobEngine.Claimed claimed) {
         try {
-            engine.heartbeat(claimed);
-        } catch (ConsistencyException | MongoException e) {
+            calls.operation("heartbeat", claimed.claim().id(), () -> engine.heartbeat(claimed));
+        } catch (RuntimeException e) {
+            errors.incrementAndGet();
+            lastError.set(e.toString());
             LOG.debug("[{}] heartbeat of a job failed: {}", name, e.toString());
+            Listeners.call(name, () -> listener.onWorkerError(name + "-heartbeat", e));
         }
     }
 
-    private static void sleepQuietly(long millis) {
+    private boolean giveBack(JobEngine.Claimed claimed) {
         try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return calls.operation("give back job", claimed.claim().id(), () -> engine.release(claimed));
+        } catch (ConsistencyException e) {
+            LOG.warn("[{}] could not give back job {}: {}", name, claimed.claim().id(), e.toString());
+            return false;
         }
     }
 
@@ -122,35 +241,86 @@ public final class JobWorkers implements AutoCloseable {
         return processed.get();
     }
 
+    /** The pool's state: threads alive, jobs run, errors met, threads replaced. */
+    public synchronized Health health() {
+        int alive = 0;
+        for (Thread t : threads) {
+            if (t != null && t.isAlive()) {
+                alive++;
+            }
+        }
+        return new Health(threads.length, alive, processed.get(), errors.get(), threadDeaths.get(),
+                Optional.ofNullable(lastError.get()));
+    }
+
     /**
      * Stops claiming, waits up to {@code grace} for running jobs to finish, then gives back the jobs still running
-     * (they become due again) and interrupts their threads.
+     * (they become due again) and interrupts their threads. Returns within {@code grace} plus one operation timeout
+     * and never throws.
      *
      * @return whether every worker finished within the grace period
      */
     public boolean shutdown(Duration grace) {
-        stopping = true;
-        long deadline = System.nanoTime() + grace.toNanos();
-        boolean clean = true;
-        for (int i = 0; i < threads.size(); i++) {
-            Thread t = threads.get(i);
-            long left = Math.max(0, deadline - System.nanoTime());
-            try {
-                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (t.isAlive()) {
-                clean = false;
-                JobEngine.Claimed claimed = running.get(i).get();
-                if (claimed != null && engine.release(claimed)) {
-                    LOG.info("[{}] gave back a job still running at shutdown", name);
+        return stop(grace).clean();
+    }
+
+    /**
+     * {@link #shutdown(Duration)}, reporting what it left: the jobs given back, those it could not give back, and the
+     * threads still alive.
+     */
+    public ShutdownReport stop(Duration grace) {
+        Objects.requireNonNull(grace, "grace");
+        Thread[] snapshot;
+        synchronized (this) {
+            stopping = true;
+            snapshot = threads.clone();
+        }
+        long deadline = System.nanoTime() + Math.max(0, grace.toNanos());
+        for (Thread t : snapshot) {
+            long left = deadline - System.nanoTime();
+            if (t != null && left > 0) {
+                try {
+                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
                 }
-                t.interrupt();
+            }
+        }
+        boolean clean = true;
+        List<OperationId> givenBack = new ArrayList<>();
+        List<OperationId> leftLeased = new ArrayList<>();
+        long giveBackDeadline = System.nanoTime() + calls.operationTimeout().toNanos();
+        for (int i = 0; i < snapshot.length; i++) {
+            Thread t = snapshot[i];
+            if (t == null || !t.isAlive()) {
+                continue;
+            }
+            clean = false;
+            t.interrupt();
+            JobEngine.Claimed claimed = running.get(i).get();
+            if (claimed == null) {
+                continue;
+            }
+            OperationId id = new OperationId(claimed.claim().id());
+            // one operation timeout for all give-backs: a hung server cannot hold shutdown longer
+            if (System.nanoTime() < giveBackDeadline && giveBack(claimed)) {
+                givenBack.add(id);
+                LOG.info("[{}] gave back job {}, still running at shutdown", name, id);
+            } else {
+                leftLeased.add(id);
+                LOG.warn("[{}] left job {} leased at shutdown: its lease runs out and recovery requeues it", name,
+                        id);
             }
         }
         heartbeats.shutdownNow();
-        return clean;
+        int stillAlive = 0;
+        for (Thread t : snapshot) {
+            if (t != null && t.isAlive()) {
+                stillAlive++;
+            }
+        }
+        return new ShutdownReport(clean, givenBack, leftLeased, stillAlive);
     }
 
     /** {@link #shutdown(Duration)} with a grace period of one lease. */

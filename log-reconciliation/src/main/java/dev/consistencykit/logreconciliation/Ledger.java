@@ -8,11 +8,14 @@ import java.util.OptionalLong;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -54,10 +57,12 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
 
     private final LedgerConfig config;
     private final LedgerEngine engine;
+    private final Calls calls;
 
-    private Ledger(LedgerConfig config, LedgerEngine engine) {
+    private Ledger(LedgerConfig config, LedgerEngine engine, Calls calls) {
         this.config = config;
         this.engine = engine;
+        this.calls = calls;
     }
 
     /** A builder for a ledger on {@code database}. */
@@ -86,7 +91,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public void ensureIndexes() {
-        engine.ensureIndexes();
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /** Same as {@link #append}. */
@@ -103,7 +108,9 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
      */
     public OperationId append(LedgerTransaction tx) {
-        return new OperationId(engine.append(engine.prepare(tx)).doc().get("_id"));
+        LedgerEngine.Prepared p = engine.prepare(tx);
+        return calls.operation("append", tx.id().value(),
+                () -> new OperationId(engine.append(p).doc().get("_id")));
     }
 
     /**
@@ -116,12 +123,13 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public OperationResult apply(LedgerTransaction tx) {
-        return engine.apply(engine.prepare(tx));
+        LedgerEngine.Prepared p = engine.prepare(tx);
+        return calls.operation("apply", tx.id().value(), () -> engine.apply(p));
     }
 
     /** The committer: commits every transaction uncommitted for longer than {@link LedgerConfig#staleAfter()}. */
     public RecoveryReport commitPending() {
-        return engine.commitPending(config.staleAfter());
+        return calls.idempotent("commit pending", () -> engine.commitPending(config.staleAfter()));
     }
 
     /**
@@ -136,7 +144,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         if (staleAfter.isNegative()) {
             throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
         }
-        return engine.commitPending(staleAfter);
+        return calls.idempotent("recover", () -> engine.commitPending(staleAfter));
     }
 
     /**
@@ -147,7 +155,8 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * @throws TransactionCommittedException  if the committer already decided it: {@link #reverse} it instead
      */
     public void cancel(OperationId id) {
-        engine.cancel(Objects.requireNonNull(id, "id").value());
+        Objects.requireNonNull(id, "id");
+        calls.operation("cancel", id.value(), () -> engine.cancel(id.value()));
     }
 
     /**
@@ -157,8 +166,11 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * @throws UnknownTransactionException if there is no such transaction
      */
     public OperationId reverse(OperationId id) {
-        LedgerEngine.Prepared p = engine.reversalOf(Objects.requireNonNull(id, "id").value());
-        return new OperationId(engine.append(p).doc().get("_id"));
+        Objects.requireNonNull(id, "id");
+        return calls.operation("reverse", id.value(), () -> {
+            LedgerEngine.Prepared p = engine.reversalOf(id.value());
+            return new OperationId(engine.append(p).doc().get("_id"));
+        });
     }
 
     /**
@@ -166,7 +178,8 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * two round trips.
      */
     public long balance(String account) {
-        return engine.balance(checkedAccount(account));
+        String a = checkedAccount(account);
+        return calls.idempotent("balance", () -> engine.balance(a));
     }
 
     /**
@@ -176,7 +189,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     public LedgerCursor cursor(String account, long afterSeq) {
         String a = checkedAccount(account);
-        return new LedgerCursor(engine, () -> List.of(a), LedgerCursor.checked(Map.of(a, afterSeq)));
+        return new LedgerCursor(engine, calls, () -> List.of(a), LedgerCursor.checked(Map.of(a, afterSeq)));
     }
 
     /**
@@ -184,7 +197,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * consumed; an account not named starts from the beginning). Each poll reads every account's cache.
      */
     public LedgerCursor cursorOverAll(Map<String, Long> positions) {
-        return new LedgerCursor(engine, engine::accountIds, LedgerCursor.checked(positions));
+        return new LedgerCursor(engine, calls, engine::accountIds, LedgerCursor.checked(positions));
     }
 
     /**
@@ -193,12 +206,13 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * wrong cache balance are rewritten from the log (a cache ahead of the log is reported, never rewritten).
      */
     public ReconcileReport reconcile(String account, boolean repair) {
-        return engine.reconcile(checkedAccount(account), repair);
+        String a = checkedAccount(account);
+        return calls.idempotent("reconcile", () -> engine.reconcile(a, repair));
     }
 
     /** Accounts whose log has a hole (a missing sequence number), by one pass over every change. */
     public List<String> accountsWithGaps() {
-        return engine.accountsWithGaps();
+        return calls.idempotent("accounts with gaps", engine::accountsWithGaps);
     }
 
     /**
@@ -212,25 +226,39 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         if (olderThan.isNegative()) {
             throw new IllegalArgumentException("olderThan must be >= 0, was " + olderThan);
         }
-        return engine.archive(olderThan);
+        return calls.idempotent("archive", () -> engine.archive(olderThan));
     }
 
     /** Transactions appended more than {@code staleAfter} ago and not yet committed, oldest first. */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return engine.interrupted(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
     /** Transactions by {@code proc} ({@code UNCOMMITTED}, {@code COMMITTED}) and the oldest uncommitted one's age. */
     @Override
     public StrategyStatus status() {
-        return engine.status();
+        return calls.idempotent("status", engine::status);
     }
 
     /** This instance's counters. */
     public LedgerMetrics metrics() {
         return engine.metrics();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+
+    /**
+     * The background committer every 5 s (transactions uncommitted for {@code staleAfter}). Archiving changes the
+     * data kept, so it is not scheduled by default: add {@code archive(olderThan)} as a step of your own.
+     */
+    @Override
+    public List<MaintenanceStep> maintenance() {
+        return List.of(MaintenanceStep.of(name() + " commit pending", Duration.ofSeconds(5), this::commitPending));
     }
 
     @Override
@@ -307,7 +335,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
             LedgerConfig config = new LedgerConfig(name, ledgerCollection, accountsCollection, archiveCollection,
                     seqAllocation, overdraftFloor, staleAfter, retryPolicy, clock);
             ServerClock time = serverClockFor(db);
-            return new Ledger(config, new LedgerEngine(config, db, time, listener));
+            return new Ledger(config, new LedgerEngine(config, db, time, listener), calls());
         }
     }
 }

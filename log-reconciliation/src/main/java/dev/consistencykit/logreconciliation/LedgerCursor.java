@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**
@@ -19,11 +20,13 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 public final class LedgerCursor {
 
     private final LedgerEngine engine;
+    private final Calls calls;
     private final Supplier<List<String>> accounts;
     private final Map<String, Long> positions;
 
-    LedgerCursor(LedgerEngine engine, Supplier<List<String>> accounts, Map<String, Long> positions) {
+    LedgerCursor(LedgerEngine engine, Calls calls, Supplier<List<String>> accounts, Map<String, Long> positions) {
         this.engine = engine;
+        this.calls = calls;
         this.accounts = accounts;
         this.positions = new HashMap<>(positions);
     }
@@ -38,16 +41,22 @@ public final class LedgerCursor {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be >= 1, was " + limit);
         }
-        List<LedgerEntry> out = new ArrayList<>();
-        for (String account : accounts.get()) {
-            long from = positions.getOrDefault(account, 0L);
-            List<LedgerEntry> next = engine.entries(account, from, limit);
-            if (!next.isEmpty()) {
-                positions.put(account, next.get(next.size() - 1).seqId());
-                out.addAll(next);
+        // the cursor moves only once the whole poll has been read, so a poll that fails (and is retried, or thrown)
+        // never skips the entries it had read
+        return calls.idempotent("poll cursor", () -> {
+            Map<String, Long> moved = new HashMap<>(positions);
+            List<LedgerEntry> out = new ArrayList<>();
+            for (String account : accounts.get()) {
+                long from = moved.getOrDefault(account, 0L);
+                List<LedgerEntry> next = engine.entries(account, from, limit);
+                if (!next.isEmpty()) {
+                    moved.put(account, next.get(next.size() - 1).seqId());
+                    out.addAll(next);
+                }
             }
-        }
-        return out;
+            positions.putAll(moved);
+            return out;
+        });
     }
 
     /** The last seqId delivered per account. */

@@ -3,23 +3,32 @@ package dev.consistencykit.syncflag;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
@@ -62,12 +71,20 @@ import dev.consistencykit.syncflag.internal.SyncEngine;
  */
 public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
 
+    private static final Logger LOG = LoggerFactory.getLogger(SyncFlag.class);
+
+    /** The boundary of the static helpers, which have no instance: default retry and timeout. */
+    private static final Calls STATIC_CALLS = new Calls(SyncFlagConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
+            Calls.DEFAULT_OPERATION_TIMEOUT);
+
     private final SyncFlagConfig config;
     private final SyncEngine engine;
+    private final Calls calls;
 
-    private SyncFlag(SyncFlagConfig config, SyncEngine engine) {
+    private SyncFlag(SyncFlagConfig config, SyncEngine engine, Calls calls) {
         this.config = config;
         this.engine = engine;
+        this.calls = calls;
     }
 
     /** A builder for a sync flag on {@code database}. */
@@ -82,24 +99,36 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     public static List<Builder> registered(MongoDatabase database) {
         List<Builder> builders = new ArrayList<>();
-        for (Document entry : SyncEngine.registered(database)) {
-            Builder b = builder(database).name(entry.getString("_id"))
-                    .master(entry.getString("master"), entry.getList("fields", String.class).toArray(new String[0]))
-                    .staleAfter(Duration.ofMillis(entry.get("staleAfterMillis", Number.class).longValue()));
-            for (Document t : entry.getList("targets", Document.class)) {
-                SyncTarget target = SyncTarget.in(t.getString("collection"), t.getString("idField"))
-                        .versionField(t.getString("versionField"));
-                if (t.getString("arrayField") != null) {
-                    target = target.inArray(t.getString("arrayField"));
-                }
-                for (List<?> copy : t.getList("copies", List.class)) {
-                    target = target.copy((String) copy.get(0), (String) copy.get(1));
-                }
-                b.target(target);
+        for (Document entry : STATIC_CALLS.idempotent("list registered instances",
+                () -> SyncEngine.registered(database.getTimeout(TimeUnit.MILLISECONDS) != null ? database
+                        : database.withTimeout(Calls.DEFAULT_OPERATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))) {
+            // the registry is a collection like any other: an entry this class did not write is skipped, not obeyed
+            try {
+                builders.add(registeredBuilder(database, entry));
+            } catch (ClassCastException | NullPointerException | IllegalArgumentException
+                     | ConsistencyException e) {
+                LOG.warn("skipping registry entry {}: {}", Inputs.show(entry.get("_id")), e.toString());
             }
-            builders.add(b);
         }
         return builders;
+    }
+
+    private static Builder registeredBuilder(MongoDatabase database, Document entry) {
+        Builder b = builder(database).name(entry.getString("_id"))
+                .master(entry.getString("master"), entry.getList("fields", String.class).toArray(new String[0]))
+                .staleAfter(Duration.ofMillis(entry.get("staleAfterMillis", Number.class).longValue()));
+        for (Document t : entry.getList("targets", Document.class)) {
+            SyncTarget target = SyncTarget.in(t.getString("collection"), t.getString("idField"))
+                    .versionField(t.getString("versionField"));
+            if (t.getString("arrayField") != null) {
+                target = target.inArray(t.getString("arrayField"));
+            }
+            for (List<?> copy : t.getList("copies", List.class)) {
+                target = target.copy((String) copy.get(0), (String) copy.get(1));
+            }
+            b.target(target);
+        }
+        return b;
     }
 
     /** The settings. */
@@ -119,7 +148,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public void ensureIndexes() {
-        engine.ensureIndexes();
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -133,7 +162,8 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationId submit(MasterUpdate change) {
-        return engine.submit(engine.prepare(change));
+        SyncEngine.Prepared p = engine.prepare(change);
+        return calls.operation("submit", change.id().value(), () -> engine.submit(p));
     }
 
     /**
@@ -150,7 +180,8 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationResult apply(MasterUpdate change) {
-        return engine.apply(engine.prepare(change));
+        SyncEngine.Prepared p = engine.prepare(change);
+        return calls.operation("apply", change.id().value(), () -> engine.apply(p));
     }
 
     /** {@link #apply} of {@code update} to master {@code masterId}, with a random operation id. */
@@ -165,7 +196,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      * @throws MasterMissingException if the master does not exist
      */
     public long resync(Object masterId) {
-        return engine.resync(masterId);
+        return calls.operation("resync", null, () -> engine.resync(masterId));
     }
 
     /**
@@ -173,7 +204,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      * Safe from many processes at once: each flag is taken over by one of them per staleness period.
      */
     public RecoveryReport sweep() {
-        return engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP);
+        return calls.idempotent("sweep", () -> engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP));
     }
 
     /**
@@ -187,7 +218,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
         if (staleAfter.isNegative()) {
             throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
         }
-        return engine.sweep(staleAfter, SyncListener.Source.SWEEP);
+        return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncListener.Source.SWEEP));
     }
 
     /**
@@ -197,7 +228,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      * @return whether this call propagated
      */
     public boolean readRepair(Document master) {
-        return engine.readRepair(master);
+        return calls.operation("read repair", null, () -> engine.readRepair(master));
     }
 
     /**
@@ -207,14 +238,14 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      * show stale copies that are about to be written.
      */
     public SyncVerification verify(boolean repair) {
-        return engine.verify(repair);
+        return calls.idempotent("verify", () -> engine.verify(repair));
     }
 
     /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return engine.interrupted(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
     /**
@@ -224,12 +255,23 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public StrategyStatus status() {
-        return engine.status();
+        return calls.idempotent("status", engine::status);
     }
 
     /** This instance's counters. */
     public SyncFlagMetrics metrics() {
         return engine.metrics();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+
+    /** The sweeper every 10 s: flags older than {@code staleAfter} are propagated. */
+    @Override
+    public List<MaintenanceStep> maintenance() {
+        return List.of(MaintenanceStep.of(name() + " sweep", Duration.ofSeconds(10), this::sweep));
     }
 
     @Override
@@ -339,7 +381,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
             SyncFlagConfig config = new SyncFlagConfig(name, masterCollection, masterFields, targets, staleAfter,
                     rememberedUpdates, sweepBatch, retryPolicy, clock);
             ServerClock time = serverClockFor(db);
-            return new SyncFlag(config, new SyncEngine(config, db, time, listener));
+            return new SyncFlag(config, new SyncEngine(config, db, time, listener), calls());
         }
     }
 }

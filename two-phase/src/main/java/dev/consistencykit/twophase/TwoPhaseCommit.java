@@ -12,12 +12,15 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -62,11 +65,13 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
     private final TwoPhaseConfig config;
     private final TransactionEngine engine;
+    private final Calls calls;
 
     private TwoPhaseCommit(TwoPhaseConfig config, MongoDatabase database, ServerClock clock, TwoPhaseListener listener,
-                           Supplier<String> ownerIds) {
+                           Supplier<String> ownerIds, Calls calls) {
         this.config = config;
         this.engine = new TransactionEngine(config, database, clock, listener, ownerIds);
+        this.calls = calls;
     }
 
     /** A builder for an instance on {@code database}. */
@@ -91,7 +96,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
     @Override
     public void ensureIndexes() {
-        engine.ensureIndexes();
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -102,7 +107,8 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationId submit(TwoPhaseTransaction transaction) {
-        return engine.submit(engine.encode(transaction, Map.of()));
+        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
+        return calls.operation("submit", encoded.id(), () -> engine.submit(encoded));
     }
 
     /**
@@ -119,7 +125,8 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationResult apply(TwoPhaseTransaction transaction) {
-        return engine.apply(engine.encode(transaction, Map.of()));
+        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
+        return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
     /**
@@ -132,12 +139,16 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * @throws InvalidInputException       for a non-positive amount, equal accounts or ids that are not plain values
      */
     public OperationResult transfer(Transfer transfer) {
-        return engine.apply(engine.encode(transferTransaction(transfer), Map.of(0, config.balanceField())));
+        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+                Map.of(0, config.balanceField()));
+        return calls.operation("transfer", encoded.id(), () -> engine.apply(encoded));
     }
 
     /** Records a transfer for a worker to run; see {@link #transfer(Transfer)}. */
     public OperationId submitTransfer(Transfer transfer) {
-        return engine.submit(engine.encode(transferTransaction(transfer), Map.of(0, config.balanceField())));
+        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+                Map.of(0, config.balanceField()));
+        return calls.operation("submit transfer", encoded.id(), () -> engine.submit(encoded));
     }
 
     /**
@@ -178,7 +189,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * @return its result (cancellations are returned as aborted results), or empty if none was waiting
      */
     public Optional<OperationResult> processNext() {
-        return engine.processNext();
+        return calls.operation("process next", null, engine::processNext);
     }
 
     /**
@@ -189,24 +200,25 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public RecoveryReport recover(Duration staleAfter) {
-        return engine.recover(staleAfter);
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
 
     /** {@link #recover(Duration)} with {@link TwoPhaseConfig#staleAfter()}. */
     public RecoveryReport recover() {
-        return engine.recover(config.staleAfter());
+        return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
     }
 
     /** Transactions not terminal and not modified for {@code staleAfter}, oldest first. */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return engine.interrupted(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
     @Override
     public StrategyStatus status() {
-        return engine.status();
+        return calls.idempotent("status", engine::status);
     }
 
     /**
@@ -217,7 +229,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * @return transactions deleted
      */
     public int prune() {
-        return engine.prune(config.retention());
+        return calls.idempotent("prune", () -> engine.prune(config.retention()));
     }
 
     /**
@@ -228,7 +240,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * {@code maxWait}, then answers "in flight" explicitly. Two round trips when nothing is in flight.
      */
     public SettledRead readSettled(String collection, List<?> ids, Duration maxWait) {
-        return engine.readSettled(collection, ids, maxWait);
+        return calls.read("read settled", () -> engine.readSettled(collection, ids, maxWait));
     }
 
     /**
@@ -239,12 +251,27 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * tool, not a hot path.
      */
     public TwoPhaseAudit audit(String field) {
-        return engine.audit(field);
+        return calls.idempotent("audit", () -> engine.audit(field));
     }
 
     /** This instance's counters. */
     public TwoPhaseMetrics metrics() {
         return engine.metrics();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+
+    /**
+     * Recovery every 10 s (transactions stalled for {@code staleAfter}, and reservations left behind) and pruning of
+     * terminal transactions older than the retention every hour.
+     */
+    @Override
+    public List<MaintenanceStep> maintenance() {
+        return List.of(MaintenanceStep.of(name() + " recover", Duration.ofSeconds(10), this::recover),
+                MaintenanceStep.of(name() + " prune", Duration.ofHours(1), this::prune));
     }
 
     @Override
@@ -385,10 +412,10 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
                     transferVariant, markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
                     maxPendingPerDocument, retention, retryPolicy, clock);
-            acknowledgedDatabase();
-            ServerClock time = serverClockFor(database);
+            MongoDatabase db = acknowledgedDatabase();
+            ServerClock time = serverClockFor(db);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
-            return new TwoPhaseCommit(config, database, time, listener, owners);
+            return new TwoPhaseCommit(config, db, time, listener, owners, calls());
         }
     }
 }

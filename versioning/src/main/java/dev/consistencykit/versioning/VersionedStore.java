@@ -12,13 +12,17 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
@@ -62,10 +66,12 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
 
     private final VersionedStoreConfig config;
     private final VersionEngine engine;
+    private final Calls calls;
 
-    private VersionedStore(VersionedStoreConfig config, VersionEngine engine) {
+    private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls) {
         this.config = config;
         this.engine = engine;
+        this.calls = calls;
     }
 
     /** A builder for a store on {@code database}. */
@@ -95,7 +101,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      */
     @Override
     public void ensureIndexes() {
-        engine.ensureIndexes();
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -105,7 +111,8 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      * @throws InvalidInputException if the id is not a non-blank string, an integral number or an ObjectId
      */
     public boolean createRoot(Object rootId) {
-        return engine.createRoot(rootId);
+        Object id = engine.rootId(rootId);
+        return calls.operation("create root", id, () -> engine.createRoot(id));
     }
 
     /**
@@ -121,11 +128,13 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     @Override
     public OperationId submit(ChangeSet changeSet) {
         VersionEngine.Prepared p = engine.prepare(changeSet);
-        VersionEngine.Attempt a = engine.stage(p);
-        if (a.att() != null) {
-            engine.writeItems(p, a);
-        }
-        return changeSet.id();
+        return calls.operation("submit", changeSet.id().value(), () -> {
+            VersionEngine.Attempt a = engine.stage(p);
+            if (a.att() != null) {
+                engine.writeItems(p, a);
+            }
+            return changeSet.id();
+        });
     }
 
     /**
@@ -143,7 +152,8 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      */
     public CommitResult commit(ChangeSet changeSet) {
         VersionEngine.Prepared p = engine.prepare(changeSet);
-        return new CommitResult(p.rootId(), changeSet.id(), engine.commit(p).version());
+        return calls.operation("commit", changeSet.id().value(),
+                () -> new CommitResult(p.rootId(), changeSet.id(), engine.commit(p).version()));
     }
 
     /**
@@ -155,13 +165,15 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     @Override
     public OperationResult apply(ChangeSet changeSet) {
         VersionEngine.Prepared p = engine.prepare(changeSet);
-        VersionEngine.Attempt staged = engine.stage(p);
-        try {
-            engine.finish(p, staged);
-            return OperationResult.committed(changeSet.id(), VersionEngine.COMMITTED_STATE);
-        } catch (VersionConflictException | ChangeSetAbandonedException e) {
-            return OperationResult.aborted(changeSet.id(), VersionEngine.ABANDONED_STATE, e.getMessage());
-        }
+        return calls.operation("apply", changeSet.id().value(), () -> {
+            VersionEngine.Attempt staged = engine.stage(p);
+            try {
+                engine.finish(p, staged);
+                return OperationResult.committed(changeSet.id(), VersionEngine.COMMITTED_STATE);
+            } catch (VersionConflictException | ChangeSetAbandonedException e) {
+                return OperationResult.aborted(changeSet.id(), VersionEngine.ABANDONED_STATE, e.getMessage());
+            }
+        });
     }
 
     /**
@@ -197,13 +209,14 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
             Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while retrying a conflicting update", e);
+            throw new OperationInterruptedException(name(), null, "interrupted while retrying a conflicting update",
+                    e);
         }
     }
 
     /** The whole tree at the root's committed version: two round trips. */
     public VersionedTree read(Object rootId) {
-        return engine.read(rootId);
+        return calls.idempotent("read", () -> engine.read(rootId));
     }
 
     /**
@@ -213,22 +226,22 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      * @throws InvalidInputException  if {@code version} is negative or ahead of the root
      */
     public VersionedTree readAsOf(Object rootId, long version) {
-        return engine.readAsOf(rootId, version);
+        return calls.idempotent("read as of", () -> engine.readAsOf(rootId, version));
     }
 
     /** Item {@code itemId} at the root's committed version, if it exists there (two round trips). */
     public Optional<Document> get(Object rootId, Object itemId) {
-        return engine.get(rootId, itemId);
+        return calls.idempotent("get", () -> engine.get(rootId, itemId));
     }
 
     /** Every committed version of item {@code itemId} still kept, oldest first, deletes included. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
-        return engine.history(rootId, itemId);
+        return calls.idempotent("history", () -> engine.history(rootId, itemId));
     }
 
     /** Every committed version of the root still kept (version 0, the empty root, has no entry), oldest first. */
     public List<VersionInfo> versions(Object rootId) {
-        return engine.versions(rootId);
+        return calls.idempotent("versions", () -> engine.versions(rootId));
     }
 
     /**
@@ -279,40 +292,57 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         if (staleAfter.isNegative()) {
             throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
         }
-        return engine.recover(staleAfter);
+        return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
 
     /** Marks the documents of every committed, unsettled version; returns the versions settled. */
     public long settle() {
-        return engine.settle();
+        return calls.idempotent("settle", engine::settle);
     }
 
     /** Deletes the documents of abandoned change sets; returns how many. */
     public long cleanup() {
-        return engine.cleanup();
+        return calls.idempotent("clean up", engine::cleanup);
     }
 
     /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */
     public long prune() {
-        return engine.prune();
+        return calls.idempotent("prune", engine::prune);
     }
 
     /** Change sets staged more than {@code staleAfter} ago, neither committed nor abandoned, oldest first. */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return engine.interrupted(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
     /** Change sets {@code STAGED}, {@code COMMITTED} and {@code ABANDONED} over every root; the oldest staged one. */
     @Override
     public StrategyStatus status() {
-        return engine.status();
+        return calls.idempotent("status", engine::status);
     }
 
     /** This instance's counters. */
     public VersionedStoreMetrics metrics() {
         return engine.metrics();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+
+    /**
+     * Recovery and settling every 10 s (abandoned change sets, unsettled versions), and clean-up and pruning by the
+     * retention every hour.
+     */
+    @Override
+    public List<MaintenanceStep> maintenance() {
+        return List.of(MaintenanceStep.of(name() + " recover", Duration.ofSeconds(10), this::recover),
+                MaintenanceStep.of(name() + " settle", Duration.ofSeconds(10), this::settle),
+                MaintenanceStep.of(name() + " clean up", Duration.ofHours(1), this::cleanup),
+                MaintenanceStep.of(name() + " prune", Duration.ofHours(1), this::prune));
     }
 
     @Override
@@ -410,7 +440,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
             VersionedStoreConfig config = new VersionedStoreConfig(name, rootsCollection, itemsCollection,
                     historyCollection, staleAfter, settleThreshold, retention, conflictAttempts, retryPolicy, clock);
             ServerClock time = serverClockFor(db);
-            return new VersionedStore(config, new VersionEngine(config, db, time, listener));
+            return new VersionedStore(config, new VersionEngine(config, db, time, listener), calls());
         }
     }
 }

@@ -65,6 +65,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobListener;
@@ -169,6 +170,11 @@ public final class JobEngine {
         this.handlers = Map.copyOf(handlers);
     }
 
+    /** The application's listener. */
+    public JobListener listener() {
+        return listener;
+    }
+
     /** The fresh owner name for one worker. */
     public String newOwner() {
         return ownerIds.get();
@@ -266,6 +272,9 @@ public final class JobEngine {
             throw new IdempotencyConflictException(config.name(), job.id(), what + " is already used by a job with"
                     + " another type or payload (" + found.get("_id") + "); nothing was written");
         }
+        // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the
+        // write concern before reporting it enqueued
+        WriteConcerns.confirm(jobs, found.get("_id"), config.name(), "enqueue");
         return found.get("_id");
     }
 

@@ -61,6 +61,7 @@ import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
@@ -198,6 +199,10 @@ public final class LedgerEngine {
                 for (Document c : existing.getList(CHANGES, Document.class)) {
                     learn(c.getString(ACCOUNT), c.getLong(SEQ));
                 }
+                // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm
+                // the write concern before reporting it appended
+                config.retryPolicy().run(config.name(), id, "confirm append",
+                        () -> WriteConcerns.confirm(ledger, id, config.name(), "append"));
                 return new Appended(existing, false);
             }
             // another writer took one of our sequence numbers: learn the heads again and retry

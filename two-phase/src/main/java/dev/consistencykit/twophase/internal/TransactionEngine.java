@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import org.bson.BsonValue;
@@ -70,6 +71,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.InsufficientFundsException;
 import dev.consistencykit.twophase.Participant;
@@ -312,6 +314,10 @@ public final class TransactionEngine {
         if (existing == null) {
             return new Recorded(true, null);
         }
+        // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the write
+        // concern before going on from it
+        config.retryPolicy().run(config.name(), tx.id(), "confirm record",
+                () -> WriteConcerns.confirm(transactions, tx.id(), config.name(), "record transaction"));
         if (!tx.spec().equals(existing.getString(SPEC))) {
             throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
                     + " is already used by a transaction with other participants; nothing was written");
@@ -1214,10 +1220,13 @@ public final class TransactionEngine {
         long backoff = 1;
         List<Object> pending = List.of();
         while (true) {
-            List<Document> first = readOrdered(collection, ids);
+            // every read is bounded by what is left of maxWait, so a hung server cannot hold the caller longer
+            MongoCollection<Document> bounded = collection.withTimeout(
+                    Math.max(1, Duration.between(Instant.now(), deadline).toMillis()), TimeUnit.MILLISECONDS);
+            List<Document> first = readOrdered(bounded, ids);
             pending = pendingOn(first);
             if (pending.isEmpty()) {
-                List<Document> second = readOrdered(collection, ids);
+                List<Document> second = readOrdered(bounded, ids);
                 if (second.equals(first)) {
                     return new SettledRead(second, List.of());
                 }

@@ -73,6 +73,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.ItemVersion;
@@ -197,6 +198,9 @@ public final class VersionEngine {
             return true;
         } catch (MongoException e) {
             if (MongoErrors.isDuplicateKey(e)) {
+                // it exists (made earlier, or by this call's own attempt whose acknowledgement was lost): make sure
+                // it is as durable as the write concern asks before saying so
+                retry.run(name, id, "confirm root", () -> WriteConcerns.confirm(roots, id, name, "create root"));
                 return false;
             }
             throw e;

@@ -1,0 +1,197 @@
+package dev.consistencykit.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import org.slf4j.MDC;
+
+import com.mongodb.MongoException;
+import com.mongodb.MongoInterruptedException;
+import com.mongodb.MongoOperationTimeoutException;
+
+/**
+ * The boundary every public method of a pattern crosses: one place that gives each call a deadline, types every
+ * error, and applies one interruption policy.
+ *
+ * <ul>
+ *   <li><b>Deadline.</b> A call gets {@link #operationTimeout()} from its start; every driver operation is bounded by
+ *   the driver's client-side operation timeout (set on the database by the builder), and {@link RetryPolicy} does not
+ *   start a retry the deadline cannot hold.</li>
+ *   <li><b>No raw driver exception.</b> A transient error that outlived the retries is a
+ *   {@link ServerUnavailableException} (nothing was sent) or an {@link OutcomeUnknownException} (a write may have
+ *   been applied); a permanent one a {@link ServerRefusedException}; a closed client a
+ *   {@link ServerUnavailableException}; each with the driver's exception as the cause.</li>
+ *   <li><b>Interruption.</b> The thread's interrupt flag is restored and an {@link OperationInterruptedException}
+ *   naming the instance is thrown.</li>
+ *   <li><b>Diagnostics.</b> The SLF4J MDC holds {@code ck.instance} and {@code ck.operation} for the call.</li>
+ * </ul>
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Calls {
+
+    /** The default bound of one public call: {@value #DEFAULT_OPERATION_TIMEOUT_SECONDS} s. */
+    public static final long DEFAULT_OPERATION_TIMEOUT_SECONDS = 30;
+
+    /** {@link #DEFAULT_OPERATION_TIMEOUT_SECONDS} as a duration. */
+    public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(DEFAULT_OPERATION_TIMEOUT_SECONDS);
+
+    /** The MDC key holding the instance name during a call. */
+    public static final String MDC_INSTANCE = "ck.instance";
+
+    /** The MDC key holding what the call does (and its operation id, if it has one). */
+    public static final String MDC_OPERATION = "ck.operation";
+
+    private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
+
+    private final String instanceName;
+    private final RetryPolicy retryPolicy;
+    private final Duration operationTimeout;
+
+    /**
+     * @param instanceName     for errors, log lines and the MDC
+     * @param retryPolicy      how a whole idempotent call is retried
+     * @param operationTimeout the bound of one call, > 0
+     */
+    public Calls(String instanceName, RetryPolicy retryPolicy, Duration operationTimeout) {
+        this.instanceName = Objects.requireNonNull(instanceName, "instanceName");
+        this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
+        this.operationTimeout = Objects.requireNonNull(operationTimeout, "operationTimeout");
+        if (operationTimeout.isNegative() || operationTimeout.isZero()) {
+            throw new IllegalArgumentException("operationTimeout must be > 0, was " + operationTimeout);
+        }
+    }
+
+    /** The bound of one public call. */
+    public Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    /**
+     * Runs one operation (it writes; its own steps retry where each is safe to repeat): errors typed, deadline set,
+     * interruption handled.
+     *
+     * @param what        what the call does, for messages and the MDC
+     * @param operationId the operation or document concerned, may be {@code null}
+     */
+    public <T> T operation(String what, Object operationId, Supplier<T> body) {
+        return guarded(what, operationId, body, true);
+    }
+
+    /** {@link #operation(String, Object, Supplier)} without a result. */
+    public void operation(String what, Object operationId, Runnable body) {
+        guarded(what, operationId, () -> {
+            body.run();
+            return null;
+        }, true);
+    }
+
+    /**
+     * Runs an idempotent call (a read, a recovery pass, a maintenance step): retried whole on transient errors within
+     * the deadline, errors typed, interruption handled.
+     */
+    public <T> T idempotent(String what, Supplier<T> body) {
+        return guarded(what, null, () -> retryPolicy.execute(instanceName, null, what, body), false);
+    }
+
+    /** {@link #idempotent(String, Supplier)} without a result. */
+    public void idempotent(String what, Runnable body) {
+        idempotent(what, () -> {
+            body.run();
+            return null;
+        });
+    }
+
+    /**
+     * Runs a read that keeps its own bound (a settled read waiting for in-flight operations): not retried whole,
+     * errors typed as for a read, interruption handled.
+     */
+    public <T> T read(String what, Supplier<T> body) {
+        return guarded(what, null, body, false);
+    }
+
+    /**
+     * Nanoseconds left before the deadline of the call running in this thread, or {@link Long#MAX_VALUE} outside of
+     * one.
+     */
+    public static long remainingNanos() {
+        Long deadline = DEADLINE.get();
+        return deadline == null ? Long.MAX_VALUE : deadline - System.nanoTime();
+    }
+
+    private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes) {
+        boolean outermost = DEADLINE.get() == null;
+        String previousInstance = MDC.get(MDC_INSTANCE);
+        String previousOperation = MDC.get(MDC_OPERATION);
+        if (outermost) {
+            DEADLINE.set(System.nanoTime() + operationTimeout.toNanos());
+        }
+        MDC.put(MDC_INSTANCE, instanceName);
+        MDC.put(MDC_OPERATION, operationId == null ? what : what + " " + Inputs.show(operationId));
+        try {
+            return body.get();
+        } catch (MongoInterruptedException e) {
+            throw interrupted(what, operationId, e);
+        } catch (MongoOperationTimeoutException e) {
+            throw timedOut(what, operationId, writes, e);
+        } catch (MongoException e) {
+            throw typed(what, operationId, writes, e);
+        } catch (IllegalStateException e) {
+            if (isDriver(e)) {
+                throw new ServerUnavailableException(instanceName, operationId, what + ": the client cannot send ("
+                        + e.getMessage() + "); was it closed?", e);
+            }
+            throw e;
+        } finally {
+            if (outermost) {
+                DEADLINE.remove();
+            }
+            restore(MDC_INSTANCE, previousInstance);
+            restore(MDC_OPERATION, previousOperation);
+        }
+    }
+
+    private OperationInterruptedException interrupted(String what, Object operationId, Exception e) {
+        Thread.currentThread().interrupt();
+        return new OperationInterruptedException(instanceName, operationId, what + ": interrupted", e);
+    }
+
+    private ConsistencyException timedOut(String what, Object operationId, boolean writes, MongoException e) {
+        String bound = " within the operation timeout of " + operationTimeout.toMillis() + " ms";
+        if (writes) {
+            return new OutcomeUnknownException(instanceName, operationId, what + ": no answer" + bound
+                    + "; a write may or may not have been applied: retry with the same id, or let recovery finish"
+                    + " it", e);
+        }
+        return new ServerUnavailableException(instanceName, operationId, what + ": no answer" + bound, e);
+    }
+
+    private ConsistencyException typed(String what, Object operationId, boolean writes, MongoException e) {
+        return switch (MongoErrors.classify(e)) {
+            case TRANSIENT_NOT_SENT -> new ServerUnavailableException(instanceName, operationId, what
+                    + ": server unavailable (" + e.getClass().getSimpleName() + ")", e);
+            case TRANSIENT_MAYBE_APPLIED -> writes
+                    ? new OutcomeUnknownException(instanceName, operationId, what + ": the server did not confirm ("
+                    + e.getClass().getSimpleName() + "); a write may or may not have been applied: retry with the"
+                    + " same id, or let recovery finish it", e)
+                    : new ServerUnavailableException(instanceName, operationId, what + ": no answer ("
+                    + e.getClass().getSimpleName() + ")", e);
+            default -> new ServerRefusedException(instanceName, operationId, what + ": the server refused it: "
+                    + e.getMessage(), e);
+        };
+    }
+
+    private static boolean isDriver(IllegalStateException e) {
+        StackTraceElement[] trace = e.getStackTrace();
+        return trace.length > 0 && trace[0].getClassName().startsWith("com.mongodb.");
+    }
+
+    private static void restore(String key, String value) {
+        if (value == null) {
+            MDC.remove(key);
+        } else {
+            MDC.put(key, value);
+        }
+    }
+}
