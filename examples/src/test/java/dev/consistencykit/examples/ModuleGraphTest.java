@@ -28,7 +28,7 @@ class ModuleGraphTest {
     private static final Map<String, String> PACKAGE_TO_MODULE = Map.of(
             "core", "core", "testkit", "testkit", "examples", "examples",
             "syncflag", "sync-flag", "jobqueue", "job-queue", "twophase", "two-phase",
-            "logreconciliation", "log-reconciliation", "versioning", "versioning");
+            "logreconciliation", "log-reconciliation", "versioning", "versioning", "micrometer", "micrometer");
     private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "examples");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);

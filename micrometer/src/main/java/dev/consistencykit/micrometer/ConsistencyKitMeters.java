@@ -1,0 +1,115 @@
+package dev.consistencykit.micrometer;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Maintenance;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+
+/**
+ * Binds consistency-kit to Micrometer. Every meter carries the tags {@code instance} (the instance name) and
+ * {@code pattern} (the entry type, for example {@code TwoPhaseCommit}).
+ *
+ * <ul>
+ *   <li>{@link #bind(MeterRegistry, ConsistencyStrategy)}: one function counter per pattern counter, named
+ *   {@code consistencykit.<counter>} with the counter's words dot-separated ({@code recoveredForward} becomes
+ *   {@code consistencykit.recovered.forward}), read from {@link ConsistencyStrategy#counters()} at each scrape.</li>
+ *   <li>{@link #listener(Class, MeterRegistry, String)}: a listener of any pattern's listener interface that counts each
+ *   event as {@code consistencykit.events} tagged with {@code event} (the listener method's name); give it to the
+ *   pattern's builder.</li>
+ *   <li>{@link #bind(MeterRegistry, Maintenance)}: per step, gauges {@code consistencykit.maintenance.lag} (seconds
+ *   behind its period) and {@code consistencykit.maintenance.failures} (consecutive failed runs), tagged with
+ *   {@code step}.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * TwoPhaseCommit payments = TwoPhaseCommit.builder(db).name("payments")
+ *         .listener(ConsistencyKitMeters.listener(TwoPhaseListener.class, registry, "payments")).build();
+ * ConsistencyKitMeters.bind(registry, payments);
+ * }</pre>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class ConsistencyKitMeters {
+
+    private static final Pattern CAMEL = Pattern.compile("(?<=[a-z0-9])(?=[A-Z])");
+
+    private ConsistencyKitMeters() {
+    }
+
+    /** Binds {@code strategy}'s counters to {@code registry}. */
+    public static void bind(MeterRegistry registry, ConsistencyStrategy<?> strategy) {
+        Objects.requireNonNull(registry, "registry");
+        Objects.requireNonNull(strategy, "strategy");
+        Tags tags = Tags.of("instance", strategy.name(), "pattern", strategy.getClass().getSimpleName());
+        for (String counter : strategy.counters().keySet()) {
+            FunctionCounter.builder("consistencykit." + dotted(counter), strategy,
+                            s -> s.counters().getOrDefault(counter, 0L).doubleValue())
+                    .tags(tags).description(counter + " of " + strategy.name()).register(registry);
+        }
+    }
+
+    /**
+     * A listener implementing {@code listenerType} (for example {@code TwoPhaseListener}) that counts every event in
+     * {@code consistencykit.events}, tagged with the instance and the event.
+     *
+     * @throws IllegalArgumentException if {@code listenerType} is not an interface
+     */
+    public static <L> L listener(Class<L> listenerType, MeterRegistry registry, String instanceName) {
+        Objects.requireNonNull(listenerType, "listenerType");
+        Objects.requireNonNull(registry, "registry");
+        Objects.requireNonNull(instanceName, "instanceName");
+        if (!listenerType.isInterface()) {
+            throw new IllegalArgumentException(listenerType + " is not a listener interface");
+        }
+        String pattern = listenerType.getSimpleName().replace("Listener", "");
+        Object proxy = Proxy.newProxyInstance(listenerType.getClassLoader(), new Class<?>[] {listenerType},
+                (self, method, args) -> {
+                    if (method.getDeclaringClass() == Object.class) {
+                        return objectMethod(self, method, args, listenerType, instanceName);
+                    }
+                    Counter.builder("consistencykit.events").tags("instance", instanceName, "pattern", pattern,
+                            "event", method.getName()).register(registry).increment();
+                    return null;
+                });
+        return listenerType.cast(proxy);
+    }
+
+    /** Binds the health of each step of {@code maintenance}. */
+    public static void bind(MeterRegistry registry, Maintenance maintenance) {
+        Objects.requireNonNull(registry, "registry");
+        Objects.requireNonNull(maintenance, "maintenance");
+        for (Maintenance.StepHealth step : maintenance.health()) {
+            String name = step.name();
+            Gauge.builder("consistencykit.maintenance.lag", maintenance, m -> m.health().stream()
+                            .filter(h -> h.name().equals(name)).findFirst().map(h -> h.lag().toMillis() / 1000.0)
+                            .orElse(0.0))
+                    .tags("step", name).baseUnit("seconds").register(registry);
+            Gauge.builder("consistencykit.maintenance.failures", maintenance, m -> m.health().stream()
+                            .filter(h -> h.name().equals(name)).findFirst().map(h -> (double) h.consecutiveFailures())
+                            .orElse(0.0))
+                    .tags("step", name).register(registry);
+        }
+    }
+
+    private static Object objectMethod(Object self, Method method, Object[] args, Class<?> type, String instance) {
+        return switch (method.getName()) {
+            case "equals" -> self == args[0];
+            case "hashCode" -> System.identityHashCode(self);
+            default -> "metered " + type.getSimpleName() + " of " + instance;
+        };
+    }
+
+    private static String dotted(String camel) {
+        return CAMEL.matcher(camel).replaceAll(".").toLowerCase(Locale.ROOT);
+    }
+}
