@@ -161,6 +161,17 @@ class FaultMatrixTest {
                 .call("archive", () -> ledger.archive(Duration.ofDays(1)))
                 .call("interrupted", () -> ledger.interrupted(Duration.ZERO, 10))
                 .call("status", ledger::status)
+                .call("cancel", () -> {
+                    OperationId id = OperationId.of(next("k"));
+                    ledger.submit(LedgerTransaction.of(Change.credit("acc", 1)).withId(id));
+                    ledger.cancel(id);
+                })
+                .call("reverse", () -> {
+                    OperationId id = OperationId.of(next("v"));
+                    ledger.apply(LedgerTransaction.of(Change.credit("acc", 1)).withId(id));
+                    ledger.reverse(id);
+                })
+                .call("cursorOverAll.poll", () -> ledger.cursorOverAll(java.util.Map.of()).poll(10))
                 .run();
 
         assertThat(violations).isEmpty();
@@ -184,6 +195,19 @@ class FaultMatrixTest {
                     store.createRoot(root);
                     store.commit(ChangeSet.on(root, 0).put("i", new Document("v", 1)).build());
                 })
+                .call("submit", () -> {
+                    String root = next("s");
+                    store.createRoot(root);
+                    store.submit(ChangeSet.on(root, 0).put("i", new Document("v", 1)).build());
+                })
+                .call("apply", () -> {
+                    String root = next("a");
+                    store.createRoot(root);
+                    store.apply(ChangeSet.on(root, 0).put("i", new Document("v", 1)).build());
+                })
+                .call("readAsOf", () -> store.readAsOf("c-" + ids.get(), 0))
+                .call("history", () -> store.history("r-1", "i"))
+                .call("diff", () -> store.diff("r-1", 0, 0))
                 .call("read", () -> store.read("r-1"))
                 .call("get", () -> store.get("r-1", "i"))
                 .call("versions", () -> store.versions("r-1"))
@@ -210,6 +234,8 @@ class FaultMatrixTest {
         List<String> violations = matrix()
                 .call("ensureIndexes", sync::ensureIndexes)
                 .call("update", () -> sync.update("u1", Updates.set("name", next("Ann"))))
+                .call("submit", () -> sync.submit(dev.consistencykit.syncflag.MasterUpdate.of("u1",
+                        Updates.set("name", next("Anne")))))
                 .call("resync", () -> sync.resync("u1"))
                 .call("sweep", sync::sweep)
                 .call("recover", () -> sync.recover(Duration.ZERO))

@@ -16,7 +16,7 @@ import dev.consistencykit.core.OutcomeUnknownException;
 /**
  * Every public call of an entry type against every way a network or server gets sick, through a
  * {@link FaultyNetwork}: a socket error once before the request is sent on, a reply lost once after it was applied, a
- * write-concern error once on a write, and a hung server. Each call must end within its bound with a result or a
+ * write-concern error once on a write, a time-limit error once (after the command was applied), and a hung server. Each call must end within its bound with a result or a
  * {@link ConsistencyException}: never a raw driver exception, never a hang; and a call that met a write-concern error
  * and returned normally must have had an acknowledged write since (its write concern was confirmed).
  *
@@ -38,6 +38,8 @@ public final class FaultMatrix {
         REPLY_LOST_ONCE,
         /** The next write is applied, and its reply carries a write-concern error. */
         WRITE_CONCERN_ERROR_ONCE,
+        /** The next command is applied, and its reply is the server's time-limit error ({@code MaxTimeMSExpired}). */
+        TIMEOUT_ONCE,
         /** Nothing moves until the call has ended (or its bound passed). */
         HANG
     }
@@ -123,6 +125,7 @@ public final class FaultMatrix {
                 case SOCKET_ERROR_ONCE -> network.dropNextRequests(1);
                 case REPLY_LOST_ONCE -> network.dropNextReplies(1);
                 case WRITE_CONCERN_ERROR_ONCE -> network.writeConcernErrorOnNextWrites(1);
+                case TIMEOUT_ONCE -> network.timeLimitErrorOnNextCommands(1);
                 case HANG -> network.hang();
                 default -> throw new IllegalStateException(fault.toString());
             }

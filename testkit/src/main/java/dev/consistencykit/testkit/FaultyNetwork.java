@@ -58,6 +58,7 @@ public final class FaultyNetwork implements Closeable {
     private final AtomicInteger dropRequests = new AtomicInteger();
     private final AtomicInteger dropReplies = new AtomicInteger();
     private final AtomicInteger writeConcernErrors = new AtomicInteger();
+    private final AtomicInteger timeLimitErrors = new AtomicInteger();
     private final AtomicLong commands = new AtomicLong();
     private final AtomicLong writeConcernErrorsInjected = new AtomicLong();
     private final AtomicLong writesSinceWriteConcernError = new AtomicLong();
@@ -113,6 +114,14 @@ public final class FaultyNetwork implements Closeable {
         writeConcernErrors.addAndGet(n);
     }
 
+    /**
+     * The next {@code n} commands are applied, and their reply is the server's time-limit error
+     * ({@code MaxTimeMSExpired}, code 50) instead of the result.
+     */
+    public void timeLimitErrorOnNextCommands(int n) {
+        timeLimitErrors.addAndGet(n);
+    }
+
     /** Nothing moves, in either direction, until {@link #heal()}: a hung server. */
     public void hang() {
         hung = true;
@@ -123,6 +132,7 @@ public final class FaultyNetwork implements Closeable {
         dropRequests.set(0);
         dropReplies.set(0);
         writeConcernErrors.set(0);
+        timeLimitErrors.set(0);
         synchronized (hangLock) {
             hung = false;
             hangLock.notifyAll();
@@ -213,12 +223,18 @@ public final class FaultyNetwork implements Closeable {
                         if (take(dropRequests)) {
                             throw new EOFException("request dropped");
                         }
-                        pending.put(requestId, command + (take(dropReplies) ? "!drop" : ""));
+                        pending.put(requestId, command + (take(dropReplies) ? "!drop"
+                                : take(timeLimitErrors) ? "!timeout" : ""));
                     }
                 } else {
                     String command = pending.remove(responseTo);
                     if (command != null && command.endsWith("!drop")) {
                         throw new EOFException("reply dropped");
+                    }
+                    if (command != null && command.endsWith("!timeout") && opCode == OP_MSG) {
+                        out.write(timeLimitError(header));
+                        out.flush();
+                        continue;
                     }
                     if (command != null && opCode == OP_MSG && WRITES.contains(command)) {
                         if (take(writeConcernErrors)) {
@@ -306,6 +322,23 @@ public final class FaultyNetwork implements Closeable {
         out.put((byte) 0);
         out.put(newDoc);
         out.put(body, 5 + docLength, rest);
+        return out.array();
+    }
+
+    /** A reply saying the command ran out of time on the server. */
+    private static byte[] timeLimitError(byte[] header) {
+        BsonDocument reply = new BsonDocument("ok", new org.bson.BsonDouble(0))
+                .append("errmsg", new BsonString("operation exceeded time limit (injected)"))
+                .append("code", new BsonInt32(50)).append("codeName", new BsonString("MaxTimeMSExpired"));
+        ByteBuffer rawBytes = new RawBsonDocument(reply, new BsonDocumentCodec()).getByteBuffer().asNIO();
+        byte[] doc = new byte[rawBytes.remaining()];
+        rawBytes.get(doc);
+        ByteBuffer out = ByteBuffer.allocate(16 + 5 + doc.length).order(ByteOrder.LITTLE_ENDIAN);
+        out.putInt(16 + 5 + doc.length);
+        out.put(header, 4, 12);
+        out.putInt(0);
+        out.put((byte) 0);
+        out.put(doc);
         return out.array();
     }
 
