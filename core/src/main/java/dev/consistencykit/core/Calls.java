@@ -76,7 +76,16 @@ public final class Calls {
      * @param operationId the operation or document concerned, may be {@code null}
      */
     public <T> T operation(String what, Object operationId, Supplier<T> body) {
-        return guarded(what, operationId, body, true);
+        return guarded(what, operationId, body, true, true);
+    }
+
+    /**
+     * Runs an operation that runs the application's own code for as long as it needs (a job's handler): errors
+     * typed, interruption handled, MDC set, and every server call bounded by the operation timeout, but no deadline
+     * for the whole call, so that a long handler does not leave its completion without retries.
+     */
+    public <T> T applicationCode(String what, Object operationId, Supplier<T> body) {
+        return guarded(what, operationId, body, true, false);
     }
 
     /** {@link #operation(String, Object, Supplier)} without a result. */
@@ -84,7 +93,7 @@ public final class Calls {
         guarded(what, operationId, () -> {
             body.run();
             return null;
-        }, true);
+        }, true, true);
     }
 
     /**
@@ -92,7 +101,7 @@ public final class Calls {
      * the deadline, errors typed, interruption handled.
      */
     public <T> T idempotent(String what, Supplier<T> body) {
-        return guarded(what, null, () -> retryPolicy.execute(instanceName, null, what, body), false);
+        return guarded(what, null, () -> retryPolicy.execute(instanceName, null, what, body), false, true);
     }
 
     /** {@link #idempotent(String, Supplier)} without a result. */
@@ -108,7 +117,7 @@ public final class Calls {
      * errors typed as for a read, interruption handled.
      */
     public <T> T read(String what, Supplier<T> body) {
-        return guarded(what, null, body, false);
+        return guarded(what, null, body, false, true);
     }
 
     /**
@@ -120,8 +129,8 @@ public final class Calls {
         return deadline == null ? Long.MAX_VALUE : deadline - System.nanoTime();
     }
 
-    private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes) {
-        boolean outermost = DEADLINE.get() == null;
+    private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes, boolean deadline) {
+        boolean outermost = deadline && DEADLINE.get() == null;
         String previousInstance = MDC.get(MDC_INSTANCE);
         String previousOperation = MDC.get(MDC_OPERATION);
         if (outermost) {

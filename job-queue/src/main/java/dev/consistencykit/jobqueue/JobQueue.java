@@ -132,7 +132,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     @Override
     public OperationResult apply(JobRequest job) {
         JobEngine.Encoded encoded = engine.encode(job);
-        return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
+        return calls.applicationCode("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
     /**
@@ -205,7 +205,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
     /** Claims the highest-priority due job and runs it in this thread. */
     public Optional<OperationResult> processNext() {
-        return calls.operation("process next", null, () -> engine.processNext(engine.newOwner()));
+        return calls.applicationCode("process next", null, () -> engine.processNext(engine.newOwner()));
     }
 
     /** Starts {@code workers} worker threads; close the returned handle to stop them gracefully. */

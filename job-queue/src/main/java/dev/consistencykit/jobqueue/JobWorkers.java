@@ -177,7 +177,7 @@ public final class JobWorkers implements AutoCloseable {
                 ScheduledFuture<?> beat = heartbeats.scheduleAtFixedRate(() -> heartbeat(claimed.get()), every,
                         every, TimeUnit.MILLISECONDS);
                 try {
-                    calls.operation("run job", claimed.get().claim().id(), () -> engine.run(claimed.get()));
+                    calls.applicationCode("run job", claimed.get().claim().id(), () -> engine.run(claimed.get()));
                     processed.incrementAndGet();
                     current.set(null);
                 } finally {
