@@ -131,6 +131,29 @@ public final class Inputs {
     }
 
     /**
+     * Whether {@code value}, read back from a collection others can write, is an operation id
+     * ({@link #operationId}): a value that is not is left alone, never put in a filter.
+     */
+    public static boolean isOperationId(Object value) {
+        try {
+            operationId(null, "operationId", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    /** Whether {@code value}, read back, is a document id {@link #documentId(String, String, Object)} accepts. */
+    public static boolean isDocumentId(Object value) {
+        try {
+            documentId(null, "_id", value);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    /**
      * Checks an operation id (a transaction, a job, a change set): a non-blank string, an integral number or an
      * {@link ObjectId}. Operation ids are printed, logged and compared across processes, so they stay simple.
      *

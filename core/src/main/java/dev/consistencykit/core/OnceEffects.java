@@ -243,32 +243,14 @@ public final class OnceEffects {
                 continue;
             }
             for (Object e : entries) {
-                if (e instanceof Document entry && isOperationId(entry.get(EffectMarker.OPERATION))
-                        && isDocumentId(d.get("_id"))) {
+                if (e instanceof Document entry && Inputs.isOperationId(entry.get(EffectMarker.OPERATION))
+                        && Inputs.isDocumentId(d.get("_id"))) {
                     found.add(new Reservation(d.get("_id"), entry.get(EffectMarker.OPERATION),
                             entry.get(EffectMarker.NONCE) instanceof String n ? n : ""));
                 }
             }
         }
         return found;
-    }
-
-    private static boolean isOperationId(Object value) {
-        try {
-            Inputs.operationId(null, "operationId", value);
-            return true;
-        } catch (InvalidInputException e) {
-            return false;
-        }
-    }
-
-    private static boolean isDocumentId(Object value) {
-        try {
-            Inputs.documentId(null, "_id", value);
-            return true;
-        } catch (InvalidInputException e) {
-            return false;
-        }
     }
 
     /** Creates the sparse index {@link #reservations} and {@link #release} use on {@code collection}. */

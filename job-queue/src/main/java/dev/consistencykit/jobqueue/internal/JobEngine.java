@@ -455,15 +455,6 @@ public final class JobEngine {
         return moved;
     }
 
-    private static boolean isOperationId(Object value) {
-        try {
-            Inputs.operationId(null, "job id", value);
-            return true;
-        } catch (InvalidInputException e) {
-            return false;
-        }
-    }
-
     private static boolean carries(Document doc, Object jobId) {
         for (Object e : Inputs.arrayOf(doc, OUTBOX)) {
             if (e instanceof Document d && Objects.equals(d.get("_id"), jobId)) {
@@ -810,7 +801,7 @@ public final class JobEngine {
         }
         // read back from a business document: only values that are job ids reach the query
         List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId))
-                .filter(JobEngine::isOperationId).map(id -> (Object) id).distinct().toList();
+                .filter(Inputs::isOperationId).map(id -> (Object) id).distinct().toList();
         if (others.isEmpty()) {
             return;
         }

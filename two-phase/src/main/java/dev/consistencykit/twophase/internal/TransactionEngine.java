@@ -849,7 +849,7 @@ public final class TransactionEngine {
         // read back from a document users write: only entries holding an operation id reach a filter
         if (current.get(config.reservationField()) instanceof List<?> entries) {
             for (Object e : entries) {
-                if (e instanceof Document d && isOperationId(d.get(EffectMarker.OPERATION))) {
+                if (e instanceof Document d && Inputs.isOperationId(d.get(EffectMarker.OPERATION))) {
                     reserved.add(d.get(EffectMarker.OPERATION));
                 }
             }
@@ -874,15 +874,6 @@ public final class TransactionEngine {
         try {
             Inputs.fieldName(null, "collection", name);
             return !name.startsWith("system.");
-        } catch (InvalidInputException e) {
-            return false;
-        }
-    }
-
-    private static boolean isOperationId(Object value) {
-        try {
-            Inputs.operationId(null, "operationId", value);
-            return true;
         } catch (InvalidInputException e) {
             return false;
         }
