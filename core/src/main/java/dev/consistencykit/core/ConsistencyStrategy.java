@@ -15,9 +15,9 @@ import java.time.Duration;
  * clocks only decide when recovery may take over an operation whose owner went quiet.
  *
  * <pre>{@code
- * ConsistencyStrategy<Transfer> strategy = TwoPhaseCommit.builder(database).name("payments").build();
+ * ConsistencyStrategy<TwoPhaseTransaction> strategy = TwoPhaseCommit.builder(database).name("payments").build();
  * strategy.ensureIndexes();
- * OperationResult result = strategy.apply(transfer);   // driven to a terminal state in this thread
+ * OperationResult result = strategy.apply(transaction); // driven to a terminal state in this thread
  * strategy.recover(Duration.ofMinutes(1));             // at start-up and periodically
  * }</pre>
  *

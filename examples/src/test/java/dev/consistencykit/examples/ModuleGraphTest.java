@@ -138,8 +138,8 @@ class ModuleGraphTest {
     void shouldNeverShipEmbeddedServerWithCoreOrPattern() {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
-            if (module.equals("testkit") || module.equals("examples")) {
-                continue;
+            if (module.equals("testkit") || module.equals("examples") || module.equals("bom")) {
+                continue;   // the BOM only manages versions: it lists every module and depends on none
             }
             Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml")));
             while (m.find()) {
@@ -167,5 +167,38 @@ class ModuleGraphTest {
         assertThat(m.find()).isTrue();
         assertThat(m.group(1)).isEqualTo("twophase");
         assertThat(m.group(2)).startsWith(".internal");
+    }
+
+    @Test
+    void shouldListEveryPublishedModuleInTheBomAtTheReactorsVersion() {
+        String bom = read(root().resolve("bom").resolve("pom.xml"));
+        String parent = read(root().resolve("pom.xml"));
+        Matcher version = Pattern.compile("<artifactId>consistency-kit-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(parent);
+        assertThat(version.find()).isTrue();
+        assertThat(bom).contains("<artifactId>consistency-kit-bom</artifactId>\n  <version>" + version.group(1)
+                + "</version>");
+        for (String module : modules()) {
+            if (module.equals("bom")) {
+                continue;
+            }
+            Matcher artifact = Pattern.compile("<artifactId>(consistency-kit-[a-z-]+)</artifactId>")
+                    .matcher(read(root().resolve(module).resolve("pom.xml")).replaceFirst(
+                            "(?s)<parent>.*?</parent>", ""));
+            assertThat(artifact.find()).as(module).isTrue();
+            assertThat(bom).as("the BOM lists " + artifact.group(1)).contains("<artifactId>" + artifact.group(1)
+                    + "</artifactId>");
+        }
+    }
+
+    @Test
+    void shouldGiveEveryJarAnAutomaticModuleName() {
+        for (String module : modules()) {
+            if (module.equals("bom")) {
+                continue;
+            }
+            assertThat(read(root().resolve(module).resolve("pom.xml"))).as(module)
+                    .containsPattern("<automatic.module.name>dev\\.consistencykit\\.[a-z]+</automatic.module.name>");
+        }
     }
 }
