@@ -42,7 +42,7 @@ import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;

@@ -38,7 +38,7 @@ import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.Transfer;

@@ -24,7 +24,7 @@ import dev.consistencykit.micrometer.ConsistencyKitMeters;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncListener;
 import dev.consistencykit.syncflag.SyncTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseListener;

@@ -29,7 +29,7 @@ class ModuleGraphTest {
             "core", "core", "testkit", "testkit", "examples", "examples",
             "syncflag", "sync-flag", "jobqueue", "job-queue", "twophase", "two-phase",
             "logreconciliation", "log-reconciliation", "versioning", "versioning", "micrometer", "micrometer");
-    private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "examples");
+    private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "testkit-junit5", "examples");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
@@ -85,7 +85,9 @@ class ModuleGraphTest {
                 for (Path file : javaFiles(module, sourceSet)) {
                     Matcher m = IMPORT.matcher(read(file));
                     while (m.find()) {
-                        String imported = PACKAGE_TO_MODULE.getOrDefault(m.group(1), "?" + m.group(1));
+                        String imported = m.group(1).equals("testkit") && m.group(2).startsWith(".junit5")
+                                ? "testkit-junit5"
+                                : PACKAGE_TO_MODULE.getOrDefault(m.group(1), "?" + m.group(1));
                         String where = module + "/" + root().resolve(module).relativize(file) + " imports "
                                 + "dev.consistencykit." + m.group(1) + m.group(2);
                         if (imported.equals(module)) {
@@ -104,7 +106,10 @@ class ModuleGraphTest {
                             violations.add(where + ": core depends on no other module");
                         }
                         if (module.equals("testkit") && !imported.equals("core")) {
-                            violations.add(where + ": testkit depends on core only");
+                            violations.add(where + ": testkit depends on core only (no test framework)");
+                        }
+                        if (module.equals("testkit-junit5") && !Set.of("core", "testkit").contains(imported)) {
+                            violations.add(where + ": testkit-junit5 depends on core and testkit only");
                         }
                         if (pattern && sourceSet.equals("main") && !imported.equals("core")) {
                             violations.add(where + ": a pattern's main code depends on core only");
@@ -138,7 +143,7 @@ class ModuleGraphTest {
     void shouldNeverShipEmbeddedServerWithCoreOrPattern() {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
-            if (module.equals("testkit") || module.equals("examples") || module.equals("bom")) {
+            if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")) {
                 continue;   // the BOM only manages versions: it lists every module and depends on none
             }
             Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml")));
@@ -152,7 +157,7 @@ class ModuleGraphTest {
                     offenders.add(module + ": testkit outside test scope");
                 }
                 if (dependency.contains("<artifactId>consistency-kit-") && !dependency.contains("-core<")
-                        && !dependency.contains("-testkit<")) {
+                        && !dependency.contains("-testkit<") && !dependency.contains("-testkit-junit5<")) {
                     offenders.add(module + ": depends on another pattern or examples: " + dependency.strip());
                 }
             }
@@ -182,6 +187,13 @@ class ModuleGraphTest {
             if (module.equals("bom")) {
                 continue;
             }
+            String pom = read(root().resolve(module).resolve("pom.xml"));
+            if (module.equals("examples")) {
+                // the CLI and the examples are run from this repository, never published
+                assertThat(pom).contains("<maven.deploy.skip>true</maven.deploy.skip>");
+                assertThat(bom).doesNotContain("consistency-kit-examples");
+                continue;
+            }
             Matcher artifact = Pattern.compile("<artifactId>(consistency-kit-[a-z-]+)</artifactId>")
                     .matcher(read(root().resolve(module).resolve("pom.xml")).replaceFirst(
                             "(?s)<parent>.*?</parent>", ""));
@@ -198,7 +210,7 @@ class ModuleGraphTest {
                 continue;
             }
             assertThat(read(root().resolve(module).resolve("pom.xml"))).as(module)
-                    .containsPattern("<automatic.module.name>dev\\.consistencykit\\.[a-z]+</automatic.module.name>");
+                    .containsPattern("<automatic.module.name>dev\\.consistencykit\\.[a-z]+(\\.[a-z0-9]+)?</automatic.module.name>");
         }
     }
 }

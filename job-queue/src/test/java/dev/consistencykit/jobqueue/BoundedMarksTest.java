@@ -33,7 +33,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * The marks the job queue leaves on business documents are bounded by the jobs in flight on them, and no guard

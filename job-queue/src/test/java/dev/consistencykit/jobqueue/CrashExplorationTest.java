@@ -12,7 +12,7 @@ import com.mongodb.client.MongoClient;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** One job's life (enqueue, claim, a handler writing two documents, complete) crashed at every write. */
 @ExtendWith(MongoTestExtension.class)

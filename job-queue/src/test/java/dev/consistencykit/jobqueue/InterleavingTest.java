@@ -20,7 +20,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * The actor table of the job queue, run at every driver call of a job's life and of an {@code enqueueWith}: a

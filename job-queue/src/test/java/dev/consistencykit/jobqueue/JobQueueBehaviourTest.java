@@ -26,7 +26,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class JobQueueBehaviourTest {

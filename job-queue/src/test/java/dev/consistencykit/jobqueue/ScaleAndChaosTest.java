@@ -13,7 +13,7 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ScaleAndChaosTest {

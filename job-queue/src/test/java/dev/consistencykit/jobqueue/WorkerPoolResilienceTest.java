@@ -25,7 +25,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.EmbeddedMongo;
 import dev.consistencykit.testkit.FaultyNetwork;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * A worker pool never dies silently: whatever a claim, a handler, a heartbeat or the server throws at it, it reports

@@ -23,7 +23,7 @@ import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ZombieAndOutboxTest {

@@ -16,7 +16,7 @@ import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Bad transactions get a typed error before any write, and leave the database as it was. */
 @ExtendWith(MongoTestExtension.class)

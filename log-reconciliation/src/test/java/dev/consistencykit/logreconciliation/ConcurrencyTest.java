@@ -24,7 +24,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ConcurrencyTest {

@@ -14,7 +14,7 @@ import com.mongodb.client.MongoClient;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Append + commit crashed at every write, then the committer in a fresh instance. */
 @ExtendWith(MongoTestExtension.class)

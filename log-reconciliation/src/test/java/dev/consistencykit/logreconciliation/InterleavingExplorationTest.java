@@ -16,7 +16,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * The actor table of the ledger, run at every driver call of a transfer applied in the caller's thread: a committer,

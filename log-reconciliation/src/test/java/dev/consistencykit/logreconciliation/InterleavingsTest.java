@@ -16,7 +16,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Two actors of the ledger meeting at the wrong moment, each scenario made deterministic with a paused writer. */
 @ExtendWith(MongoTestExtension.class)

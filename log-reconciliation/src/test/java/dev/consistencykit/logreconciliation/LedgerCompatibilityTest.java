@@ -7,7 +7,7 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.StrategyCompatibilityKit;
+import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 
 class LedgerCompatibilityTest extends StrategyCompatibilityKit<LedgerTransaction> {
 

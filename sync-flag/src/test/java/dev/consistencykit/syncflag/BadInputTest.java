@@ -16,7 +16,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Bad specs and bad updates get a typed error before any write, and leave the database as it was. */
 @ExtendWith(MongoTestExtension.class)

@@ -12,7 +12,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ChaosTest {

@@ -20,7 +20,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** A rename propagated to two targets, crashed at every write; then the sweeper in a fresh instance. */
 @ExtendWith(MongoTestExtension.class)

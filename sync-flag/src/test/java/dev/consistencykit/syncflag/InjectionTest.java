@@ -15,7 +15,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** A document handed to {@code readRepair} is input: no operator in it may reach the server. */
 @ExtendWith(MongoTestExtension.class)

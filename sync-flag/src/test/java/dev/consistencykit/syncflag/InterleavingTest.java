@@ -17,7 +17,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * The actor table of the sync flag, run at every driver call of a rename: a sweeper, a second owner renaming the same

@@ -7,7 +7,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.StrategyCompatibilityKit;
+import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 
 class SyncFlagCompatibilityTest extends StrategyCompatibilityKit<MasterUpdate> {
 

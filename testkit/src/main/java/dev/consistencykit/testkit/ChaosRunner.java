@@ -193,7 +193,7 @@ public final class ChaosRunner {
             t.setDaemon(true);
             return t;
         });
-        MongoDatabase db = client.getDatabase(MongoTestExtension.freshName("c" + name));
+        MongoDatabase db = client.getDatabase(MongoTarget.freshDatabaseName("c" + name));
         try {
             return run(seed, db, executor);
         } catch (InterruptedException e) {

@@ -312,7 +312,7 @@ public final class CrashPointExplorer {
     }
 
     private MongoDatabase freshDatabase() {
-        return client.getDatabase(MongoTestExtension.freshName("x" + name));
+        return client.getDatabase(MongoTarget.freshDatabaseName("x" + name));
     }
 
     /** Builds a {@link CrashPointExplorer}. */

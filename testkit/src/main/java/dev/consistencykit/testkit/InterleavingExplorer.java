@@ -135,7 +135,7 @@ public final class InterleavingExplorer {
     }
 
     private MongoDatabase fresh(String hint) {
-        return target.client().getDatabase(MongoTestExtension.freshName(hint));
+        return target.client().getDatabase(MongoTarget.freshDatabaseName(hint));
     }
 
     /** The operation alone, counting its calls. */

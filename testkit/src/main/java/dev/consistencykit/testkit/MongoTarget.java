@@ -1,7 +1,9 @@
 package dev.consistencykit.testkit;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -128,5 +130,17 @@ public final class MongoTarget implements AutoCloseable {
         if (embedded != null) {
             embedded.close();
         }
+    }
+
+    /**
+     * A unique database name, {@code ck_<hint>_<random>}, within MongoDB's 63-byte limit: the hint keeps only ASCII
+     * letters and digits, lower-cased, at most 30 of them.
+     */
+    public static String freshDatabaseName(String hint) {
+        String clean = Objects.requireNonNull(hint, "hint").replaceAll("[^A-Za-z0-9]", "").toLowerCase(Locale.ROOT);
+        if (clean.length() > 30) {
+            clean = clean.substring(0, 30);
+        }
+        return "ck_" + clean + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }
 }

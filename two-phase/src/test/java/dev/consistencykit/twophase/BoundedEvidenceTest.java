@@ -32,7 +32,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * What a transaction leaves on its participants: nothing once it has settled, so a hot account stays the same size

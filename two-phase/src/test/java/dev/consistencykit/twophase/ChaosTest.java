@@ -12,7 +12,7 @@ import com.mongodb.client.MongoClient;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Seeded chaos: 8 workers, 10 accounts, random faults in every mode, two recoverers running all along. */
 @ExtendWith(MongoTestExtension.class)

@@ -17,7 +17,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * Every write site of {@code apply()} × every fault mode, then recovery in a fresh instance (and by two recoverers

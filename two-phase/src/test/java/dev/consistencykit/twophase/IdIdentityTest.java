@@ -14,7 +14,7 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Ids are equal as MongoDB holds them equal: never by their Java type, never by how they print. */
 @ExtendWith(MongoTestExtension.class)

@@ -18,7 +18,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * The actor table of two-phase commit, run at every driver call of a transfer (before it is sent and after its reply):

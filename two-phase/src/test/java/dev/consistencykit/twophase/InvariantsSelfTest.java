@@ -13,7 +13,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** The bank's invariants must be able to fail: each corruption below is reported. */
 @ExtendWith(MongoTestExtension.class)

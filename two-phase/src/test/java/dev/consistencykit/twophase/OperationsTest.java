@@ -28,7 +28,7 @@ import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Workers, status, pruning, settled reads, listener and metrics, and the indexes the queries need. */
 @ExtendWith(MongoTestExtension.class)

@@ -35,7 +35,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** The seven traps of the published recipe, each closed and each with a test. */
 @ExtendWith(MongoTestExtension.class)

@@ -19,7 +19,7 @@ import com.mongodb.client.model.Filters;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.InjectedCrash;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * Writer A crashes after writing items X and Y at its version; writer B then commits a change to Z on the same base.

@@ -16,7 +16,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Every bad change set is refused with a typed error before anything is written. */
 @ExtendWith(MongoTestExtension.class)

@@ -14,7 +14,7 @@ import com.mongodb.client.MongoClient;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ChaosTest {

@@ -24,7 +24,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.InjectedCrash;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * Eight writers on one root, crashing at random writes and restarting, a recoverer, and readers that check every

@@ -18,7 +18,7 @@ import com.mongodb.client.MongoClient;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultMode;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * A five-item change set committed with a crash at every write in every mode, then recovery (also by two recoverers

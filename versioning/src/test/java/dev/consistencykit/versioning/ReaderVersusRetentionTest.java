@@ -19,7 +19,7 @@ import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
  * A reader that read the root at version 1 and is delayed before its item query, while version 2 is committed and

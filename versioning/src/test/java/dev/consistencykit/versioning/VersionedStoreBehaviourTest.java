@@ -20,7 +20,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 
 @ExtendWith(MongoTestExtension.class)

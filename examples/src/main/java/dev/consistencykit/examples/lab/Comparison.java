@@ -26,7 +26,6 @@ import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.InjectedCrash;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 
 /**
@@ -113,7 +112,7 @@ public final class Comparison {
         for (int i = 0; i < contenders.size(); i++) {
             Contenders.Contender c = contenders.get(i);
             progress.accept(bar(i, contenders.size()) + " " + c.name() + " (" + c.workload() + ")");
-            MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("compare"));
+            MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("compare"));
             try {
                 entries.add(run(target, db, c, settings));
             } finally {

@@ -28,7 +28,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 
 /** Chaos and benchmark of the job queue: "A and B become friends" and counter jobs. */
 public final class JobQueueLab implements PatternLab {
@@ -256,7 +255,7 @@ public final class JobQueueLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("benchjobs"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchjobs"));
         try {
             JobQueue queue = queue(db);
             queue.ensureIndexes();
@@ -292,7 +291,7 @@ public final class JobQueueLab implements PatternLab {
 
     @Override
     public BenchReport benchHot(MongoTarget target, int operations, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("hotjobs"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("hotjobs"));
         try {
             seed(db);
             JobQueue queue = queue(db);

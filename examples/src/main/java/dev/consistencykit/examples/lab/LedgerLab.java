@@ -26,7 +26,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 
 /** Chaos and benchmark of log reconciliation on a payments ledger. */
@@ -195,7 +194,7 @@ public final class LedgerLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("benchledger"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchledger"));
         try {
             open(db, BENCH_ACCOUNTS, 1_000_000_000L);
             Ledger ledger = Ledger.builder(db).build();

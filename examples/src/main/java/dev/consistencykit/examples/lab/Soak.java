@@ -27,7 +27,6 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.testkit.Accounts;
-import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
@@ -105,7 +104,7 @@ public final class Soak {
                 uri = Document.parse(line).getString("connectionString");
             }
         }
-        String database = MongoTestExtension.freshName("soak");
+        String database = MongoTarget.freshDatabaseName("soak");
         try (MongoClient client = MongoClients.create(uri)) {
             MongoDatabase db = client.getDatabase(database);
             seed(db);

@@ -27,7 +27,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 
 /** Chaos and benchmark of the sync flag: user renames copied into comments and into posts' comment arrays. */
 public final class SyncFlagLab implements PatternLab {
@@ -189,7 +188,7 @@ public final class SyncFlagLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("benchsync"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchsync"));
         try {
             List<String> users = new ArrayList<>();
             List<Document> masters = new ArrayList<>();

@@ -24,7 +24,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.StalePendingPolicy;
@@ -196,7 +195,7 @@ public final class TwoPhaseLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("bench2pc"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("bench2pc"));
         try {
             // uncontended: transfers spread over many accounts (bench --hot pays every transfer into one)
             int accounts = 10_000;
@@ -229,7 +228,7 @@ public final class TwoPhaseLab implements PatternLab {
 
     @Override
     public BenchReport benchHot(MongoTarget target, int operations, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("hot2pc"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("hot2pc"));
         try {
             int customers = 1_000;
             Map<String, Long> accounts = new java.util.LinkedHashMap<>(Accounts.named(customers, 1_000_000_000L));

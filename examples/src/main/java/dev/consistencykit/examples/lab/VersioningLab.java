@@ -25,7 +25,6 @@ import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.Retention;
@@ -301,7 +300,7 @@ public final class VersioningLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("benchversions"));
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchversions"));
         try {
             VersionedStore store = VersionedStore.builder(db).build();
             store.ensureIndexes();

@@ -8,7 +8,6 @@ import org.bson.Document;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
 
 /** Runs every pattern's example, each in a fresh database, narrating the writes each one sends. */
 public final class Tour {
@@ -30,7 +29,7 @@ public final class Tour {
         int number = 0;
         for (TourExample example : EXAMPLES) {
             number++;
-            MongoDatabase db = target.client().getDatabase(MongoTestExtension.freshName("tour"));
+            MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("tour"));
             int before = narration.problems().size();
             narration.section(number + ". " + example.title() + "  [" + example.pattern() + "]");
             try (WriteLog log = WriteLog.attach(target, db.getName(), narration)) {

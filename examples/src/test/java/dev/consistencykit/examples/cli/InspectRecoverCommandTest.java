@@ -31,7 +31,7 @@ import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.InjectedCrash;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.versioning.ChangeSet;

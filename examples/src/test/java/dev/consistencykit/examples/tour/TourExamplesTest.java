@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Each example of the tour runs to the end consistent, crashes on purpose, and is repaired by recovery. */
 @ExtendWith(MongoTestExtension.class)

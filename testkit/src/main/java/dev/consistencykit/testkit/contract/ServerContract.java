@@ -64,7 +64,7 @@ import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.MongoTarget;
 
 /**
  * The behaviours of MongoDB that the patterns rely on, each a named {@link ContractCheck} that runs against any
@@ -159,7 +159,7 @@ public final class ServerContract {
     /** Runs one check in a scratch database of its own. */
     public static CheckResult run(MongoClient client, ContractCheck check) {
         Objects.requireNonNull(check, "check");
-        MongoDatabase scratch = client.getDatabase(MongoTestExtension.freshName("contract"));
+        MongoDatabase scratch = client.getDatabase(MongoTarget.freshDatabaseName("contract"));
         long start = System.nanoTime();
         try {
             String seen = check.body().run(scratch);

@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit;
+package dev.consistencykit.testkit.junit5;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,6 +14,10 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.DatabaseSnapshot;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.OperationId;

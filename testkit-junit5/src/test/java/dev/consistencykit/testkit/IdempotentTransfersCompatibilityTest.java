@@ -7,6 +7,7 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.fixture.IdempotentTransfers;

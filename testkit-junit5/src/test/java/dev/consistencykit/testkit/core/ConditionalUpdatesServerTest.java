@@ -37,7 +37,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** The core's conditional-update helpers, against a real wire-protocol server. */
 @ExtendWith(MongoTestExtension.class)

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
 
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.fixture.IdempotentTransfers;
 import dev.consistencykit.testkit.fixture.IdempotentTransfers.Transfer;

@@ -21,7 +21,7 @@ import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** The bounded exactly-once lifecycle of {@link OnceEffects}, against a real wire-protocol server. */
 @ExtendWith(MongoTestExtension.class)

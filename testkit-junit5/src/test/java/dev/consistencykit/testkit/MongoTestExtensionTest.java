@@ -1,5 +1,7 @@
 package dev.consistencykit.testkit;
 
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
 
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.testkit.contract.CheckResult;
 import dev.consistencykit.testkit.contract.ContractCheck;
 import dev.consistencykit.testkit.contract.ServerContract;

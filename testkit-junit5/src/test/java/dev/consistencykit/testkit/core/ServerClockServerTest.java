@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.testkit.MongoTestExtension;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ServerClockServerTest {

@@ -20,6 +20,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.core.MongoErrors;
 
 @ExtendWith(MongoTestExtension.class)

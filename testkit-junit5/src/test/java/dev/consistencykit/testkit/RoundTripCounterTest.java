@@ -1,5 +1,7 @@
 package dev.consistencykit.testkit;
 
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
 import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 

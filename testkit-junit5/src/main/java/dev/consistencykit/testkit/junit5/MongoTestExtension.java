@@ -1,7 +1,4 @@
-package dev.consistencykit.testkit;
-
-import java.util.Locale;
-import java.util.UUID;
+package dev.consistencykit.testkit.junit5;
 
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -11,6 +8,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.testkit.MongoTarget;
 
 /**
  * JUnit 5 extension that gives each test method a fresh, uniquely named database on the
@@ -65,13 +64,9 @@ public final class MongoTestExtension implements ParameterResolver, AfterEachCal
         }
     }
 
-    /** A unique database name: {@code ck_<test>_<random>}, within MongoDB's 63-byte limit. */
+    /** A unique database name: {@code ck_<test>_<random>}; see {@link MongoTarget#freshDatabaseName(String)}. */
     public static String freshName(String hint) {
-        String clean = hint.replaceAll("[^A-Za-z0-9]", "").toLowerCase(Locale.ROOT);
-        if (clean.length() > 30) {
-            clean = clean.substring(0, 30);
-        }
-        return "ck_" + clean + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        return MongoTarget.freshDatabaseName(hint);
     }
 
     private static String freshName(ExtensionContext context) {
