@@ -66,7 +66,9 @@ import dev.consistencykit.jobqueue.internal.JobEngine;
  *         .build();
  * queue.ensureIndexes();
  * queue.enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
- * try (JobWorkers workers = queue.startWorkers(4)) { ... }   // or queue.processNext() in your own loop
+ * try (JobWorkers workers = queue.startWorkers(4)) {   // or queue.processNext() in your own loop
+ *     awaitShutdown();
+ * }
  * }</pre>
  */
 public final class JobQueue implements ConsistencyStrategy<JobRequest> {
@@ -151,7 +153,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * @return the job's id when this call, or an earlier call with the same job id, wrote it; empty if the business
      *         document is missing or did not match the filter (nothing was written)
      * @throws InvalidInputException   if the job or the ids are invalid (nothing is written)
-     * @throws OutcomeUnknownException if a write whose reply was lost can no longer be told applied or not
+     * @throws dev.consistencykit.core.OutcomeUnknownException if a write whose reply was lost can no longer be told
+     *         applied or not
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, JobRequest job) {

@@ -9,6 +9,7 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 
+// javadoc:start testkit-junit5/src/main/java/dev/consistencykit/testkit/junit5/StrategyCompatibilityKit.java
 class LedgerCompatibilityTest extends StrategyCompatibilityKit<LedgerTransaction> {
 
     private static final Map<String, Long> OPENING = Books.accounts(3, 1_000);
@@ -38,3 +39,4 @@ class LedgerCompatibilityTest extends StrategyCompatibilityKit<LedgerTransaction
         return Books.invariants(database, OPENING, true, null);
     }
 }
+// javadoc:end

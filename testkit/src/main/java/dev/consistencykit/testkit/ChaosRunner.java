@@ -35,13 +35,13 @@ import dev.consistencykit.core.ConsistencyException;
  *
  * <pre>{@code
  * ChaosRunner chaos = ChaosRunner.builder(client)
- *         .name("transfer").workers(8).operationsPerWorker(10).faultRate(0.05)
+ *         .name("transfer").workers(4).operationsPerWorker(5).faultRate(0.05)
  *         .setup(db -> seedAccounts(db))
- *         .operation(ctx -> newStrategy(ctx.database()).apply(randomTransfer(ctx.random())))
+ *         .operation(ctx -> newStrategy(ctx.database()).transfer(randomTransfer(ctx.random())))
  *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))
  *         .invariants(db -> checkMoney(db))
  *         .build();
- * ChaosRunner.Summary summary = chaos.runSeeds(1, 200);
+ * ChaosRunner.Summary summary = chaos.runSeeds(1, 5);
  * assertThat(summary.failures()).isEmpty();
  * }</pre>
  *

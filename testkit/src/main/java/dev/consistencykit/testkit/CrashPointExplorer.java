@@ -34,15 +34,12 @@ import dev.consistencykit.core.ConsistencyException;
  * during recovery at each of recovery's own write sites, followed by a clean recovery.
  *
  * <pre>{@code
- * ExplorationReport report = CrashPointExplorer.builder(client)
- *         .name("transfer")
+ * CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
  *         .setup(db -> seedAccounts(db))
- *         .operation(db -> newStrategy(db).apply(transfer))
- *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))
- *         .invariants(db -> checkMoney(db))
- *         .build()
- *         .explore();
- * assertThat(report.violations()).isEmpty();
+ *         .operation(db -> newStrategy(db).transfer(transfer))        // db injects the fault
+ *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))    // a fresh process; also run by two at once
+ *         .invariants(db -> checkMoney(db))                          // read back from the server
+ *         .build().explore();                                        // every write site × every fault mode
  * }</pre>
  *
  * <p>Each scenario gets its own database, dropped afterwards. Not thread-safe: run one exploration at a time per

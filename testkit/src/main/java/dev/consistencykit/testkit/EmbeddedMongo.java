@@ -11,9 +11,9 @@ import dev.consistencykit.testkit.internal.ReadAtomicMemoryBackend;
  * does not do faithfully. Bound to the loopback interface only.
  *
  * <pre>{@code
- * try (EmbeddedMongo server = EmbeddedMongo.start()) {
- *     MongoClient client = MongoClients.create(server.connectionString());
- *     ...
+ * try (EmbeddedMongo server = EmbeddedMongo.start();
+ *      MongoClient client = MongoClients.create(server.connectionString())) {
+ *     client.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", 1));
  * }
  * }</pre>
  *

@@ -34,7 +34,7 @@ import dev.consistencykit.testkit.internal.FaultInjectingProxies;
  *
  * <pre>{@code
  * FaultInjector injector = FaultInjector.at(3, FaultMode.CRASH_AFTER);
- * assertThatThrownBy(() -> strategy(injector.wrap(db)).apply(change)).isInstanceOf(InjectedCrash.class);
+ * assertThatThrownBy(() -> strategy(injector.wrap(db)).transfer(transfer)).isInstanceOf(InjectedCrash.class);
  * // write #3 is on the server; recover with a fresh instance on the plain database
  * }</pre>
  *

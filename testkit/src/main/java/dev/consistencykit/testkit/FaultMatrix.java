@@ -22,8 +22,8 @@ import dev.consistencykit.core.OutcomeUnknownException;
  *
  * <pre>{@code
  * List<String> violations = FaultMatrix.builder(network)
- *         .bound(Duration.ofSeconds(8))
- *         .call("transfer", () -> payments.transfer(...))
+ *         .bound(Duration.ofSeconds(6))
+ *         .call("transfer", () -> payments.transfer(Transfer.of(OperationId.of("t-9"), "alice", "bob", 1)))
  *         .call("status", payments::status)
  *         .run();
  * }</pre>

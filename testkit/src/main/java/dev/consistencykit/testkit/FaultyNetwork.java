@@ -36,9 +36,12 @@ import com.mongodb.ServerAddress;
  * commands only, never to the driver's monitoring ({@code hello}), so a fault hits the call under test.
  *
  * <pre>{@code
- * try (FaultyNetwork network = FaultyNetwork.inFrontOf(server)) {
- *     MongoClient client = MongoClients.create(network.connectionString());
+ * try (FaultyNetwork network = FaultyNetwork.inFrontOf(target);
+ *      MongoClient client = MongoClients.create(network.connectionString())) {
+ *     client.getDatabase("admin").runCommand(new Document("ping", 1));   // connected
  *     network.dropNextRequests(1);      // the next command's connection drops before it is sent on
+ *     assertThatThrownBy(() -> client.getDatabase("shop").runCommand(new Document("count", "orders")))
+ *             .isInstanceOf(MongoSocketException.class);   // runCommand is never retried by the driver
  * }
  * }</pre>
  *

@@ -37,15 +37,13 @@ import dev.consistencykit.core.ConsistencyException;
  *
  * <pre>{@code
  * InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
- *         .name("transfer")
  *         .setup(db -> seedAccounts(db))
- *         .operation(db -> newStrategy(db).apply(transfer))
+ *         .operation(db -> newStrategy(db).transfer(transfer))                // paused at each call, in turn
  *         .actor("recoverer", db -> { newStrategy(db).recover(Duration.ZERO); return List.of(); })
- *         .actor("reader", db -> checkWhatAReaderSees(db))
+ *         .actor("reader", db -> problemsInWhatAReaderSees(db))              // a reader reports what it saw
  *         .finish(db -> newStrategy(db).recover(Duration.ZERO))
  *         .invariants(db -> checkMoney(db))
- *         .build().explore();
- * assertThat(report.violations()).isEmpty();
+ *         .build().explore();                                                // calls x {before, after} x actors
  * }</pre>
  *
  * <p>Each schedule gets its own database, dropped afterwards. Not thread-safe: one exploration at a time.

@@ -22,8 +22,9 @@ import com.mongodb.event.CommandSucceededEvent;
  *
  * <pre>{@code
  * try (RoundTripCounter counter = RoundTripCounter.attach(target, database.getName())) {
- *     for (int i = 0; i < 100; i++) strategy.apply(change(i));
+ *     for (int i = 0; i < 100; i++) strategy.transfer(change(i));
  *     double perOp = counter.snapshot().commandsPer(100);
+ *     assertThat(perOp).isGreaterThan(1);
  * }
  * }</pre>
  *

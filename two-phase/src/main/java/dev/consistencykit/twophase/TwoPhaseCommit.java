@@ -57,7 +57,7 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * <pre>{@code
  * TwoPhaseCommit payments = TwoPhaseCommit.builder(database).name("payments").build();
  * payments.ensureIndexes();
- * payments.transfer(Transfer.of(OperationId.of("t-1001"), "alice", "bob", 2_500));  // 25.00, 5 round trips
+ * payments.transfer(Transfer.of(OperationId.of("t-1001"), "alice", "bob", 2_500));  // 25.00, 7 round trips
  * payments.recover(Duration.ofMinutes(1));   // at start-up and periodically, from any number of processes
  * }</pre>
  */

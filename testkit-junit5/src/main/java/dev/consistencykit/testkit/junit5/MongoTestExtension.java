@@ -22,7 +22,15 @@ import dev.consistencykit.testkit.MongoTarget;
  * @ExtendWith(MongoTestExtension.class)
  * class AccountTest {
  *     @Test
- *     void shouldDebitOnce(MongoDatabase db) { ... }
+ *     void shouldDebitOnce(MongoDatabase db) {   // a fresh database, dropped after the test
+ *         db.getCollection("accounts").insertMany(List.of(new Document("_id", "a").append("balance", 100L),
+ *                 new Document("_id", "b").append("balance", 0L)));
+ *         TwoPhaseCommit payments = TwoPhaseCommit.on(db);
+ *         payments.transfer(Transfer.of(OperationId.of("t-1"), "a", "b", 30));
+ *         payments.transfer(Transfer.of(OperationId.of("t-1"), "a", "b", 30));   // the same id: applied once
+ *         assertThat(db.getCollection("accounts").find(new Document("_id", "a")).first().getLong("balance"))
+ *                 .isEqualTo(70L);
+ *     }
  * }
  * }</pre>
  */

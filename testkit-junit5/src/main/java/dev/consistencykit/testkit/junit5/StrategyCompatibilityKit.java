@@ -35,12 +35,34 @@ import dev.consistencykit.core.UnsafeConfigurationException;
  * crash at every write site of {@code apply()} in every fault mode (through the {@link CrashPointExplorer}).
  *
  * <pre>{@code
- * class TwoPhaseCommitCompatibilityTest extends StrategyCompatibilityKit<Transfer> {
- *     protected ConsistencyStrategy<Transfer> newStrategy(MongoDatabase db) { return TwoPhaseCommit.on(db); }
- *     protected void seed(MongoDatabase db) { createAccounts(db); }
- *     protected Transfer change(OperationId id) { return Transfer.of(id, "a", "b", 10); }
- *     protected Transfer differentChange(OperationId id) { return Transfer.of(id, "a", "b", 11); }
- *     protected List<String> invariants(MongoDatabase db) { return checkMoney(db); }
+ * class LedgerCompatibilityTest extends StrategyCompatibilityKit<LedgerTransaction> {
+ *
+ *     private static final Map<String, Long> OPENING = Books.accounts(3, 1_000);
+ *
+ *     @Override
+ *     protected ConsistencyStrategy<LedgerTransaction> newStrategy(MongoDatabase database) {
+ *         return Books.ledger(database).build();
+ *     }
+ *
+ *     @Override
+ *     protected void seed(MongoDatabase database) {
+ *         Books.seed(database, OPENING);
+ *     }
+ *
+ *     @Override
+ *     protected LedgerTransaction change(OperationId id) {
+ *         return LedgerTransaction.transfer("a0", "a1", 100).withId(id);
+ *     }
+ *
+ *     @Override
+ *     protected LedgerTransaction differentChange(OperationId id) {
+ *         return LedgerTransaction.transfer("a0", "a2", 100).withId(id);
+ *     }
+ *
+ *     @Override
+ *     protected List<String> invariants(MongoDatabase database) {
+ *         return Books.invariants(database, OPENING, true, null);
+ *     }
  * }
  * }</pre>
  *

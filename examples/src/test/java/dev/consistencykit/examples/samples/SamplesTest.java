@@ -1,0 +1,128 @@
+package dev.consistencykit.examples.samples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+
+import io.micrometer.core.instrument.MeterRegistry;
+
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
+/**
+ * Every code sample the README and docs show is a region of a source file in this package, compiled with the tests
+ * and run here against the configured server; the documents must show each region exactly as its source has it
+ * (run with {@code -Dsamples.update=true} to rewrite them from the sources).
+ */
+@ExtendWith(MongoTestExtension.class)
+class SamplesTest {
+
+    private static List<Path> documents() throws IOException {
+        List<Path> documents = new ArrayList<>();
+        documents.add(SampleSources.root().resolve("README.md"));
+        Path docs = SampleSources.root().resolve("docs");
+        if (Files.isDirectory(docs)) {
+            try (Stream<Path> files = Files.walk(docs)) {
+                files.filter(f -> f.toString().endsWith(".md")).sorted().forEach(documents::add);
+            }
+        }
+        return documents;
+    }
+
+    @Test
+    void shouldShowEverySampleExactlyAsItsSourceHasIt() throws IOException {
+        Map<String, String> samples = SampleSources.rendered();
+        List<String> problems = new ArrayList<>();
+        List<String> shownAnywhere = new ArrayList<>();
+        for (Path document : documents()) {
+            String text = SampleSources.read(document);
+            if (Boolean.getBoolean("samples.update")) {
+                Files.writeString(document, SampleSources.updated(text, samples));
+                text = SampleSources.read(document);
+            }
+            Map<String, String> shown = SampleSources.shownIn(text);
+            String name = SampleSources.root().relativize(document).toString();
+            if (shown.size() != SampleSources.javaBlocks(text)) {
+                problems.add(name + " has " + SampleSources.javaBlocks(text) + " Java blocks but " + shown.size()
+                        + " marked <!-- sample: … -->: every Java block must be a compiled sample");
+            }
+            shown.forEach((key, code) -> {
+                shownAnywhere.add(key);
+                if (!samples.containsKey(key)) {
+                    problems.add(name + " shows sample " + key + ", which no source in the samples package has");
+                } else if (!samples.get(key).equals(code)) {
+                    problems.add(name + " shows sample " + key + " differently from its source:\n--- shown\n" + code
+                            + "--- source\n" + samples.get(key));
+                }
+            });
+        }
+        samples.keySet().stream().filter(k -> !shownAnywhere.contains(k))
+                .forEach(k -> problems.add("sample " + k + " is shown in no document"));
+        assertThat(problems).as("run ./mvnw verify -pl examples -Dtest=SamplesTest -Dsamples.update=true to "
+                + "rewrite the documents from the samples").isEmpty();
+    }
+
+    @Test
+    void shouldRunTheSyncFlagSample(MongoDatabase db) {
+        SyncFlagSample.seed(db);
+        SyncFlagSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheVersioningSample(MongoDatabase db) {
+        VersioningSample.seed(db);
+        VersioningSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheLedgerSample(MongoDatabase db) {
+        LedgerSample.seed(db);
+        LedgerSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheTwoPhaseSample(MongoDatabase db) {
+        TwoPhaseSample.seed(db);
+        TwoPhaseSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheJobQueueSample(MongoDatabase db) {
+        JobQueueSample.seed(db);
+        JobQueueSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheCoreHelpersSample(MongoDatabase db) {
+        CoreHelpersSample.seed(db);
+        CoreHelpersSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheOperatingSamples(MongoDatabase db) {
+        MeterRegistry registry = OperatingSample.run(db);
+        assertThat(registry.getMeters()).isNotEmpty();
+    }
+
+    @Test
+    void shouldRunTheCrashPointSampleWithoutViolations(MongoClient client) {
+        assertThat(ExplorationSample.crashPoints(client).violations()).isEmpty();
+    }
+
+    @Test
+    void shouldRunTheInterleavingSampleWithoutViolations(MongoTarget target) {
+        assertThat(ExplorationSample.interleavings(target).violations()).isEmpty();
+    }
+}
