@@ -7,8 +7,8 @@ import dev.consistencykit.testkit.internal.ReadAtomicMemoryBackend;
 
 /**
  * An in-process MongoDB wire-protocol server (mongo-java-server, in-memory backend) with single-document read
- * atomicity restored and {@code _id} lookups served from the index; see EMBEDDED-SERVER.md for what it does and
- * does not do faithfully. Bound to the loopback interface only.
+ * atomicity restored and equality lookups served from indexes; {@code docs/embedded-server.md} in the repository says
+ * what it does and does not do faithfully. Bound to the loopback interface only.
  *
  * <pre>{@code
  * try (EmbeddedMongo server = EmbeddedMongo.start();

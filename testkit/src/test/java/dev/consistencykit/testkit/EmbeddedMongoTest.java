@@ -48,7 +48,7 @@ class EmbeddedMongoTest {
 
     @Test
     void shouldServeTornReadsWhenStockBackendIsUsed() {
-        // The check must be able to fail: the stock backend is the one EMBEDDED-SERVER.md measured tearing.
+        // The check must be able to fail: the stock backend is the one docs/embedded-server.md measured tearing.
         MongoServer stock = new MongoServer(new MemoryBackend());
         String uri = stock.bindAndGetConnectionString();
         try (MongoClient client = MongoClients.create(uri)) {

@@ -75,6 +75,31 @@ class SamplesTest {
     }
 
     @Test
+    void shouldLinkOnlyToFilesThatExist() throws IOException {
+        java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
+        List<String> broken = new ArrayList<>();
+        for (Path document : documents()) {
+            java.util.regex.Matcher m = link.matcher(SampleSources.read(document));
+            while (m.find()) {
+                String target = m.group(1);
+                if (!target.contains("://") && !Files.exists(document.getParent().resolve(target))) {
+                    broken.add(SampleSources.root().relativize(document) + " links to " + target);
+                }
+            }
+        }
+        assertThat(broken).isEmpty();
+    }
+
+    @Test
+    void shouldDrawAStateMachineOnEveryPatternPage() throws IOException {
+        Path patterns = SampleSources.root().resolve("docs").resolve("patterns");
+        for (String pattern : List.of("sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning")) {
+            assertThat(SampleSources.read(patterns.resolve(pattern + ".md"))).as(pattern)
+                    .contains("```mermaid\nstateDiagram-v2\n");
+        }
+    }
+
+    @Test
     void shouldRunTheSyncFlagSample(MongoDatabase db) {
         SyncFlagSample.seed(db);
         SyncFlagSample.run(db);

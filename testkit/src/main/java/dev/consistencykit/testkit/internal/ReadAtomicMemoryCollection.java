@@ -24,7 +24,7 @@ import de.bwaldvogel.mongo.oplog.Oplog;
  *
  * <p><b>Torn reads.</b> The stock collection returns its live stored documents from a query; the server
  * serialises them to the wire after the collection lock is released, so a concurrent update that mutates the
- * stored document in place can be observed half-way (EMBEDDED-SERVER.md, item 1). Here every document that
+ * stored document in place can be observed half-way (docs/embedded-server.md, torn reads). Here every document that
  * leaves the collection — a query's results, a cursor's later batches, a findAndModify's returned value — is a
  * deep copy taken while the collection lock is held. The collection's own write paths (update, findAndModify,
  * delete) also query through {@link #handleQuery} and must get the live documents to mutate them; they run under
