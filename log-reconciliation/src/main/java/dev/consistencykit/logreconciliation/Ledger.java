@@ -1,6 +1,9 @@
 package dev.consistencykit.logreconciliation;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,6 +18,7 @@ import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -54,6 +58,9 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
  * }</pre>
  */
 public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
+
+    /** The most accounts one {@link #balances} call reads. */
+    public static final int MAX_BALANCES = 1_000;
 
     private final LedgerConfig config;
     private final LedgerEngine engine;
@@ -174,12 +181,37 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     /**
-     * The balance of {@code account}: its cache plus every later valid change, committed or not. Exact at any moment;
-     * two round trips.
+     * The balance of {@code account}: its cache plus every later valid change, committed or not. Exact at any moment,
+     * also while a committer and an archiver run: three round trips (the cache, the later changes, the cache again to
+     * check that no entry it passed meanwhile left the log before it was read; the read starts again if one did). To
+     * read several accounts together, use {@link #balances}.
      */
     public long balance(String account) {
         String a = checkedAccount(account);
         return calls.idempotent("balance", () -> engine.balance(a));
+    }
+
+    /**
+     * The balances of several accounts read together: each is what {@link #balance} would say, and together they
+     * count every transaction entirely or not at all, so a transfer between two of them never shows on one only and
+     * their sum is conserved at every moment (the consistent read a report or an invariant check needs; calling
+     * {@link #balance} once per account can straddle a transfer). Three round trips when no transaction left the log
+     * while they were read, else the read starts again.
+     *
+     * @param accounts the accounts, at most {@value #MAX_BALANCES}; duplicates are read once
+     * @return each account's balance, in the order given
+     * @throws dev.consistencykit.core.InvalidInputException if an account is not a valid account name, or there are
+     *         none or too many
+     */
+    public Map<String, Long> balances(Collection<String> accounts) {
+        Objects.requireNonNull(accounts, "accounts");
+        if (accounts.isEmpty() || accounts.size() > MAX_BALANCES) {
+            throw new InvalidInputException(name(), "accounts", "balances reads 1 to " + MAX_BALANCES
+                    + " accounts, was given " + accounts.size());
+        }
+        List<String> checked = new ArrayList<>(new LinkedHashSet<>(accounts.stream().map(this::checkedAccount)
+                .toList()));
+        return calls.idempotent("balances", () -> engine.balances(checked));
     }
 
     /**

@@ -1,5 +1,8 @@
 package dev.consistencykit.examples.samples;
 
+import java.util.List;
+import java.util.Map;
+
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
@@ -31,7 +34,8 @@ public final class LedgerSample {
         ledger.append(LedgerTransaction.transfer("alice", "bob", 2_500));    // one insert; seqIds learned and cached
         ledger.apply(LedgerTransaction.of(Change.debit("alice", 90), Change.credit("bob", 60), Change.credit("fees", 30))
                 .asTransfer().withId(OperationId.of("order-42")));           // append + commit now; idempotent by id
-        long alice = ledger.balance("alice");                                // cache + later valid changes: 2 round trips
+        long alice = ledger.balance("alice");                                // cache + later valid changes: 3 round trips
+        Map<String, Long> both = ledger.balances(List.of("alice", "bob"));   // read together: never half a transfer
         ledger.commitPending();                                              // the committer, from any number of processes
         ReconcileReport report = ledger.reconcile("alice", false);           // fold the log, check cache and every cacheBal
         ledger.reverse(OperationId.of("order-42"));                          // compensating transaction, "order-42:reversal"
@@ -39,6 +43,7 @@ public final class LedgerSample {
         // README:end
         Samples.check(alice == 10_000 - 2_500 - 90, "alice's balance after the transfers: " + alice);
         Samples.check(report.consistent(), "the log and the cache agree: " + report);
+        Samples.check(both.get("alice") + both.get("bob") == 10_000 - 90 + 60, "alice and bob read together: " + both);
         Samples.check(!feed.poll(10).isEmpty(), "alice's feed has her committed changes");
     }
 }

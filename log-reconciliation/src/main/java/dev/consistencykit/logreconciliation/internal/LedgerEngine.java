@@ -92,13 +92,13 @@ public final class LedgerEngine {
     public static final String CANCELLED = "CANCELLED";
 
     private static final Logger LOG = LoggerFactory.getLogger(LedgerEngine.class);
-    private static final String CHANGES = "changes";
-    private static final String ACCOUNT = "account";
-    private static final String SEQ = "seqId";
-    private static final String VALUE = "value";
+    static final String CHANGES = "changes";
+    static final String ACCOUNT = "account";
+    static final String SEQ = "seqId";
+    static final String VALUE = "value";
     private static final String TYPE = "type";
     private static final String CACHE_BAL = "cacheBal";
-    private static final String BALANCE = "balance";
+    static final String BALANCE = "balance";
     private static final String HEAD = "head";
     private static final String CHECKPOINT = "checkpoint";
     private static final int MAX_APPEND_ATTEMPTS = 50;
@@ -108,6 +108,7 @@ public final class LedgerEngine {
     private final MongoCollection<Document> ledger;
     private final MongoCollection<Document> accounts;
     private final MongoCollection<Document> archive;
+    private final ConsistentBalances consistentBalances;
     private final ServerClock clock;
     private final LedgerListener listener;
     private final Map<String, Long> heads = new ConcurrentHashMap<>();
@@ -127,6 +128,7 @@ public final class LedgerEngine {
         this.ledger = database.getCollection(config.ledgerCollection());
         this.accounts = database.getCollection(config.accountsCollection());
         this.archive = database.getCollection(config.archiveCollection());
+        this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
     }
@@ -705,23 +707,17 @@ public final class LedgerEngine {
 
     // ---------------------------------------------------------------- reads
 
-    /** The cache plus every later valid change, committed or not: two round trips. */
+    /** See {@link dev.consistencykit.logreconciliation.Ledger#balances}; {@code accounts} distinct and checked. */
+    public Map<String, Long> balances(List<String> accounts) {
+        return consistentBalances.read(accounts);
+    }
+
+    /**
+     * See {@link dev.consistencykit.logreconciliation.Ledger#balance}: the consistent read of one account, so that an
+     * archiver moving a transaction the cache passed meanwhile cannot make it count for nothing.
+     */
     public long balance(String account) {
-        Document cache = config.retryPolicy().execute(config.name(), account, "read account",
-                () -> accounts.find(eq("_id", account)).projection(Projections.include(SEQ, BALANCE)).first());
-        long seq = longOf(cache, SEQ);
-        Document sum = config.retryPolicy().execute(config.name(), account, "sum later changes",
-                () -> ledger.aggregate(List.of(
-                        // later changes, and undecided ones whatever their number (one appended with a stale head
-                        // counts from its append, like any other, until the committer moves it)
-                        Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), eq("state", VALID), or(
-                                elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, seq))),
-                                exists("decided", false)))),
-                        Aggregates.unwind("$" + CHANGES),
-                        Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), or(gt(CHANGES + "." + SEQ, seq),
-                                exists("decided", false)))),
-                        Aggregates.group(null, Accumulators.sum("s", "$" + CHANGES + "." + VALUE)))).first());
-        return longOf(cache, BALANCE) + (sum == null ? 0L : ((Number) sum.get("s")).longValue());
+        return consistentBalances.read(List.of(account)).get(account);
     }
 
     /**
@@ -932,7 +928,7 @@ public final class LedgerEngine {
 
     // ---------------------------------------------------------------- helpers
 
-    private static long longOf(Document doc, String field) {
+    static long longOf(Document doc, String field) {
         return doc != null && doc.get(field) instanceof Number n ? n.longValue() : 0L;
     }
 

@@ -1,0 +1,140 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerUnavailableException;
+
+/**
+ * Several balances that count every transaction entirely or not at all: the caches, the log entries after them (and
+ * undecided ones, whatever their number), then the caches again. Each account's balance is its cache plus its later
+ * valid changes, as {@code balance()} computes it; what makes the set consistent is that the log read is one query
+ * whose documents are whole transactions, and that every number a cache moved over between the two cache reads was
+ * seen in that query (so no transaction left the log, to the archive or to fresh numbers, while it was read). When
+ * one was not, the read starts again.
+ */
+final class ConsistentBalances {
+
+    /** Enough for any schedule but a committer and an archiver outrunning every read. */
+    static final int MAX_ATTEMPTS = 50;
+
+    private final String instance;
+    private final MongoCollection<Document> ledger;
+    private final MongoCollection<Document> accounts;
+    private final RetryPolicy retry;
+
+    ConsistentBalances(String instance, MongoCollection<Document> ledger, MongoCollection<Document> accounts,
+                       RetryPolicy retry) {
+        this.instance = instance;
+        this.ledger = ledger;
+        this.accounts = accounts;
+        this.retry = retry;
+    }
+
+    /** The balances of {@code names} (distinct, checked), in their order. Three round trips when nothing moved. */
+    Map<String, Long> read(List<String> names) {
+        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+            Map<String, Document> before = caches(names);
+            Map<String, Long> balances = new LinkedHashMap<>();
+            Map<String, Set<Long>> seen = new HashMap<>();
+            for (String name : names) {
+                balances.put(name, LedgerEngine.longOf(before.get(name), LedgerEngine.BALANCE));
+                seen.put(name, new HashSet<>());
+            }
+            for (Document tx : later(names, before)) {
+                boolean valid = LedgerEngine.VALID.equals(tx.get("state"));
+                boolean decided = tx.getBoolean("decided", false);
+                for (Object element : Inputs.arrayOf(tx, LedgerEngine.CHANGES)) {
+                    if (!(element instanceof Document change)
+                            || !(change.get(LedgerEngine.ACCOUNT) instanceof String account)
+                            || !balances.containsKey(account)
+                            || !(change.get(LedgerEngine.SEQ) instanceof Number seqNumber)) {
+                        continue;
+                    }
+                    long seq = seqNumber.longValue();
+                    seen.get(account).add(seq);
+                    long cacheSeq = LedgerEngine.longOf(before.get(account), LedgerEngine.SEQ);
+                    if (valid && (seq > cacheSeq || !decided) && change.get(LedgerEngine.VALUE) instanceof Number v) {
+                        balances.merge(account, v.longValue(), Long::sum);
+                    }
+                }
+            }
+            Map<String, Document> after = caches(names);
+            if (nothingLeftTheLog(names, before, after, seen)) {
+                return balances;
+            }
+        }
+        throw new ServerUnavailableException(instance, names, "no consistent read of " + names.size()
+                + " balances in " + MAX_ATTEMPTS + " attempts: the committer moved a cache over entries that left the"
+                + " log while they were read, every time", null);
+    }
+
+    private Map<String, Document> caches(List<String> names) {
+        Map<String, Document> byName = new HashMap<>();
+        retry.execute(instance, names.get(0), "read account caches", () -> {
+            byName.clear();
+            accounts.find(in("_id", names)).projection(Projections.include(LedgerEngine.SEQ, LedgerEngine.BALANCE))
+                    .forEach(d -> {
+                        if (d.get("_id") instanceof String name) {
+                            byName.put(name, d);
+                        }
+                    });
+            return byName.size();
+        });
+        return byName;
+    }
+
+    private List<Document> later(List<String> names, Map<String, Document> caches) {
+        List<Bson> beyond = new ArrayList<>();
+        beyond.add(exists("decided", false));
+        for (String name : names) {
+            beyond.add(elemMatch(LedgerEngine.CHANGES, and(eq(LedgerEngine.ACCOUNT, name),
+                    gt(LedgerEngine.SEQ, LedgerEngine.longOf(caches.get(name), LedgerEngine.SEQ)))));
+        }
+        Bson filter = and(in(LedgerEngine.CHANGES + "." + LedgerEngine.ACCOUNT, names), or(beyond));
+        return retry.execute(instance, names.get(0), "read later changes", () -> {
+            Map<Object, Document> byId = new LinkedHashMap<>();
+            ledger.find(filter).projection(Projections.include(LedgerEngine.CHANGES, "state", "decided"))
+                    .forEach(d -> byId.put(d.get("_id"), d));
+            return new ArrayList<>(byId.values());
+        });
+    }
+
+    private static boolean nothingLeftTheLog(List<String> names, Map<String, Document> before,
+                                             Map<String, Document> after, Map<String, Set<Long>> seen) {
+        for (String name : names) {
+            long from = LedgerEngine.longOf(before.get(name), LedgerEngine.SEQ);
+            long to = LedgerEngine.longOf(after.get(name), LedgerEngine.SEQ);
+            if (to < from) {
+                return false;   // a cache never moves back: rebuilt by reconcile meanwhile, read again
+            }
+            for (long seq = from + 1; seq <= to; seq++) {
+                if (!seen.get(name).contains(seq)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+}
