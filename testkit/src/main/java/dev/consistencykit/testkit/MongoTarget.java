@@ -1,9 +1,11 @@
 package dev.consistencykit.testkit;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -34,14 +36,20 @@ public final class MongoTarget implements AutoCloseable {
     private final CommandListenerHub hub = new CommandListenerHub();
     private final MongoClient client;
 
-    private MongoTarget(ConnectionString connectionString, EmbeddedMongo embedded) {
+    private MongoTarget(ConnectionString connectionString, EmbeddedMongo embedded, Duration serverTimeout) {
         this.connectionString = connectionString;
         this.embedded = embedded;
-        this.client = MongoClients.create(MongoClientSettings.builder()
+        MongoClientSettings.Builder settings = MongoClientSettings.builder()
                 .applyConnectionString(connectionString)
                 .addCommandListener(hub)
-                .applicationName("consistency-kit")
-                .build());
+                .applicationName("consistency-kit");
+        if (serverTimeout != null) {
+            long ms = serverTimeout.toMillis();
+            settings.applyToClusterSettings(b -> b.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS))
+                    .applyToSocketSettings(b -> b.connectTimeout((int) Math.min(ms, Integer.MAX_VALUE),
+                            TimeUnit.MILLISECONDS));
+        }
+        this.client = MongoClients.create(settings.build());
     }
 
     /**
@@ -70,12 +78,24 @@ public final class MongoTarget implements AutoCloseable {
 
     /** A target for a real server. The caller closes it. */
     public static MongoTarget forUri(String uri) {
-        return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null);
+        return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null, null);
+    }
+
+    /**
+     * A target for a real server that gives up selecting a server, or connecting to one, after
+     * {@code serverTimeout} (the URI's own settings otherwise). The caller closes it.
+     */
+    public static MongoTarget forUri(String uri, Duration serverTimeout) {
+        Objects.requireNonNull(serverTimeout, "serverTimeout");
+        if (serverTimeout.isNegative() || serverTimeout.isZero()) {
+            throw new IllegalArgumentException("serverTimeout must be > 0, was " + serverTimeout);
+        }
+        return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null, serverTimeout);
     }
 
     /** A target for an embedded server, which closing the target also stops. */
     public static MongoTarget embedded(EmbeddedMongo server) {
-        return new MongoTarget(new ConnectionString(server.connectionString()), server);
+        return new MongoTarget(new ConnectionString(server.connectionString()), server, null);
     }
 
     /** The shared client for this target. */
@@ -122,6 +142,14 @@ public final class MongoTarget implements AutoCloseable {
             return uri;
         }
         return uri.substring(0, start) + uri.substring(at + 1);
+    }
+
+    private static final java.util.regex.Pattern URI_CREDENTIALS = java.util.regex.Pattern.compile(
+            "(mongodb(?:\\+srv)?://)\\S*@");
+
+    /** {@code text} with the credentials of every connection string in it removed, as {@link #redact} does. */
+    public static String redactAll(String text) {
+        return URI_CREDENTIALS.matcher(text).replaceAll("$1");
     }
 
     @Override

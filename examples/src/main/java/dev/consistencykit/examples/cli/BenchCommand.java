@@ -62,7 +62,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
             progress.done();
             if (parent.json) {
@@ -88,7 +88,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.benchHot(target, operations, progress);
             progress.done();
             if (parent.json) {

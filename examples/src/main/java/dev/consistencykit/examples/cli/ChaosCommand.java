@@ -42,7 +42,7 @@ final class ChaosCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             ChaosReport report = lab.chaos(target, seeds, progress);
             progress.done();
             if (parent.json) {

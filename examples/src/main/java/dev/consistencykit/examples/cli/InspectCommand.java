@@ -45,7 +45,7 @@ final class InspectCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--limit must be >= 1, was " + limit);
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             MongoDatabase db = target.client().getDatabase(options.databaseName(target));
             List<PatternsPresent> present = PatternsPresent.on(db);
             List<Document> listed = new ArrayList<>();

@@ -36,7 +36,7 @@ final class RecoverCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             MongoDatabase db = target.client().getDatabase(options.databaseName(target));
             List<Document> reports = new ArrayList<>();
             int repaired = 0;

@@ -29,7 +29,7 @@ final class TourCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             out.println("consistency-kit tour on " + target.description());
             Narration narration = Narration.to(out);
             List<Document> results = Tour.run(target, narration);

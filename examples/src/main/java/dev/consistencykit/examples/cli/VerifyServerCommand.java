@@ -28,7 +28,7 @@ final class VerifyServerCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        try (MongoTarget target = Target.open(parent.uri)) {
+        try (MongoTarget target = Target.open(parent)) {
             if (!parent.json) {
                 out.println("Checking " + target.description() + " against " + ServerContract.checks().size()
                         + " behaviours the patterns rely on...");

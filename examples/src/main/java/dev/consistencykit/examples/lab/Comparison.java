@@ -63,25 +63,33 @@ public final class Comparison {
     /**
      * One contender's results.
      *
-     * @param name             the entry's name
-     * @param pattern          the pattern's CLI name, or {@code naive}
-     * @param workload         {@code bank-transfer} or {@code rename}
-     * @param operations       operations completed by the writers
-     * @param opsPerSec        of those, per second
-     * @param roundTripsPerOp  commands per operation (a crash-free sample, one thread)
-     * @param writesPerOp      documents written per operation (same sample)
-     * @param p50Millis        median latency of a completed operation under concurrency and crashes
-     * @param p99Millis        99th percentile of the same
-     * @param crashes          processes crashed (and restarted)
-     * @param reads            reads made by the concurrent readers
-     * @param readerAnomalies  reads that broke the workload's invariant (a total off, a copy unlike its master)
-     * @param recoverySeconds  time from the writers' stop until recovery made every invariant hold; empty if it never
-     *                         did
-     * @param violations       invariants still violated after recovery
+     * @param name                     the entry's name
+     * @param pattern                  the pattern's CLI name, or {@code naive}
+     * @param workload                 {@code bank-transfer} or {@code rename}
+     * @param operations               operations the callers completed
+     * @param opsPerSec                of those, per second
+     * @param roundTripsPerOp          commands the caller sends per operation (a crash-free sample, one thread)
+     * @param backgroundRoundTripsPerOp commands the pattern's background work (the ledger's committer, the queue's
+     *                                 workers) sends per operation, measured on the same sample; 0 for the others
+     * @param writesPerOp              documents written per operation, caller and background (same sample)
+     * @param p50Millis                the caller's median latency under concurrency and crashes
+     * @param p99Millis                99th percentile of the same
+     * @param crashes                  processes crashed (and restarted), callers and background
+     * @param rawReads                 reads of the documents as stored, by the concurrent readers
+     * @param rawReaderAnomalies       of those, reads that broke the workload's invariant
+     * @param patternReads             reads through the pattern's consistent read (0 when it has none)
+     * @param patternReaderAnomalies   of those, reads that broke the invariant; empty when the pattern has none
+     * @param recoverySeconds          time from the stop until recovery made every invariant hold; empty if never
+     * @param violations               invariants still violated after recovery
+     * @param anomalies                what the raw readers' anomalies mean for this pattern, in one sentence
+     * @param note                     what else the row needs to be read right (no consistent read, why; the naive
+     *                                 loop's loss, or that no crash fell between its writes), or empty
      */
     public record Entry(String name, String pattern, String workload, long operations, double opsPerSec,
-                        double roundTripsPerOp, double writesPerOp, double p50Millis, double p99Millis, long crashes,
-                        long reads, long readerAnomalies, Optional<Double> recoverySeconds, List<String> violations) {
+                        double roundTripsPerOp, double backgroundRoundTripsPerOp, double writesPerOp,
+                        double p50Millis, double p99Millis, long crashes, long rawReads, long rawReaderAnomalies,
+                        long patternReads, Optional<Long> patternReaderAnomalies, Optional<Double> recoverySeconds,
+                        List<String> violations, String anomalies, String note) {
 
         /** Copies the list. */
         public Entry {
@@ -92,21 +100,43 @@ public final class Comparison {
         public Document json() {
             return new Document("name", name).append("pattern", pattern).append("workload", workload)
                     .append("operations", operations).append("opsPerSec", round(opsPerSec))
-                    .append("roundTripsPerOp", round(roundTripsPerOp)).append("writesPerOp", round(writesPerOp))
+                    .append("roundTripsPerOp", round(roundTripsPerOp))
+                    .append("backgroundRoundTripsPerOp", round(backgroundRoundTripsPerOp))
+                    .append("writesPerOp", round(writesPerOp))
                     .append("p50Millis", round(p50Millis)).append("p99Millis", round(p99Millis))
-                    .append("crashes", crashes).append("reads", reads).append("readerAnomalies", readerAnomalies)
+                    .append("crashes", crashes).append("rawReads", rawReads)
+                    .append("rawReaderAnomalies", rawReaderAnomalies).append("patternReads", patternReads)
+                    .append("patternReaderAnomalies", patternReaderAnomalies.orElse(null))
                     .append("recoverySeconds", recoverySeconds.map(Comparison::round).orElse(null))
                     .append("violations", violations.size())
-                    .append("violationDetails", violations.subList(0, Math.min(3, violations.size())));
+                    .append("violationDetails", violations.subList(0, Math.min(3, violations.size())))
+                    .append("anomalies", anomalies).append("note", note);
+        }
+    }
+
+    /**
+     * What a comparison produced.
+     *
+     * @param entries     one per contender that finished, in order
+     * @param contenders  how many contenders the run had
+     * @param interrupted whether the run was interrupted before the last one finished
+     */
+    public record Result(List<Entry> entries, int contenders, boolean interrupted) {
+
+        /** Copies the list. */
+        public Result {
+            entries = List.copyOf(entries);
         }
     }
 
     private Comparison() {
     }
 
-    /** Runs every contender of {@link Contenders#all()}, each on a fresh database of {@code target}. */
-    public static List<Entry> run(MongoTarget target, Settings settings, Consumer<String> progress)
-            throws InterruptedException {
+    /**
+     * Runs every contender of {@link Contenders#all()}, each on a fresh database of {@code target}. An interruption of
+     * the calling thread stops the contender running, drops its database and returns the entries finished so far.
+     */
+    public static Result run(MongoTarget target, Settings settings, Consumer<String> progress) {
         List<Entry> entries = new ArrayList<>();
         List<Contenders.Contender> contenders = Contenders.all();
         for (int i = 0; i < contenders.size(); i++) {
@@ -115,12 +145,21 @@ public final class Comparison {
             MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("compare"));
             try {
                 entries.add(run(target, db, c, settings));
+            } catch (InterruptedException e) {
+                return new Result(entries, contenders.size(), true);
             } finally {
+                boolean interrupted = Thread.interrupted();   // the drop must run, then the flag is restored
                 db.drop();
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                return new Result(entries, contenders.size(), true);
             }
         }
         progress.accept(bar(contenders.size(), contenders.size()) + " done");
-        return entries;
+        return new Result(entries, contenders.size(), false);
     }
 
     private static String bar(int done, int total) {
@@ -135,50 +174,110 @@ public final class Comparison {
         Random sample = new Random(settings.seed());
         Contenders.Instance sampler = c.start(db);
         sampler.operation(sample);
-        RoundTripCounter.RoundTrips cost;
+        while (sampler.background()) {
+            // the warm-up's background work, so that the sample below starts from an idle pattern
+        }
+        RoundTripCounter.RoundTrips callerCost;
+        RoundTripCounter.RoundTrips backgroundCost;
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
             for (int i = 0; i < COST_SAMPLE; i++) {
                 sampler.operation(sample);
             }
-            cost = counter.snapshot();
+            callerCost = counter.snapshot();
+            counter.reset();
+            while (sampler.background()) {
+                // drain what the sample left to the background
+            }
+            backgroundCost = counter.snapshot();
         }
 
         AtomicBoolean running = new AtomicBoolean(true);
         AtomicLong operations = new AtomicLong();
         AtomicLong crashes = new AtomicLong();
-        AtomicLong reads = new AtomicLong();
-        AtomicLong anomalies = new AtomicLong();
+        AtomicLong rawReads = new AtomicLong();
+        AtomicLong rawAnomalies = new AtomicLong();
+        AtomicLong patternReads = new AtomicLong();
+        AtomicLong patternAnomalies = new AtomicLong();
+        AtomicLong patternDeclined = new AtomicLong();
+        boolean hasPatternRead = c.noConsistentRead().isEmpty();
+        int background = c.backgroundProcesses(settings.writers());
         List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(settings.writers() + settings.readers() + 1);
+        ExecutorService pool = Executors.newFixedThreadPool(settings.writers() + background
+                + 2 * settings.readers() + 1);
         List<Future<?>> futures = new ArrayList<>();
         long start = System.nanoTime();
-        for (int w = 0; w < settings.writers(); w++) {
-            long seed = settings.seed() * 31 + w;
-            futures.add(pool.submit(() -> write(db, c, settings.crashRate(), seed, running, operations, crashes,
-                    latencies)));
-        }
-        for (int r = 0; r < settings.readers(); r++) {
-            Random random = new Random(settings.seed() * 17 + r);
-            futures.add(pool.submit(() -> {
-                Contenders.Instance reader = c.start(db);
-                while (running.get()) {
-                    reads.incrementAndGet();
-                    if (!reader.readIsConsistent(random)) {
-                        anomalies.incrementAndGet();
-                    }
-                }
-            }));
-        }
-        futures.add(pool.submit(() -> {
-            Contenders.Instance recoverer = c.start(db);
-            while (running.get()) {
-                recoverer.recover(RECOVERY_STALE_AFTER);
-                TimeUnit.MILLISECONDS.sleep(100);
+        try {
+            for (int w = 0; w < settings.writers(); w++) {
+                long seed = settings.seed() * 31 + w;
+                futures.add(pool.submit(() -> process(db, c, settings.crashRate(), seed, running, crashes,
+                        (instance, random) -> {
+                            long begin = System.nanoTime();
+                            try {
+                                instance.operation(random);
+                            } catch (ConsistencyException refused) {
+                                // insufficient funds, a conflict that outlasted its retries: no effect, answered
+                            }
+                            latencies.add(System.nanoTime() - begin);
+                            operations.incrementAndGet();
+                        })));
             }
-            return null;
-        }));
-        TimeUnit.NANOSECONDS.sleep(settings.duration().toNanos());
-        running.set(false);
+            // the background work a README recommends (a committer, workers), each itself a process that may crash
+            for (int b = 0; b < background; b++) {
+                long seed = settings.seed() * 37 + b;
+                futures.add(pool.submit(() -> process(db, c, settings.crashRate(), seed, running, crashes,
+                    (instance, random) -> {
+                        boolean worked;
+                        try {
+                            worked = instance.background();
+                        } catch (ConsistencyException refused) {
+                            worked = false;   // a job's handler refused, a conflict: the pattern retries it
+                        }
+                        if (!worked) {
+                            TimeUnit.MILLISECONDS.sleep(1);
+                        }
+                    })));
+            }
+            for (int r = 0; r < settings.readers(); r++) {
+                Random rawRandom = new Random(settings.seed() * 17 + r);
+                futures.add(pool.submit(() -> {
+                    Contenders.Instance reader = c.start(db);
+                    while (running.get()) {
+                        rawReads.incrementAndGet();
+                        if (!reader.rawReadIsConsistent(rawRandom)) {
+                            rawAnomalies.incrementAndGet();
+                        }
+                    }
+                }));
+                if (hasPatternRead) {
+                    Random patternRandom = new Random(settings.seed() * 19 + r);
+                    futures.add(pool.submit(() -> {
+                        Contenders.Instance reader = c.start(db);
+                        while (running.get()) {
+                            Optional<Boolean> consistent = reader.patternReadIsConsistent(patternRandom);
+                            if (consistent.isEmpty()) {
+                                patternDeclined.incrementAndGet();
+                            } else {
+                                patternReads.incrementAndGet();
+                                if (!consistent.get()) {
+                                    patternAnomalies.incrementAndGet();
+                                }
+                            }
+                        }
+                    }));
+                }
+            }
+            futures.add(pool.submit(() -> {
+                Contenders.Instance recoverer = c.start(db);
+                while (running.get()) {
+                    recoverer.recover(RECOVERY_STALE_AFTER);
+                    TimeUnit.MILLISECONDS.sleep(100);
+                }
+                return null;
+            }));
+            TimeUnit.NANOSECONDS.sleep(settings.duration().toNanos());
+        } finally {
+            running.set(false);
+        }
         double seconds = (System.nanoTime() - start) / 1e9;
         try {
             for (Future<?> f : futures) {
@@ -191,23 +290,50 @@ public final class Comparison {
         }
 
         long recoveryStart = System.nanoTime();
+        Contenders.Instance finisher = c.start(db);
+        while (finisher.background()) {
+            // what the callers left to the background is the pattern's to finish, like recovery
+        }
         List<String> violations = c.invariants(db);
         for (int pass = 0; pass < FINAL_RECOVERY_PASSES && !violations.isEmpty(); pass++) {
-            c.start(db).recover(Duration.ZERO);
+            finisher.recover(Duration.ZERO);
+            while (finisher.background()) {
+                // and what recovery gave back
+            }
             violations = c.invariants(db);
         }
         Optional<Double> recovery = violations.isEmpty()
                 ? Optional.of((System.nanoTime() - recoveryStart) / 1e9) : Optional.empty();
         List<Long> sorted = new ArrayList<>(latencies);
         Collections.sort(sorted);
+        String note = c.noConsistentRead().map(reason -> "no consistent read: " + reason).orElse(
+                patternDeclined.get() == 0 ? "" : "the consistent read declined " + patternDeclined.get()
+                        + " times: something stayed in flight on the documents for its whole wait");
+        if ("naive".equals(c.pattern())) {
+            note = violations.isEmpty()
+                    ? "no crash fell between its two writes in this run (" + crashes.get() + " crashes, each before"
+                    + " the first write or after the second); run longer or with another --seed to see the loss"
+                    : "lost money: a crash fell between its two writes, and nothing can finish or undo it";
+        }
         return new Entry(c.name(), c.pattern(), c.workload(), operations.get(), operations.get() / seconds,
-                cost.commandsPer(COST_SAMPLE), cost.writesPer(COST_SAMPLE), percentile(sorted, 0.50),
-                percentile(sorted, 0.99), crashes.get(), reads.get(), anomalies.get(), recovery, violations);
+                callerCost.commandsPer(COST_SAMPLE), backgroundCost.commandsPer(COST_SAMPLE),
+                (callerCost.documentsWritten() + backgroundCost.documentsWritten()) / (double) COST_SAMPLE, percentile(sorted, 0.50),
+                percentile(sorted, 0.99), crashes.get(), rawReads.get(), rawAnomalies.get(), patternReads.get(),
+                hasPatternRead ? Optional.of(patternAnomalies.get()) : Optional.empty(), recovery, violations,
+                c.anomalies(), note);
     }
 
-    /** A writer: a process doing operations until it crashes, then a fresh one, until the run ends. */
-    private static void write(MongoDatabase db, Contenders.Contender c, double crashRate, long seed,
-                              AtomicBoolean running, AtomicLong operations, AtomicLong crashes, List<Long> latencies) {
+    /** One step of a process: an operation, or a pass of background work. */
+    private interface Step {
+        void run(Contenders.Instance instance, Random random) throws InterruptedException;
+    }
+
+    /**
+     * A process doing {@code step} until it crashes, then a fresh one, until the run ends. Its crash schedule (which
+     * of its writes crash, and how) follows from {@code seed} alone.
+     */
+    private static Void process(MongoDatabase db, Contenders.Contender c, double crashRate, long seed,
+                                AtomicBoolean running, AtomicLong crashes, Step step) throws InterruptedException {
         Random random = new Random(seed);
         FaultInjector process = null;
         Contenders.Instance instance = null;
@@ -217,19 +343,13 @@ public final class Comparison {
                         EnumSet.of(FaultMode.CRASH_BEFORE, FaultMode.CRASH_AFTER), Duration.ZERO);
                 instance = c.start(process.wrap(db));
             }
-            long start = System.nanoTime();
             try {
-                instance.operation(random);
-                latencies.add(System.nanoTime() - start);
-                operations.incrementAndGet();
+                step.run(instance, random);
             } catch (InjectedCrash crash) {
                 crashes.incrementAndGet();
-            } catch (ConsistencyException refused) {
-                // insufficient funds, a conflict that outlasted its retries: the operation had no effect
-                latencies.add(System.nanoTime() - start);
-                operations.incrementAndGet();
             }
         }
+        return null;
     }
 
     private static double percentile(List<Long> sortedNanos, double p) {

@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 import org.bson.Document;
@@ -22,15 +25,18 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.Ledger;
+import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.testkit.Accounts;
+import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TransferVariant;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.VersionedStore;
+import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
 
 /** Every pattern that can carry the comparison's workloads, and the naive baseline. */
@@ -42,6 +48,10 @@ public final class Contenders {
     static final long OPENING = 10_000;
     static final long TOTAL = ACCOUNTS * OPENING;
     private static final String BANK = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
+    private static final List<String> ACCOUNT_IDS = java.util.stream.IntStream.range(0, ACCOUNTS)
+            .mapToObj(i -> "a" + i).toList();
+    /** How long a settled read waits for in-flight transactions before it declines to answer. */
+    private static final Duration SETTLED_WAIT = Duration.ofMillis(200);
 
     private Contenders() {
     }
@@ -66,19 +76,49 @@ public final class Contenders {
 
         /** The workload's invariants after recovery, read back. */
         List<String> invariants(MongoDatabase db);
+
+        /** One sentence: what a raw reader's anomalies mean for this pattern, and what its consistent read does. */
+        String anomalies();
+
+        /** How many background processes the README's configuration runs beside {@code writers} callers. */
+        default int backgroundProcesses(int writers) {
+            return 1;
+        }
+
+        /** Why the pattern offers no consistent read, or empty when it does. */
+        default Optional<String> noConsistentRead() {
+            return Optional.empty();
+        }
     }
 
     /** One process's instance of a contender. */
     public interface Instance {
 
-        /** One operation (a transfer, a rename). */
+        /** One operation as the caller makes it (a transfer, a rename; for the ledger an append, for the queue an enqueue). */
         void operation(Random random);
+
+        /**
+         * One pass of the work the pattern's README puts in the background (the ledger's committer, the queue's
+         * workers); false when there was nothing to do. Nothing for the others.
+         */
+        default boolean background() {
+            return false;
+        }
 
         /** The pattern's recovery (staleness {@code staleAfter}); nothing for the naive loop. */
         void recover(Duration staleAfter);
 
-        /** One read a concurrent reader makes; false when what it saw breaks the workload's invariant. */
-        boolean readIsConsistent(Random random);
+        /** One read of the documents as they are stored; false when it breaks the workload's invariant. */
+        boolean rawReadIsConsistent(Random random);
+
+        /**
+         * One read through the pattern's own consistent read ({@code readSettled}, the ledger's {@code balances},
+         * the versioned {@code read}); empty when the pattern has none, or when that read declined to answer (nothing
+         * settled within its wait).
+         */
+        default Optional<Boolean> patternReadIsConsistent(Random random) {
+            return Optional.empty();
+        }
     }
 
     /** The rename workload's users, each with 5 comments carrying her name. */
@@ -121,13 +161,23 @@ public final class Contenders {
         return sum == TOTAL;
     }
 
-    /** An instance from three actions. */
-    private record Actions(Consumer<Random> operation, Consumer<Duration> recovery, Predicate<Random> read)
+    /** An instance from its actions; {@code background} and {@code patternRead} may be null (none). */
+    private record Actions(Consumer<Random> operation, BooleanSupplier backgroundPass, Consumer<Duration> recovery,
+                           Predicate<Random> rawRead, Function<Random, Optional<Boolean>> patternRead)
             implements Instance {
+
+        Actions(Consumer<Random> operation, Consumer<Duration> recovery, Predicate<Random> rawRead) {
+            this(operation, null, recovery, rawRead, null);
+        }
 
         @Override
         public void operation(Random random) {
             operation.accept(random);
+        }
+
+        @Override
+        public boolean background() {
+            return backgroundPass != null && backgroundPass.getAsBoolean();
         }
 
         @Override
@@ -136,8 +186,13 @@ public final class Contenders {
         }
 
         @Override
-        public boolean readIsConsistent(Random random) {
-            return read.test(random);
+        public boolean rawReadIsConsistent(Random random) {
+            return rawRead.test(random);
+        }
+
+        @Override
+        public Optional<Boolean> patternReadIsConsistent(Random random) {
+            return patternRead == null ? Optional.empty() : patternRead.apply(random);
         }
     }
 
@@ -177,6 +232,17 @@ public final class Contenders {
             }, staleAfter -> {
                 // nothing records what was in flight, so nothing can be finished or undone
             }, random -> bankSumIsTotal(db));
+        }
+
+        @Override
+        public String anomalies() {
+            return "a read between its two updates sees money missing, and a crash there makes the loss permanent, so"
+                    + " every read after the first such crash counts as an anomaly.";
+        }
+
+        @Override
+        public Optional<String> noConsistentRead() {
+            return Optional.of("nothing records a transfer in flight, so no reader can tell one from a finished one");
         }
 
         @Override
@@ -222,7 +288,26 @@ public final class Contenders {
             return new Actions(random -> {
                 int[] p = pair(random);
                 tpc.transfer(Transfer.of(OperationId.random(), "a" + p[0], "a" + p[1], amount(random)));
-            }, tpc::recover, random -> bankSumIsTotal(db));
+            }, null, tpc::recover, random -> bankSumIsTotal(db), random -> {
+                SettledRead view = tpc.readSettled(BANK, ACCOUNT_IDS, SETTLED_WAIT);
+                if (!view.isSettled()) {
+                    return Optional.empty();   // a transaction stayed in flight on them for the whole wait
+                }
+                long sum = view.documents().stream().mapToLong(d -> ((Number) d.get(Accounts.BALANCE)).longValue())
+                        .sum();
+                return Optional.of(sum == TOTAL);
+            });
+        }
+
+        @Override
+        public String anomalies() {
+            return variant == TransferVariant.RESERVE_THEN_CREDIT
+                    ? "a raw read between prepare and settle sees the source debited before the destination is"
+                    + " credited (money in flight, by design); readSettled returns documents only when no transaction"
+                    + " is in flight on them."
+                    : "a raw read between prepare and settle may see a credit before its debit settles, or one a"
+                    + " cancel later reverses (by design); readSettled returns documents only when no transaction is"
+                    + " in flight on them.";
         }
 
         @Override
@@ -254,20 +339,32 @@ public final class Contenders {
             LedgerLab.open(db, ACCOUNTS, OPENING);
         }
 
-        /** The reader reads each account's exact {@code balance()}, one after the other, as an application would. */
+        /**
+         * As its README recommends: the caller appends (one insert) and a committer runs in the background. The raw
+         * reader sums the cached {@code balance} fields; the consistent reader reads every account with
+         * {@code balances()}.
+         */
         @Override
         public Instance start(MongoDatabase db) {
             Ledger ledger = LedgerLab.ledger(db);
             return new Actions(random -> {
                 int[] p = pair(random);
-                ledger.apply(LedgerTransaction.transfer("a" + p[0], "a" + p[1], amount(random)));
-            }, ledger::recover, random -> {
+                ledger.append(LedgerTransaction.transfer("a" + p[0], "a" + p[1], amount(random)));
+            }, () -> ledger.recover(Duration.ZERO).examined() > 0, ledger::recover, random -> {   // the committer
                 long sum = 0;
-                for (int i = 0; i < ACCOUNTS; i++) {
-                    sum += ledger.balance("a" + i);
+                for (Document a : db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).find()) {
+                    sum += ((Number) a.get("balance")).longValue();
                 }
                 return sum == TOTAL;
-            });
+            }, random -> Optional.of(ledger.balances(ACCOUNT_IDS).values().stream().mapToLong(Long::longValue)
+                    .sum() == TOTAL));
+        }
+
+        @Override
+        public String anomalies() {
+            return "the cached balance fields lag the log until the committer reaches each transaction, so a raw read"
+                    + " of them can straddle a commit; balances() counts every appended transaction entirely or not"
+                    + " at all.";
         }
 
         @Override
@@ -312,8 +409,24 @@ public final class Contenders {
                 int[] p = pair(random);
                 queue.enqueue(JobRequest.of("transfer", new Document("from", "a" + p[0]).append("to", "a" + p[1])
                         .append("amount", amount(random))));
-                queue.processNext();
-            }, queue::recover, random -> bankSumIsTotal(db));
+            }, () -> queue.processNext().isPresent(), queue::recover, random -> bankSumIsTotal(db), null);
+        }
+
+        @Override
+        public int backgroundProcesses(int writers) {
+            return writers;   // a worker pool as large as the callers, so that the queue keeps up
+        }
+
+        @Override
+        public String anomalies() {
+            return "a job's debit and credit land one after the other, so a raw read between them sees money in"
+                    + " flight until the job is done.";
+        }
+
+        @Override
+        public Optional<String> noConsistentRead() {
+            return Optional.of("a job's effects appear one document at a time until it is done, and the queue offers"
+                    + " no read that waits for them");
         }
 
         @Override
@@ -381,7 +494,31 @@ public final class Contenders {
                     change.put("a" + p[0], new Document(Accounts.BALANCE, balance(tree, "a" + p[0]) - amount));
                     change.put("a" + p[1], new Document(Accounts.BALANCE, balance(tree, "a" + p[1]) + amount));
                 });
-            }, store::recover, random -> sum(store.read(ROOT)) == TOTAL);
+            }, null, store::recover, random -> newestItemsSum(db) == TOTAL,
+                    random -> Optional.of(sum(store.read(ROOT)) == TOTAL));
+        }
+
+        /** What a naive reader of the item documents sees: each item's newest document, committed or not. */
+        private static long newestItemsSum(MongoDatabase db) {
+            Map<Object, Document> newest = new HashMap<>();
+            for (Document d : db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
+                    .find(eq("root", ROOT))) {
+                newest.merge(d.get("item"), d, (a, b) -> ((Number) a.get("version")).longValue()
+                        >= ((Number) b.get("version")).longValue() ? a : b);
+            }
+            long sum = 0;
+            for (Document d : newest.values()) {
+                if (d.get("value") instanceof Document item && item.get(Accounts.BALANCE) instanceof Number n) {
+                    sum += n.longValue();
+                }
+            }
+            return sum;
+        }
+
+        @Override
+        public String anomalies() {
+            return "a raw read of each item's newest document sees the staged documents of writers that have not"
+                    + " committed, lost the race or crashed; read() sees exactly one committed version.";
         }
 
         private static long balance(VersionedTree tree, String account) {
@@ -446,6 +583,18 @@ public final class Contenders {
         }
 
         @Override
+        public String anomalies() {
+            return "a raw read between the master's write and the propagation sees the old name on some copies;"
+                    + " copies never go back to an older name.";
+        }
+
+        @Override
+        public Optional<String> noConsistentRead() {
+            return Optional.of("copies may lag their master while a propagation is in flight; readRepair finishes"
+                    + " one master's propagation but is not a read of master and copies together");
+        }
+
+        @Override
         public List<String> invariants(MongoDatabase db) {
             return SyncFlagLab.invariants(db);
         }
@@ -501,11 +650,27 @@ public final class Contenders {
         @Override
         public Instance start(MongoDatabase db) {
             JobQueue queue = queue(db);
-            return new Actions(random -> {
-                queue.enqueue(JobRequest.of("rename", new Document("user", "u" + random.nextInt(RENAMED_USERS))
-                        .append("name", "Name " + renames.incrementAndGet())));
-                queue.processNext();
-            }, queue::recover, random -> copiesMatchMaster(db, random));
+            return new Actions(random -> queue.enqueue(JobRequest.of("rename", new Document("user",
+                    "u" + random.nextInt(RENAMED_USERS)).append("name", "Name " + renames.incrementAndGet()))),
+                    () -> queue.processNext().isPresent(), queue::recover, random -> copiesMatchMaster(db, random),
+                    null);
+        }
+
+        @Override
+        public int backgroundProcesses(int writers) {
+            return writers;   // a worker pool as large as the callers, so that the queue keeps up
+        }
+
+        @Override
+        public String anomalies() {
+            return "the job sets the master's name, then the comments', so a raw read while it runs sees old names"
+                    + " on some comments.";
+        }
+
+        @Override
+        public Optional<String> noConsistentRead() {
+            return Optional.of("a job's effects appear one document at a time until it is done, and the queue offers"
+                    + " no read that waits for them");
         }
 
         @Override

@@ -36,6 +36,7 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
+import com.mongodb.MongoOperationTimeoutException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
@@ -1212,16 +1213,28 @@ public final class TransactionEngine {
         List<Object> pending = List.of();
         while (true) {
             // every read is bounded by what is left of maxWait, so a hung server cannot hold the caller longer
-            MongoCollection<Document> bounded = collection.withTimeout(
-                    Math.max(1, Duration.between(Instant.now(), deadline).toMillis()), TimeUnit.MILLISECONDS);
-            List<Document> first = readOrdered(bounded, ids);
-            pending = pendingOn(first);
-            if (pending.isEmpty()) {
-                List<Document> second = readOrdered(bounded, ids);
-                if (second.equals(first)) {
-                    return new SettledRead(second, List.of());
+            // and by the instance's operation timeout, whichever ends first
+            long left = Math.max(1, Duration.between(Instant.now(), deadline).toMillis());
+            Long own = collection.getTimeout(TimeUnit.MILLISECONDS);
+            boolean boundByWait = own == null || own == 0 || left <= own;
+            MongoCollection<Document> bounded = collection.withTimeout(boundByWait ? left : own,
+                    TimeUnit.MILLISECONDS);
+            try {
+                List<Document> first = readOrdered(bounded, ids);
+                pending = pendingOn(first);
+                if (pending.isEmpty()) {
+                    List<Document> second = readOrdered(bounded, ids);
+                    if (second.equals(first)) {
+                        return new SettledRead(second, List.of());
+                    }
+                    pending = pendingOn(second);
                 }
-                pending = pendingOn(second);
+            } catch (MongoOperationTimeoutException e) {
+                if (!boundByWait) {
+                    throw e;   // the instance's own operation timeout, not maxWait: the server is slow or gone
+                }
+                // maxWait ran out during a read: not settled within the wait, which is an answer, not a failure
+                return new SettledRead(List.of(), pending.isEmpty() ? List.of("(changing)") : pending);
             }
             if (!Instant.now().plusMillis(backoff).isBefore(deadline)) {
                 return new SettledRead(List.of(), pending.isEmpty() ? List.of("(changing)") : pending);
