@@ -79,6 +79,9 @@ public final class ConsistencyKitCli implements Runnable {
             int code = exitCode(e);
             String message = message(e, code);
             commandLine.getErr().println("consistency-kit: " + message);
+            if (System.getenv("CONSISTENCY_KIT_DEBUG") != null) {
+                e.printStackTrace(commandLine.getErr());   // for whoever debugs the CLI itself; may hold a URI
+            }
             if (isJson(commandLine)) {
                 commandLine.getOut().println(errorLine(message, code));
                 errorPrinted[0] = true;

@@ -1,6 +1,7 @@
 package dev.consistencykit.examples.cli;
 
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -46,29 +47,45 @@ final class InspectCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (MongoTarget target = Target.open(parent)) {
-            MongoDatabase db = target.client().getDatabase(options.databaseName(target));
-            List<PatternsPresent> present = PatternsPresent.on(db);
+            String name = options.databaseName(target);
+            boolean exists = OperatorOptions.databaseExists(target, name);
+            MongoDatabase db = target.client().getDatabase(name);
+            List<PatternsPresent> present = exists ? PatternsPresent.on(db) : List.of();
             List<Document> listed = new ArrayList<>();
+            long younger = 0;
             for (PatternsPresent p : present) {
-                for (InterruptedOperation op : p.strategy().interrupted(options.staleAfter, limit)) {
+                List<InterruptedOperation> stale = p.strategy().interrupted(options.staleAfter, limit);
+                for (InterruptedOperation op : stale) {
                     listed.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
                             .append("id", String.valueOf(op.id())).append("state", op.state())
                             .append("ageSeconds", op.age().toMillis() / 1000.0).append("detail", op.detail()));
                 }
+                if (!options.staleAfter.isZero()) {
+                    younger += Math.max(0, p.strategy().interrupted(Duration.ZERO, limit).size() - stale.size());
+                }
             }
-            out.printf("%s on %s: %d pattern instance(s) present %s; %d interrupted operation(s) with no progress for"
-                    + " %s or more%n", db.getName(), target.description(), present.size(),
-                    present.stream().map(PatternsPresent::pattern).toList(), listed.size(),
-                    OperatorOptions.show(options.staleAfter));
+            if (!exists) {
+                out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
+                        target.description());
+            }
+            out.printf("looked in database %s on %s: %d pattern instance(s) %s; %d operation(s) with no progress for"
+                    + " %s or more (--stale-after)%n", name, target.description(), present.size(),
+                    present.stream().map(p -> p.pattern() + " '" + p.strategy().name() + "'").toList(),
+                    listed.size(), OperatorOptions.show(options.staleAfter));
             for (Document d : listed) {
                 out.printf("  %-19s %-24s %-12s %8.1f s  %s%n", d.getString("pattern"), d.getString("id"),
                         d.getString("state"), d.getDouble("ageSeconds"), d.getString("detail"));
             }
+            if (younger > 0) {
+                out.printf("%d more in flight for less than %s, not listed (--stale-after 0 lists them)%n", younger,
+                        OperatorOptions.show(options.staleAfter));
+            }
             if (parent.json) {
-                out.println(Json.line(new Document("database", db.getName())
+                out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
                         .append("patterns", present.stream().map(PatternsPresent::pattern).toList())
-                        .append("count", listed.size()).append("interrupted", listed)));
+                        .append("count", listed.size()).append("youngerInFlight", younger)
+                        .append("interrupted", listed)));
             }
             return 0;
         }

@@ -43,6 +43,11 @@ final class OperatorOptions {
         return fromUri;
     }
 
+    /** Whether {@code name} exists on the target's server (a database exists once something was written to it). */
+    static boolean databaseExists(MongoTarget target, String name) {
+        return target.client().listDatabaseNames().into(new java.util.ArrayList<>()).contains(name);
+    }
+
     /** {@code d} as the options are written: {@code 0s}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 500ms}. */
     static String show(Duration d) {
         long ms = d.toMillis();

@@ -1,6 +1,7 @@
 package dev.consistencykit.examples.cli;
 
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -37,24 +38,52 @@ final class RecoverCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         try (MongoTarget target = Target.open(parent)) {
-            MongoDatabase db = target.client().getDatabase(options.databaseName(target));
+            String name = options.databaseName(target);
+            boolean exists = OperatorOptions.databaseExists(target, name);
+            MongoDatabase db = target.client().getDatabase(name);
+            List<PatternsPresent> present = exists ? PatternsPresent.on(db) : List.of();
+            if (!exists) {
+                out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
+                        target.description());
+            }
+            out.printf("recovering in database %s on %s: %d pattern instance(s) %s; operations with no progress for %s"
+                    + " or more (--stale-after)%n", name, target.description(), present.size(),
+                    present.stream().map(p -> p.pattern() + " '" + p.strategy().name() + "'").toList(),
+                    OperatorOptions.show(options.staleAfter));
             List<Document> reports = new ArrayList<>();
             int repaired = 0;
-            for (PatternsPresent p : PatternsPresent.on(db)) {
+            long younger = 0;
+            for (PatternsPresent p : present) {
                 RecoveryReport r = p.recover().apply(options.staleAfter);
                 repaired += r.repaired();
-                out.printf("%-19s %-14s examined %d, finished %d, undone or requeued %d, left to another process %d"
-                        + " (%d ms)%n", p.pattern(), r.instanceName(), r.examined(), r.rolledForward(), r.rolledBack(),
-                        r.skipped(), r.elapsed().toMillis());
+                long left = options.staleAfter.isZero() ? 0
+                        : p.strategy().interrupted(Duration.ZERO, YOUNGER_LIMIT).size();
+                younger += left;
+                out.printf("  %-19s %-14s examined %d, finished %d, undone or requeued %d, left to another process %d"
+                        + " (%d ms)%s%n", p.pattern(), r.instanceName(), r.examined(), r.rolledForward(),
+                        r.rolledBack(), r.skipped(), r.elapsed().toMillis(),
+                        left == 0 ? "" : "; " + (left == YOUNGER_LIMIT ? left + "+" : left) + " still in flight");
                 reports.add(new Document("pattern", p.pattern()).append("name", r.instanceName())
                         .append("examined", r.examined()).append("rolledForward", r.rolledForward())
-                        .append("rolledBack", r.rolledBack()).append("skipped", r.skipped()));
+                        .append("rolledBack", r.rolledBack()).append("skipped", r.skipped())
+                        .append("stillInFlight", left));
+            }
+            if (present.isEmpty()) {
+                out.println("nothing to recover: no pattern's collections in this database");
+            } else if (younger > 0) {
+                out.printf("operations still in flight were younger than %s, or are being driven by their owner; they"
+                        + " are left alone (--stale-after 0 takes them over, which is safe but competes with a live"
+                        + " owner)%n", OperatorOptions.show(options.staleAfter));
             }
             if (parent.json) {
-                out.println(Json.line(new Document("database", db.getName()).append("repaired", repaired)
-                        .append("recovered", reports)));
+                out.println(Json.line(new Document("database", name).append("databaseExists", exists)
+                        .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0).append("repaired",
+                                repaired).append("recovered", reports)));
             }
             return 0;
         }
     }
+
+    /** The most in-flight operations counted per instance after recovery. */
+    private static final int YOUNGER_LIMIT = 1_000;
 }

@@ -31,14 +31,33 @@ final class ServeCommand implements Callable<Integer> {
             description = "loopback port to listen on, 0 for any free port (default: ${DEFAULT-VALUE})")
     int port;
 
+    @Option(names = "--parent-pid", paramLabel = "PID", hidden = true,
+            description = "end when process PID (the soak that started this one) is gone")
+    Long parentPid;
+
     @Override
     public Integer call() throws InterruptedException {
+        if (parentPid != null) {
+            ParentWatch.start(parentPid);
+        }
         if (port < 0 || port > 65_535) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "--port must be in [0, 65535], was " + port);
         }
         PrintWriter out = spec.commandLine().getOut();
-        EmbeddedMongo server = EmbeddedMongo.start(port);
+        EmbeddedMongo server;
+        try {
+            server = EmbeddedMongo.start(port);
+        } catch (Exception e) {   // Netty throws its BindException undeclared
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.net.BindException) {
+                    throw new CommandFailedException("port " + port + " on 127.0.0.1 is already in use: stop what"
+                            + " listens there, or choose another with --port (0 picks a free one)", e);
+                }
+            }
+            throw e instanceof RuntimeException r ? r
+                    : new CommandFailedException("the server did not start: " + e, e);
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
@@ -53,7 +72,13 @@ final class ServeCommand implements Callable<Integer> {
             out.println("Try: ./consistency-kit --uri " + server.connectionString() + " verify-server");
         }
         out.flush();
-        stopped.await();
-        return 0;
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            server.close();
+            out.println("embedded server stopped");
+            return ExitCodes.INTERRUPTED;
+        }
+        return ExitCodes.OK;
     }
 }

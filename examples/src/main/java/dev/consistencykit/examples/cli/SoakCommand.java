@@ -41,7 +41,7 @@ final class SoakCommand implements Callable<Integer> {
     long seed;
 
     @Override
-    public Integer call() throws IOException, InterruptedException {
+    public Integer call() throws IOException {
         Duration duration = minutes != null ? Duration.ofMinutes(minutes) : Duration.ofSeconds(seconds);
         if (duration.isNegative() || duration.isZero() || workers < 1) {
             throw new ParameterException(spec.commandLine(), "--minutes/--seconds and --workers must be >= 1");
@@ -53,12 +53,19 @@ final class SoakCommand implements Callable<Integer> {
         progress.done();
         if (parent.json) {
             out.println(Json.line(report.json()));
+        } else if (report.interrupted()) {
+            out.printf("soak interrupted after %.0f s: %s killed with SIGKILL and restarted; operations %s; every"
+                    + " worker and the server stopped; recovery and invariants not run%n", report.seconds(),
+                    Soak.workersKilled(report.kills()), report.operations());
         } else {
-            out.printf("soak: %.0f s, %d workers killed with SIGKILL and restarted; operations %s; %d invariant"
-                    + " violations%n", report.seconds(), report.kills(), report.operations(),
+            out.printf("soak: %.0f s, %s killed with SIGKILL and restarted; operations %s; %d invariant"
+                    + " violations%n", report.seconds(), Soak.workersKilled(report.kills()), report.operations(),
                     report.violations().size());
             report.violations().forEach(v -> out.println("  " + v));
         }
-        return report.violations().isEmpty() ? 0 : 1;
+        if (report.interrupted()) {
+            return ExitCodes.INTERRUPTED;
+        }
+        return report.violations().isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND;
     }
 }

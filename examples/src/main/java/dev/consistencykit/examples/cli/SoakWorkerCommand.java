@@ -27,8 +27,15 @@ final class SoakWorkerCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "the worker's seed")
     long seed;
 
+    @Option(names = "--parent-pid", paramLabel = "PID", hidden = true,
+            description = "end when process PID (the soak that started this one) is gone")
+    Long parentPid;
+
     @Override
     public Integer call() {
+        if (parentPid != null) {
+            ParentWatch.start(parentPid);
+        }
         // the URI comes in the environment, not on the command line, where any user of the machine could read it
         String uri = parent.uri != null ? parent.uri : System.getenv(MongoTarget.URI_ENVIRONMENT);
         if (uri == null || uri.isBlank()) {

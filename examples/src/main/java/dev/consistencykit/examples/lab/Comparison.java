@@ -134,7 +134,9 @@ public final class Comparison {
 
     /**
      * Runs every contender of {@link Contenders#all()}, each on a fresh database of {@code target}. An interruption of
-     * the calling thread stops the contender running, drops its database and returns the entries finished so far.
+     * the calling thread stops the contender running, drops its database and returns the entries finished so far
+     * (with the thread's interrupt flag cleared: the result says it was interrupted, and the caller can still close
+     * its client).
      */
     public static Result run(MongoTarget target, Settings settings, Consumer<String> progress) {
         List<Entry> entries = new ArrayList<>();
@@ -148,13 +150,13 @@ public final class Comparison {
             } catch (InterruptedException e) {
                 return new Result(entries, contenders.size(), true);
             } finally {
-                boolean interrupted = Thread.interrupted();   // the drop must run, then the flag is restored
-                db.drop();
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
+                if (Thread.interrupted()) {   // the drop must run; the result carries the interruption
+                    db.drop();
+                    return new Result(entries, contenders.size(), true);
                 }
+                db.drop();
             }
-            if (Thread.currentThread().isInterrupted()) {
+            if (Thread.interrupted()) {
                 return new Result(entries, contenders.size(), true);
             }
         }
@@ -310,10 +312,11 @@ public final class Comparison {
                 patternDeclined.get() == 0 ? "" : "the consistent read declined " + patternDeclined.get()
                         + " times: something stayed in flight on the documents for its whole wait");
         if ("naive".equals(c.pattern())) {
-            note = violations.isEmpty()
+            note = (violations.isEmpty()
                     ? "no crash fell between its two writes in this run (" + crashes.get() + " crashes, each before"
                     + " the first write or after the second); run longer or with another --seed to see the loss"
-                    : "lost money: a crash fell between its two writes, and nothing can finish or undo it";
+                    : "lost money: a crash fell between its two writes, and nothing can finish or undo it")
+                    + (note.isEmpty() ? "" : "; " + note);
         }
         return new Entry(c.name(), c.pattern(), c.workload(), operations.get(), operations.get() / seconds,
                 callerCost.commandsPer(COST_SAMPLE), backgroundCost.commandsPer(COST_SAMPLE),

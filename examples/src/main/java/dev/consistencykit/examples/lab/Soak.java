@@ -72,13 +72,16 @@ public final class Soak {
      * @param seconds    how long the workers ran
      * @param kills      SIGKILLs sent to workers
      * @param operations operations that reached the database, per pattern
-     * @param violations invariants violated after recovery (empty: none)
+     * @param violations  invariants violated after recovery (empty: none)
+     * @param interrupted whether an interruption stopped the soak before recovery (then nothing was checked)
      */
-    public record Report(double seconds, int kills, Map<String, Long> operations, List<String> violations) {
+    public record Report(double seconds, int kills, Map<String, Long> operations, List<String> violations,
+                         boolean interrupted) {
 
         /** The JSON object the CLI prints. */
         public Document json() {
             return new Document("seconds", Math.round(seconds * 10) / 10.0).append("kills", kills)
+                    .append("interrupted", interrupted)
                     .append("workers", PATTERNS.size())
                     .append("operations", new Document(new LinkedHashMap<>(operations)))
                     .append("violations", violations.size()).append("details", violations.subList(0,
@@ -89,21 +92,59 @@ public final class Soak {
     private Soak() {
     }
 
-    /** Runs a soak. */
-    public static Report run(Settings settings, Consumer<String> progress) throws IOException, InterruptedException {
+    /**
+     * Runs a soak. An interruption of the calling thread stops it: every worker and the server process are ended
+     * (also on any failure), and the report says what was done, without recovery or invariants.
+     */
+    public static Report run(Settings settings, Consumer<String> progress) throws IOException {
         Process server = null;
-        String uri = settings.uri();
-        if (uri == null || uri.isBlank()) {
-            server = start(List.of("--json", "serve", "--port", "0"), "serve");
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
-                    StandardCharsets.UTF_8))) {
+        List<Process> workers = new ArrayList<>();
+        try {
+            String uri = settings.uri();
+            if (uri == null || uri.isBlank()) {
+                server = start(List.of("--json", "serve", "--port", "0", "--parent-pid",
+                        Long.toString(ProcessHandle.current().pid())), "serve");
+                BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
+                        StandardCharsets.UTF_8));
                 String line = out.readLine();
                 if (line == null) {
                     throw new IllegalStateException("the server process printed nothing");
                 }
                 uri = Document.parse(line).getString("connectionString");
             }
+            return soak(settings, uri, workers, progress);
+        } finally {
+            for (Process w : workers) {
+                w.destroyForcibly();
+            }
+            for (Process w : workers) {
+                waitFor(w);
+            }
+            if (server != null) {
+                server.destroy();
+                waitFor(server);
+            }
         }
+    }
+
+    private static void waitFor(Process process) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            interrupted = true;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static Report soak(Settings settings, String uri, List<Process> workers, Consumer<String> progress)
+            throws IOException {
         String database = MongoTarget.freshDatabaseName("soak");
         try (MongoClient client = MongoClients.create(uri)) {
             MongoDatabase db = client.getDatabase(database);
@@ -116,26 +157,36 @@ public final class Soak {
                     workerPatterns.add(pattern);
                 }
             }
-            List<Process> workers = new ArrayList<>();
             for (String pattern : workerPatterns) {
                 workers.add(worker(uri, database, pattern, random.nextLong()));
             }
             int kills = 0;
             long start = System.nanoTime();
             long deadline = start + settings.duration().toNanos();
-            while (System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(200 + random.nextInt(1_300));
-                int victim = random.nextInt(workers.size());
-                workers.get(victim).destroyForcibly().waitFor();
-                kills++;
-                workers.set(victim, worker(uri, database, workerPatterns.get(victim), random.nextLong()));
-                progress.accept(String.format("%.0f s: %d workers killed with SIGKILL and restarted",
-                        (System.nanoTime() - start) / 1e9, kills));
+            boolean interrupted = false;
+            try {
+                while (System.nanoTime() < deadline) {
+                    TimeUnit.MILLISECONDS.sleep(200 + random.nextInt(1_300));
+                    int victim = random.nextInt(workers.size());
+                    workers.get(victim).destroyForcibly().waitFor();
+                    kills++;
+                    workers.set(victim, worker(uri, database, workerPatterns.get(victim), random.nextLong()));
+                    progress.accept(String.format("%.0f s: %s killed with SIGKILL and restarted",
+                            (System.nanoTime() - start) / 1e9, workersKilled(kills)));
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;   // the flag is clear now, so the clean-up below can still talk to the server
             }
             for (Process w : workers) {
-                w.destroyForcibly().waitFor();
+                w.destroyForcibly();
+                waitFor(w);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
+            if (interrupted) {
+                Map<String, Long> operations = operations(db);
+                db.drop();
+                return new Report(seconds, kills, operations, List.of(), true);   // the report carries the interruption
+            }
             progress.accept("workers stopped; recovering every pattern and checking its invariants");
             recover(db);
             List<String> violations = invariants(db);
@@ -147,13 +198,13 @@ public final class Soak {
                 }
             });
             db.drop();
-            return new Report(seconds, kills, operations, violations);
-        } finally {
-            if (server != null) {
-                server.destroy();
-                server.waitFor(30, TimeUnit.SECONDS);
-            }
+            return new Report(seconds, kills, operations, violations, false);
         }
+    }
+
+    /** {@code 1 worker}, {@code 3 workers}. */
+    public static String workersKilled(int kills) {
+        return kills + (kills == 1 ? " worker" : " workers");
     }
 
     private static void seed(MongoDatabase db) {
@@ -193,7 +244,8 @@ public final class Soak {
     /** A worker process; its URI goes in its environment, never on its command line (visible to {@code ps}). */
     private static Process worker(String uri, String database, String pattern, long seed) throws IOException {
         return start(List.of("soak-worker", "--database", database, "--pattern", pattern,
-                "--seed", Long.toString(seed)), "soak-worker-" + pattern, uri);
+                "--seed", Long.toString(seed), "--parent-pid", Long.toString(ProcessHandle.current().pid())),
+                "soak-worker-" + pattern, uri);
     }
 
     /** The CLI in a new JVM with this one's class path. */

@@ -45,7 +45,8 @@ public final class FriendshipExample implements TourExample {
                 new Document("_id", "cid").append("friends", List.of())));
         queue(db).ensureIndexes();
 
-        n.step("enqueue \"ann and bob become friends\" (one insert), then a worker claims and runs it");
+        n.step("enqueue \"ann and bob become friends\" (one write: an upsert that creates the job unless it exists),"
+                + " then a worker claims and runs it");
         queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
         queue(db).processNext();
         n.reader(view(db));

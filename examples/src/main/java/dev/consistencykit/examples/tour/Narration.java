@@ -36,22 +36,40 @@ public final class Narration {
 
     /** What the example does next. */
     public void step(String text) {
-        line("-> " + text);
+        wrapped("-> ", 3, text);
     }
 
-    /** One write the pattern sent to the server. */
+    /** The width every line is wrapped at; continuation lines are indented under their first line's text. */
+    static final int WIDTH = 116;
+
+    /** One write the pattern sent to the server, whole, wrapped. */
     public void wrote(String summary) {
-        line("     wrote " + summary);
+        wrapped("     wrote ", 13, summary);
     }
 
     /** What a reader of the affected documents sees now. */
     public void reader(String text) {
-        line("   a reader sees: " + text);
+        wrapped("   a reader sees: ", 5, text);
     }
 
     /** An explanation. */
     public void note(String text) {
-        line("   " + text);
+        wrapped("   ", 5, text);
+    }
+
+    /** {@code text} after {@code first}, wrapped at {@link #WIDTH}, at a space when one is near. */
+    private synchronized void wrapped(String first, int indent, String text) {
+        String prefix = first;
+        String rest = text;
+        while (prefix.length() + rest.length() > WIDTH) {
+            int cut = WIDTH - prefix.length();
+            int space = rest.lastIndexOf(' ', cut);
+            int at = space > cut / 2 ? space : cut;
+            line(prefix + rest.substring(0, at));
+            rest = rest.substring(at).stripLeading();
+            prefix = " ".repeat(indent);
+        }
+        line(prefix + rest);
     }
 
     /** Records (and prints) something that should not have happened; the tour then fails. */

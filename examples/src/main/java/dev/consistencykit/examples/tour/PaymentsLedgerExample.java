@@ -37,7 +37,8 @@ public final class PaymentsLedgerExample implements TourExample {
         }
         Ledger.on(db).ensureIndexes();
 
-        n.step("alice pays bob 25.00: one insert appends the transaction with both accounts' next sequence numbers,"
+        n.step("alice pays bob 25.00: one write (an upsert that creates it unless it exists) appends the transaction"
+                + " with both accounts' next sequence numbers,"
                 + " then the committer decides it and advances each cached balance");
         Ledger.on(db).apply(LedgerTransaction.transfer("alice", "bob", 2_500).withId(OperationId.of("pay-1")));
         n.reader(view(db));

@@ -15,7 +15,6 @@ import dev.consistencykit.testkit.MongoTarget;
 public final class WriteLog implements CommandListener, AutoCloseable {
 
     private static final Set<String> WRITES = Set.of("insert", "update", "delete", "findAndModify");
-    private static final int WIDTH = 110;
 
     private final MongoTarget target;
     private final String databaseName;
@@ -42,7 +41,10 @@ public final class WriteLog implements CommandListener, AutoCloseable {
         narration.wrote(summary(event.getCommandName(), event.getCommand()));
     }
 
-    /** {@code update ledger {_id: …} $set …}: the command, its collection, its first statement, shortened. */
+    /**
+     * {@code update ledger: 1 statement {…}}: the command, its collection and its first statement, whole (the
+     * narration wraps it).
+     */
     static String summary(String command, BsonDocument body) {
         String collection = body.getString(command).getValue();
         String detail = switch (command) {
@@ -54,8 +56,7 @@ public final class WriteLog implements CommandListener, AutoCloseable {
                     + first(body.getArray("deletes", new BsonArray()));
             default -> "query " + json(body.get("query")) + " update " + json(body.get("update"));
         };
-        String line = command + " " + collection + ": " + detail;
-        return line.length() <= WIDTH ? line : line.substring(0, WIDTH - 1) + "…";
+        return command + " " + collection + ": " + detail;
     }
 
     private static String count(BsonArray array, String what) {

@@ -191,9 +191,44 @@ class InspectRecoverCommandTest {
                 "--stale-after", "0");
 
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out()).contains("5 interrupted operation(s)").contains("flagged").contains("STAGED");
+        assertThat(run.out()).contains("looked in database " + db.getName())
+                .contains("5 operation(s) with no progress for 0s or more (--stale-after)").contains("flagged")
+                .contains("STAGED");
         assertThat(dev.consistencykit.testkit.DatabaseSnapshot.of(db)).isEqualTo(snapshot);
         assertThat(db.getCollection("users").countDocuments(Filters.exists("syncing"))).isEqualTo(1);
+    }
+
+    @Test
+    void shouldSayWhatItLookedAtAndWarnWhenTheDatabaseDoesNotExist(MongoDatabase db) {
+        String uri = MongoTarget.fromEnvironment().connectionString().getConnectionString();
+        CliTestSupport.Run inspect = CliTestSupport.run("--uri", uri, "inspect", "--database", db.getName() + "x");
+        CliTestSupport.Run recover = CliTestSupport.run("--uri", uri, "--json", "recover", "--database",
+                db.getName() + "x");
+
+        assertThat(inspect.exitCode()).isZero();
+        assertThat(inspect.out()).contains("warning: database " + db.getName() + "x does not exist")
+                .contains("looked in database " + db.getName() + "x").contains("0 pattern instance(s)")
+                .contains("no progress for 1m or more (--stale-after)");
+        assertThat(recover.out()).contains("warning: database").contains("nothing to recover")
+                .contains("operations with no progress for 1m or more");
+        assertThat(recover.lastLineJson().getBoolean("databaseExists")).isFalse();
+        assertThat(recover.lastLineJson().getDouble("staleAfterSeconds")).isEqualTo(60.0);
+    }
+
+    @Test
+    void shouldMentionOperationsYoungerThanTheThreshold(MongoDatabase db) {
+        interruptEveryPattern(db);
+        String uri = MongoTarget.fromEnvironment().connectionString().getConnectionString();
+
+        CliTestSupport.Run inspect = CliTestSupport.run("--uri", uri, "--json", "inspect", "--database",
+                db.getName());
+        CliTestSupport.Run recover = CliTestSupport.run("--uri", uri, "recover", "--database", db.getName());
+
+        assertThat(inspect.lastLineJson().getInteger("count")).isZero();
+        assertThat(inspect.lastLineJson().get("youngerInFlight", Number.class).longValue()).isEqualTo(5L);
+        assertThat(inspect.out()).contains("5 more in flight for less than 1m, not listed (--stale-after 0");
+        assertThat(recover.out()).contains("examined 0").contains("still in flight")
+                .contains("were younger than 1m");
     }
 
     @Test

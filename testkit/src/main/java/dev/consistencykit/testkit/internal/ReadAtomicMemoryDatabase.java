@@ -1,6 +1,11 @@
 package dev.consistencykit.testkit.internal;
 
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
@@ -20,6 +25,8 @@ import io.netty.channel.Channel;
  * when some were refused (a duplicate key in an unordered batch), so a bulk write's inserted count was wrong.
  */
 final class ReadAtomicMemoryDatabase extends MemoryDatabase {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReadAtomicMemoryDatabase.class);
 
     ReadAtomicMemoryDatabase(String databaseName, CursorRegistry cursorRegistry) {
         super(databaseName, cursorRegistry);
@@ -48,9 +55,23 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
         return keys.size() > 1 ? new LeadingKeyUniqueIndex(unique, keys, sparse) : unique;
     }
 
+    /** The commands a client that was given a user and password sends first. */
+    private static final Set<String> AUTHENTICATION = Set.of("saslstart", "saslcontinue", "authenticate");
+
     @Override
     public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver,
                                   Oplog oplog) {
+        if (AUTHENTICATION.contains(command.toLowerCase(Locale.ROOT))) {
+            // the stock server logs "no such command" with a stack trace, and the client learns nothing useful
+            LOG.warn("a client tried to authenticate ({}); this embedded server has no authentication: connect"
+                    + " without a user and password", command);
+            Document refused = new Document("ok", 0.0);
+            refused.put("errmsg", "this embedded server (consistency-kit serve) has no authentication: connect"
+                    + " without a user and password");
+            refused.put("code", 18);
+            refused.put("codeName", "AuthenticationFailed");
+            return refused;
+        }
         Document result = super.handleCommand(channel, command, query, databaseResolver, oplog);
         if (command.equalsIgnoreCase("insert") && result.get("writeErrors") instanceof List<?> errors
                 && !errors.isEmpty() && query.get("documents") instanceof List<?> documents) {
