@@ -102,7 +102,7 @@ final class CompareCommand implements Callable<Integer> {
 
     private static void print(PrintWriter out, Comparison.Result result, String command) {
         out.println(command);
-        String format = "%-27s %-13s %7s %5s %5s %6s %6s %7s %7s %16s %16s %9s %4s%n";
+        String format = "%-32s %-13s %7s %5s %5s %6s %6s %7s %7s %16s %16s %9s %4s%n";
         out.printf(format, "pattern", "workload", "ops/s", "RT/op", "bg RT", "wr/op", "p50 ms", "p99 ms", "crashes",
                 "raw anomalies", "pattern anomal.", "recovery", "viol");
         for (Comparison.Entry e : result.entries()) {
