@@ -294,6 +294,20 @@ public final class Inputs {
         }
     }
 
+    /** Whether {@code name} passes {@link #fieldName}: for names read back, which are input again. */
+    public static boolean isFieldName(String name) {
+        return name != null && !name.isBlank() && !name.startsWith("$") && name.indexOf('.') < 0
+                && name.indexOf('\0') < 0;
+    }
+
+    /**
+     * Whether {@code name} is a collection name the patterns use: a {@linkplain #isFieldName field name} (so no
+     * {@code .}, which also keeps {@code system.} collections out).
+     */
+    public static boolean isCollectionName(String name) {
+        return isFieldName(name);
+    }
+
     /**
      * Checks one field name: not blank, not starting with {@code $}, no {@code .} and no NUL character.
      *

@@ -50,50 +50,120 @@ class InspectRecoverCommandTest {
     }
 
     private static SyncFlag sync(MongoDatabase db) {
-        return SyncFlag.builder(db).master("users", "name")
-                .target(SyncTarget.in("comments", "authorId").copy("name", "authorName")).build();
+        return DEFAULT_NAMES.sync(db);
     }
 
     private static JobQueue queue(MongoDatabase db) {
-        return JobQueue.builder(db).handler("befriend", ctx -> {
-            ctx.applyOnce("users", ctx.payload().get("a"), Updates.push("friends", ctx.payload().get("b")));
-            ctx.applyOnce("users", ctx.payload().get("b"), Updates.push("friends", ctx.payload().get("a")));
-        }).build();
+        return DEFAULT_NAMES.queue(db);
     }
 
-    /** One interrupted operation of each pattern, each left by a process that died mid-way. */
-    private static void interruptEveryPattern(MongoDatabase db) {
-        db.getCollection("users").insertMany(List.of(new Document("_id", "ann").append("name", "Ann")
-                .append("friends", List.of()), new Document("_id", "bob").append("name", "Bob")
-                .append("friends", List.of())));
-        db.getCollection("comments").insertOne(new Document("_id", "c1").append("authorId", "ann")
-                .append("authorName", "Ann"));
-        db.getCollection("accounts").insertMany(List.of(new Document("_id", "alice").append("balance", 100L),
-                new Document("_id", "bob").append("balance", 100L)));
-        for (String a : List.of("alice", "bob")) {
-            db.getCollection("ledgerAccounts").insertOne(new Document("_id", a).append("balance", 100L)
-                    .append("seqId", 0L).append("checkpoint", new Document("seqId", 0L).append("balance", 100L)));
-        }
-        sync(db).ensureIndexes();
-        queue(db).ensureIndexes();
-        TwoPhaseCommit.on(db).ensureIndexes();
-        Ledger.on(db).ensureIndexes();
-        VersionedStore.on(db).ensureIndexes();
-        VersionedStore.on(db).createRoot("catalogue");
-        queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
+    /** Every pattern's collections, each name with {@code prefix} (none: the defaults), instances named likewise. */
+    private record Names(String prefix) {
 
-        List<Runnable> crashes = List.of(
-                () -> sync(crashAfter(1).wrap(db)).update("ann", Updates.set("name", "Ann Smith")),
-                () -> queue(crashAfter(2).wrap(db)).processNext(),
-                () -> TwoPhaseCommit.on(crashAfter(2).wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "alice",
-                        "bob", 30)),
-                () -> Ledger.on(crashAfter(1).wrap(db)).apply(LedgerTransaction.transfer("alice", "bob", 30)
-                        .withId(OperationId.of("l1"))),
-                () -> VersionedStore.on(crashAfter(2).wrap(db)).commit(ChangeSet.on("catalogue", 0)
-                        .id(OperationId.of("v1")).put("shoes", new Document("price", 1)).build()));
-        for (Runnable crash : crashes) {
-            assertThatThrownBy(crash::run).isInstanceOf(InjectedCrash.class);
+        private String c(String name) {
+            return prefix + name;
         }
+
+        SyncFlag sync(MongoDatabase db) {
+            SyncFlag.Builder b = SyncFlag.builder(db).master(c("users"), "name")
+                    .target(SyncTarget.in(c("comments"), "authorId").copy("name", "authorName"));
+            return (prefix.isEmpty() ? b : b.name(prefix + "profiles")).build();
+        }
+
+        JobQueue queue(MongoDatabase db) {
+            JobQueue.Builder b = JobQueue.builder(db).handler("befriend", ctx -> {
+                ctx.applyOnce(c("users"), ctx.payload().get("a"), Updates.push("friends", ctx.payload().get("b")));
+                ctx.applyOnce(c("users"), ctx.payload().get("b"), Updates.push("friends", ctx.payload().get("a")));
+            });
+            return (prefix.isEmpty() ? b : b.name(prefix + "social").collection(c("jobs"))).build();
+        }
+
+        TwoPhaseCommit payments(MongoDatabase db) {
+            TwoPhaseCommit.Builder b = TwoPhaseCommit.builder(db);
+            return (prefix.isEmpty() ? b : b.name(prefix + "payments").transactionsCollection(c("transactions"))
+                    .accountsCollection(c("accounts"))).build();
+        }
+
+        Ledger ledger(MongoDatabase db) {
+            Ledger.Builder b = Ledger.builder(db);
+            return (prefix.isEmpty() ? b : b.name(prefix + "books").collections(c("ledger"), c("ledgerAccounts"),
+                    c("ledgerArchive"))).build();
+        }
+
+        VersionedStore store(MongoDatabase db) {
+            VersionedStore.Builder b = VersionedStore.builder(db);
+            return (prefix.isEmpty() ? b : b.name(prefix + "catalogues").collections(c("versionRoots"),
+                    c("versionItems"), c("versionHistory"))).build();
+        }
+
+        /** One interrupted operation of each pattern, each left by a process that died mid-way. */
+        void interruptEveryPattern(MongoDatabase db) {
+            db.getCollection(c("users")).insertMany(List.of(new Document("_id", "ann").append("name", "Ann")
+                    .append("friends", List.of()), new Document("_id", "bob").append("name", "Bob")
+                    .append("friends", List.of())));
+            db.getCollection(c("comments")).insertOne(new Document("_id", "c1").append("authorId", "ann")
+                    .append("authorName", "Ann"));
+            db.getCollection(c("accounts")).insertMany(List.of(new Document("_id", "alice").append("balance", 100L),
+                    new Document("_id", "bob").append("balance", 100L)));
+            for (String a : List.of("alice", "bob")) {
+                db.getCollection(c("ledgerAccounts")).insertOne(new Document("_id", a).append("balance", 100L)
+                        .append("seqId", 0L).append("checkpoint", new Document("seqId", 0L)
+                                .append("balance", 100L)));
+            }
+            sync(db).ensureIndexes();
+            queue(db).ensureIndexes();
+            payments(db).ensureIndexes();
+            ledger(db).ensureIndexes();
+            store(db).ensureIndexes();
+            store(db).createRoot("catalogue");
+            queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
+
+            List<Runnable> crashes = List.of(
+                    () -> sync(crashAfter(1).wrap(db)).update("ann", Updates.set("name", "Ann Smith")),
+                    () -> queue(crashAfter(2).wrap(db)).processNext(),
+                    () -> payments(crashAfter(2).wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "alice",
+                            "bob", 30)),
+                    () -> ledger(crashAfter(1).wrap(db)).apply(LedgerTransaction.transfer("alice", "bob", 30)
+                            .withId(OperationId.of("l1"))),
+                    () -> store(crashAfter(2).wrap(db)).commit(ChangeSet.on("catalogue", 0)
+                            .id(OperationId.of("v1")).put("shoes", new Document("price", 1)).build()));
+            for (Runnable crash : crashes) {
+                assertThatThrownBy(crash::run).isInstanceOf(InjectedCrash.class);
+            }
+        }
+    }
+
+    private static final Names DEFAULT_NAMES = new Names("");
+
+    private static void interruptEveryPattern(MongoDatabase db) {
+        DEFAULT_NAMES.interruptEveryPattern(db);
+    }
+
+    @Test
+    void shouldFindEveryPatternUnderCollectionNamesOfItsOwnAndRepairIt(MongoDatabase db) {
+        Names names = new Names("app_");
+        names.interruptEveryPattern(db);
+
+        CliTestSupport.Run inspect = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database",
+                db.getName(), "--stale-after", "0");
+        CliTestSupport.Run recover = CliTestSupport.run("--uri", uri(), "--json", "recover", "--database",
+                db.getName(), "--stale-after", "0");
+        CliTestSupport.Run after = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database",
+                db.getName(), "--stale-after", "0");
+
+        assertThat(db.listCollectionNames().into(new java.util.ArrayList<>()))
+                .noneMatch(n -> List.of("transactions", "jobs", "ledger", "versionRoots").contains(n));
+        Document listed = inspect.lastLineJson();
+        assertThat(listed.getList("patterns", String.class)).as(inspect.out())
+                .containsExactlyInAnyOrder("sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning");
+        assertThat(listed.getInteger("count")).as(inspect.out()).isEqualTo(5);
+        assertThat(inspect.out()).contains("two-phase 'app_payments'").contains("job-queue 'app_social'")
+                .contains("log-reconciliation 'app_books'").contains("versioning 'app_catalogues'")
+                .contains("sync-flag 'app_profiles'");
+        assertThat(recover.lastLineJson().getInteger("repaired")).as(recover.out()).isGreaterThanOrEqualTo(5);
+        assertThat(after.lastLineJson().getInteger("count")).as(after.out()).isZero();
+        assertThat(names.payments(db).status().inFlight()).isZero();
+        assertThat(names.ledger(db).status().inFlight()).isZero();
     }
 
     @Test

@@ -55,6 +55,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -1159,6 +1160,8 @@ public final class JobEngine {
         for (String name : effectCollections()) {
             ensureEffectIndexes(database.getCollection(name));
         }
+        PatternRegistry.register(database, new PatternRegistry.Registration("job-queue", config.name(),
+                Map.of("jobs", config.collection()), Map.of()));
     }
 
     /** The index a business collection's outbox relay needs. */

@@ -57,6 +57,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
@@ -108,6 +109,7 @@ public final class LedgerEngine {
     private final MongoCollection<Document> ledger;
     private final MongoCollection<Document> accounts;
     private final MongoCollection<Document> archive;
+    private final MongoDatabase database;
     private final ConsistentBalances consistentBalances;
     private final ServerClock clock;
     private final LedgerListener listener;
@@ -128,6 +130,7 @@ public final class LedgerEngine {
         this.ledger = database.getCollection(config.ledgerCollection());
         this.accounts = database.getCollection(config.accountsCollection());
         this.archive = database.getCollection(config.archiveCollection());
+        this.database = database;
         this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
@@ -140,6 +143,9 @@ public final class LedgerEngine {
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
         archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));
+        PatternRegistry.register(database, new PatternRegistry.Registration("log-reconciliation", config.name(),
+                Map.of("ledger", config.ledgerCollection(), "accounts", config.accountsCollection(), "archive",
+                        config.archiveCollection()), Map.of()));
     }
 
     // ---------------------------------------------------------------- append

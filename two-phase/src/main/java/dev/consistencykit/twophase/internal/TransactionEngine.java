@@ -64,6 +64,7 @@ import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OnceEffects;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ReadSettings;
@@ -621,7 +622,7 @@ public final class TransactionEngine {
                 () -> transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
                         .into(new ArrayList<>()))) {
             // read back: only a name a participant could have been given is a collection to visit
-            if (value.isString() && isCollectionName(value.asString().getValue())
+            if (value.isString() && Inputs.isCollectionName(value.asString().getValue())
                     && !names.contains(value.asString().getValue())) {
                 names.add(value.asString().getValue());
             }
@@ -868,15 +869,6 @@ public final class TransactionEngine {
                 config.retryPolicy().run(config.name(), op, "release stale reservation",
                         () -> OnceEffects.release(collection, marker, op, null, List.of(current.get("_id"))));
             }
-        }
-    }
-
-    private static boolean isCollectionName(String name) {
-        try {
-            Inputs.fieldName(null, "collection", name);
-            return !name.startsWith("system.");
-        } catch (InvalidInputException e) {
-            return false;
         }
     }
 
@@ -1356,6 +1348,10 @@ public final class TransactionEngine {
         for (String name : registeredCollections()) {
             OnceEffects.ensureIndex(database.getCollection(name), marker);
         }
+        PatternRegistry.register(database, new PatternRegistry.Registration("two-phase", config.name(),
+                Map.of("transactions", config.transactionsCollection(), "accounts", config.accountsCollection()),
+                Map.of("balance", config.balanceField(), "marker", config.markerField(), "reservation",
+                        config.reservationField(), "tombstone", config.tombstoneField())));
     }
 
     /** The metrics snapshot. */

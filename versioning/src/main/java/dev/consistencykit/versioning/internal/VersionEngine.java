@@ -68,6 +68,7 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
@@ -146,6 +147,7 @@ public final class VersionEngine {
     private final MongoCollection<Document> roots;
     private final MongoCollection<Document> items;
     private final MongoCollection<Document> history;
+    private final MongoDatabase database;
     private final ServerClock clock;
     private final VersionListener listener;
     private final RetryPolicy retry;
@@ -168,6 +170,7 @@ public final class VersionEngine {
         this.roots = database.getCollection(config.rootsCollection());
         this.items = database.getCollection(config.itemsCollection());
         this.history = database.getCollection(config.historyCollection());
+        this.database = database;
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.retry = config.retryPolicy();
@@ -182,6 +185,9 @@ public final class VersionEngine {
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
         history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().unique(true).name("root_v"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
+        PatternRegistry.register(database, new PatternRegistry.Registration("versioning", config.name(),
+                Map.of("roots", config.rootsCollection(), "items", config.itemsCollection(), "history",
+                        config.historyCollection()), Map.of()));
     }
 
     // ---------------------------------------------------------------- roots
