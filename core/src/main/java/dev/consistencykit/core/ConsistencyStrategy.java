@@ -67,6 +67,15 @@ public interface ConsistencyStrategy<C> {
     RecoveryReport recover(Duration staleAfter);
 
     /**
+     * {@link #recover(Duration)} with the instance's own staleness threshold (its builder's {@code staleAfter}): what
+     * to run at start-up and periodically. Every pattern overrides it with its configured threshold; the default, for
+     * other implementations, is one minute.
+     */
+    default RecoveryReport recover() {
+        return recover(Duration.ofMinutes(1));
+    }
+
+    /**
      * The operations that were started and have made no progress for longer than {@code staleAfter} (server time):
      * those {@link #recover(Duration)} with the same threshold would finish or undo, oldest first. Read-only.
      *

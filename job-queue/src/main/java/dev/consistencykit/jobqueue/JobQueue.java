@@ -238,28 +238,50 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /** {@link #recover(Duration)} with {@link JobQueueConfig#staleAfter()}. */
+    @Override
     public RecoveryReport recover() {
         return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
     }
 
-    /** Requeues (or, on their last attempt, kills) jobs whose lease expired; safe from many processes at once. */
+    /**
+     * The first half of {@link #recover(Duration)}, without running any job: requeues (or, on their last attempt,
+     * kills) every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise those whose lease expired. For a
+     * tool that has no handlers; the application's workers then run the requeued jobs. Safe from many processes at
+     * once.
+     *
+     * @return what it did: {@code rolledBack} the jobs requeued or, on their last attempt, killed; {@code skipped}
+     *         those another process took first
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    public RecoveryReport requeue(Duration staleAfter) {
+        InterruptedOperation.checkQuery(staleAfter, 1);
+        long start = System.nanoTime();
+        int[] counts = calls.idempotent("requeue", () -> engine.sweep(staleAfter.isZero()));
+        return new RecoveryReport(name(), counts[0] + counts[1] + counts[2], 0, counts[0] + counts[1], counts[2],
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /**
+     * Requeues (or, on their last attempt, kills) jobs whose lease expired.
+     *
+     * @return the jobs requeued or killed
+     * @deprecated {@link #requeue(Duration)} with a non-zero threshold, which returns a report
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public int sweep() {
         int[] counts = calls.idempotent("sweep", () -> engine.sweep(false));
         return counts[0] + counts[1];
     }
 
     /**
-     * The first half of {@link #recover(Duration)}, without running any job: requeues (or, on their last attempt,
-     * kills) every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise those whose lease expired. For a
-     * tool that has no handlers; the application's workers then run the requeued jobs.
+     * The same as {@link #requeue(Duration)}, as a count.
      *
      * @return the jobs requeued or killed
-     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     * @deprecated {@link #requeue(Duration)}, which returns a report
      */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public int sweep(Duration staleAfter) {
-        InterruptedOperation.checkQuery(staleAfter, 1);
-        int[] counts = calls.idempotent("sweep", () -> engine.sweep(staleAfter.isZero()));
-        return counts[0] + counts[1];
+        return requeue(staleAfter).rolledBack();
     }
 
     /**

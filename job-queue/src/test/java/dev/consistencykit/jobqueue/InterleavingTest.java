@@ -154,7 +154,8 @@ class InterleavingTest {
                         .append("leaseExpiresAt", java.util.Date.from(LEASE_END))))
                 // the sweeper's clock stands ten minutes past the lease
                 .operation(db -> Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.fixed(
-                        LEASE_END.plus(Duration.ofMinutes(10)), java.time.ZoneOffset.UTC))).build().sweep())
+                        LEASE_END.plus(Duration.ofMinutes(10)), java.time.ZoneOffset.UTC))).build()
+                        .requeue(Duration.ofSeconds(1)))
                 .actor("owner heartbeat", db -> {
                     db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(com.mongodb.client.model.Filters.and(
                             eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "PROCESSING")), Updates.combine(

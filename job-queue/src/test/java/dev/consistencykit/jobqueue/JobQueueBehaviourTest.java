@@ -231,7 +231,7 @@ class JobQueueBehaviourTest {
             assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
             for (int i = 0; i < 10; i++) {
                 Thread.sleep(200);
-                assertThat(queue.sweep()).as("the lease is renewed, nothing to requeue").isZero();
+                assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).as("the lease is renewed, nothing to requeue").isZero();
             }
             for (int i = 0; i < 200 && !"DONE".equals(job(db, "j1").getString("state")); i++) {
                 Thread.sleep(50);
@@ -257,9 +257,9 @@ class JobQueueBehaviourTest {
         assertThat(job(db, "j1").getString("state")).isEqualTo("PROCESSING");
 
         clock.advance(Duration.ofMillis(1_900));
-        assertThat(queue.sweep()).as("the lease has not expired yet").isZero();
+        assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).as("the lease has not expired yet").isZero();
         clock.advance(Duration.ofMillis(200));
-        assertThat(queue.sweep()).isEqualTo(1);
+        assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).isEqualTo(1);
 
         assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
         assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
@@ -300,7 +300,7 @@ class JobQueueBehaviourTest {
                     com.mongodb.client.model.Updates.set("x", 1), Friends.befriend("ann", "bob"));
             queue.relayOutbox(db.getCollection(Friends.USERS));
             queue.processNext();
-            queue.sweep();
+            queue.requeue(Duration.ofSeconds(1));
             queue.recover(Duration.ZERO);
             queue.recover(Duration.ofSeconds(30));
             queue.status();

@@ -53,7 +53,7 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
  * ledger.ensureIndexes();
  * ledger.append(LedgerTransaction.transfer("alice", "bob", 2_500));   // one insert
  * long alice = ledger.balance("alice");                              // cache + later valid changes
- * ledger.commitPending();                                            // the committer, from any process
+ * ledger.recover();                                                  // the committer, from any process
  * ReconcileReport report = ledger.reconcile("alice", false);
  * }</pre>
  */
@@ -134,9 +134,23 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         return calls.operation("apply", tx.id().value(), () -> engine.apply(p));
     }
 
-    /** The committer: commits every transaction uncommitted for longer than {@link LedgerConfig#staleAfter()}. */
+    /**
+     * The committer: commits every transaction uncommitted for longer than {@link LedgerConfig#staleAfter()}, in log
+     * order per account. Safe from many processes at once.
+     */
+    @Override
+    public RecoveryReport recover() {
+        return calls.idempotent("recover", () -> engine.commitPending(config.staleAfter()));
+    }
+
+    /**
+     * The same as {@link #recover()}.
+     *
+     * @deprecated the default-threshold recovery is {@link #recover()} in every pattern
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public RecoveryReport commitPending() {
-        return calls.idempotent("commit pending", () -> engine.commitPending(config.staleAfter()));
+        return recover();
     }
 
     /**
@@ -290,7 +304,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public List<MaintenanceStep> maintenance() {
-        return List.of(MaintenanceStep.of(name() + " commit pending", Duration.ofSeconds(5), this::commitPending));
+        return List.of(MaintenanceStep.of(name() + " commit pending", Duration.ofSeconds(5), this::recover));
     }
 
     @Override
@@ -342,7 +356,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         }
 
         /**
-         * How long a transaction stays uncommitted before {@link Ledger#commitPending()} takes it. Default 5 s.
+         * How long a transaction stays uncommitted before {@link Ledger#recover()} takes it. Default 5 s.
          *
          * @throws IllegalArgumentException if zero or negative
          */

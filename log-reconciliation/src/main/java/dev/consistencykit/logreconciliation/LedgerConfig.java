@@ -24,7 +24,7 @@ import dev.consistencykit.core.RetryPolicy;
  * @param seqAllocation      how sequence numbers are picked
  * @param overdraftFloor     if present, a debit that would take its account below it is cancelled (with its whole
  *                           transaction) by the committer, in log order
- * @param staleAfter         how long a transaction stays uncommitted before {@link Ledger#commitPending()} takes it
+ * @param staleAfter         how long a transaction stays uncommitted before {@link Ledger#recover()} takes it
  * @param retryPolicy        retry of transient errors
  * @param clock              the local clock server time is estimated from
  */

@@ -205,7 +205,7 @@ class LedgerBehaviourTest {
             ledger.append(LedgerTransaction.transfer("a2", "a3", 1));
             ledger.balance("a0");
             ledger.recover(Duration.ZERO);
-            ledger.commitPending();
+            ledger.recover();
             ledger.cursor("a0", 0).poll(10);
             ledger.reconcile("a1", false);
             ledger.status();

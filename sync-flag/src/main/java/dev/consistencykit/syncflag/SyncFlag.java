@@ -66,7 +66,7 @@ import dev.consistencykit.syncflag.internal.SyncEngine;
  *         .build();
  * sync.ensureIndexes();
  * sync.update("ann", Updates.set("name", "Ann Smith"));   // master, then every copy
- * sync.sweep();                                           // periodically: repairs after crashes
+ * sync.recover();                                         // periodically: repairs after crashes
  * }</pre>
  */
 public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
@@ -203,8 +203,19 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      * Takes over every flag older than {@link SyncFlagConfig#staleAfter()} by server time and propagates its master.
      * Safe from many processes at once: each flag is taken over by one of them per staleness period.
      */
+    @Override
+    public RecoveryReport recover() {
+        return calls.idempotent("recover", () -> engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP));
+    }
+
+    /**
+     * The same as {@link #recover()}.
+     *
+     * @deprecated the default-threshold recovery is {@link #recover()} in every pattern
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public RecoveryReport sweep() {
-        return calls.idempotent("sweep", () -> engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP));
+        return recover();
     }
 
     /**
@@ -271,7 +282,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     /** The sweeper every 10 s: flags older than {@code staleAfter} are propagated. */
     @Override
     public List<MaintenanceStep> maintenance() {
-        return List.of(MaintenanceStep.of(name() + " sweep", Duration.ofSeconds(10), this::sweep));
+        return List.of(MaintenanceStep.of(name() + " sweep", Duration.ofSeconds(10), this::recover));
     }
 
     @Override

@@ -101,8 +101,8 @@ class ConcurrencyTest {
 
         SyncFlag one = Blog.sync(db).staleAfter(STALE).build();
         SyncFlag two = Blog.sync(db).staleAfter(STALE).build();
-        CompletableFuture<RecoveryReport> first = CompletableFuture.supplyAsync(one::sweep);
-        CompletableFuture<RecoveryReport> second = CompletableFuture.supplyAsync(two::sweep);
+        CompletableFuture<RecoveryReport> first = CompletableFuture.supplyAsync(one::recover);
+        CompletableFuture<RecoveryReport> second = CompletableFuture.supplyAsync(two::recover);
         int takenOver = first.get().rolledForward() + second.get().rolledForward();
         zombie[0].release();
         OperationResult result = live.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -126,7 +126,7 @@ class ConcurrencyTest {
         List<CompletableFuture<RecoveryReport>> sweeps = new ArrayList<>();
         for (int s = 0; s < 2; s++) {
             SyncFlag sweeper = Blog.sync(db).staleAfter(STALE).sweepBatch(7).build();
-            sweeps.add(CompletableFuture.supplyAsync(sweeper::sweep));
+            sweeps.add(CompletableFuture.supplyAsync(sweeper::recover));
         }
         int forward = 0;
         for (CompletableFuture<RecoveryReport> sweep : sweeps) {
@@ -149,9 +149,9 @@ class ConcurrencyTest {
         assertThat(zombie.awaitPaused(WAIT)).isTrue();
 
         SyncFlag late = Blog.sync(db).serverClock(behind).build();
-        assertThat(late.sweep().examined()).as("a sweeper whose clock is behind takes over nothing yet").isZero();
+        assertThat(late.recover().examined()).as("a sweeper whose clock is behind takes over nothing yet").isZero();
         SyncFlag early = Blog.sync(db).serverClock(ahead).build();
-        assertThat(early.sweep().rolledForward()).as("a sweeper whose clock is ahead takes over at once").isEqualTo(1);
+        assertThat(early.recover().rolledForward()).as("a sweeper whose clock is ahead takes over at once").isEqualTo(1);
         Blog.sync(db).build().apply(rename("op2", "u0", "Ann Jones"));
         zombie.release();
         live.get(WAIT.toSeconds(), TimeUnit.SECONDS);

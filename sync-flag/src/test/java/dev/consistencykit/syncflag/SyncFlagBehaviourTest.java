@@ -208,7 +208,7 @@ class SyncFlagBehaviourTest {
             sync.submit(MasterUpdate.of("u1", Updates.set("name", "B")));
             sync.readRepair(user(db, "u1"));
             sync.submit(MasterUpdate.of("u2", Updates.set("name", "C")));
-            sync.sweep();
+            sync.recover();
             sync.recover(Duration.ZERO);
             sync.resync("u2");
             sync.status();

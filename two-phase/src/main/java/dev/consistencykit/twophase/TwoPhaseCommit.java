@@ -205,6 +205,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /** {@link #recover(Duration)} with {@link TwoPhaseConfig#staleAfter()}. */
+    @Override
     public RecoveryReport recover() {
         return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
     }

@@ -276,6 +276,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     }
 
     /** {@link #recover(Duration)} with {@link VersionedStoreConfig#staleAfter()}. */
+    @Override
     public RecoveryReport recover() {
         return recover(config.staleAfter());
     }

@@ -226,7 +226,7 @@ class JavadocSamplesTest {
         ledger.ensureIndexes();
         ledger.append(LedgerTransaction.transfer("alice", "bob", 2_500));   // one insert
         long alice = ledger.balance("alice");                              // cache + later valid changes
-        ledger.commitPending();                                            // the committer, from any process
+        ledger.recover();                                                  // the committer, from any process
         ReconcileReport report = ledger.reconcile("alice", false);
         // javadoc:end
         assertThat(alice).isEqualTo(7_500);
@@ -277,7 +277,7 @@ class JavadocSamplesTest {
                 .build();
         sync.ensureIndexes();
         sync.update("ann", Updates.set("name", "Ann Smith"));   // master, then every copy
-        sync.sweep();                                           // periodically: repairs after crashes
+        sync.recover();                                         // periodically: repairs after crashes
         // javadoc:end
         assertThat(db.getCollection("comments").find().first().getString("authorName")).isEqualTo("Ann Smith");
     }

@@ -36,7 +36,7 @@ public final class LedgerSample {
                 .asTransfer().withId(OperationId.of("order-42")));           // append + commit now; idempotent by id
         long alice = ledger.balance("alice");                                // cache + later valid changes: 3 round trips
         Map<String, Long> both = ledger.balances(List.of("alice", "bob"));   // read together: never half a transfer
-        ledger.commitPending();                                              // the committer, from any number of processes
+        ledger.recover();                                                    // the committer, from any number of processes
         ReconcileReport report = ledger.reconcile("alice", false);           // fold the log, check cache and every cacheBal
         ledger.reverse(OperationId.of("order-42"));                          // compensating transaction, "order-42:reversal"
         LedgerCursor feed = ledger.cursor("alice", lastSeqIdSeen);           // committed changes, in order, none skipped

@@ -40,7 +40,7 @@ public final class SyncFlagSample {
         sync.ensureIndexes();                                 // sparse flag index; an index on each target's id field
         sync.update("ann", Updates.set("name", "Ann Smith")); // master + flag in one write, one write per target, clear
         sync.apply(MasterUpdate.of("ann", Updates.set("name", "Ann S.")).withId(OperationId.of("req-7")));  // idempotent
-        sync.sweep();                                         // periodically: repair flags older than staleAfter (60 s)
+        sync.recover();                                       // periodically: repair flags older than staleAfter (60 s)
         Document ann = db.getCollection("users").find(Filters.eq("_id", "ann")).first();
         if (ann.containsKey("syncing")) sync.readRepair(ann);  // a reader who sees the flag can propagate now
         SyncVerification check = sync.verify(true);           // adopting existing data: find and repair stale copies
