@@ -1,0 +1,108 @@
+package dev.consistencykit.examples;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+
+/**
+ * The module graph and the {@code internal} rule, checked on compiled classes (every reference counts, qualified
+ * names and reflection-free calls included, not only import lines): a star on {@code core}; patterns never depend on
+ * each other, on the testkit or on the examples; nothing outside a module uses its {@code internal} package; the
+ * testkit has no test framework outside its JUnit 5 module; library code never prints to standard output.
+ */
+class ArchitectureTest {
+
+    private static final List<String> PATTERNS = List.of("syncflag", "jobqueue", "twophase", "logreconciliation",
+            "versioning");
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.consistencykit");
+
+    static Stream<String> patterns() {
+        return PATTERNS.stream();
+    }
+
+    private static String pkg(String module) {
+        return "dev.consistencykit." + module + "..";
+    }
+
+    @Test
+    void shouldHaveImportedEveryModule() {
+        for (String module : Stream.concat(Stream.of("core", "testkit", "micrometer", "examples"), PATTERNS.stream())
+                .toList()) {
+            org.assertj.core.api.Assertions.assertThat(MAIN.stream().anyMatch(c -> c.getPackageName()
+                    .startsWith("dev.consistencykit." + module))).as(module).isTrue();
+        }
+    }
+
+    @Test
+    void shouldKeepCoreFreeOfEveryOtherModule() {
+        noClasses().that().resideInAPackage(pkg("core"))
+                .should().dependOnClassesThat().resideInAnyPackage(Stream.concat(Stream.of("testkit", "micrometer",
+                        "examples"), PATTERNS.stream()).map(ArchitectureTest::pkg).toArray(String[]::new))
+                .check(MAIN);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("patterns")
+    void shouldLetAPatternDependOnCoreOnly(String pattern) {
+        String[] others = Stream.concat(Stream.of("testkit", "micrometer", "examples"),
+                PATTERNS.stream().filter(p -> !p.equals(pattern))).map(ArchitectureTest::pkg).toArray(String[]::new);
+        noClasses().that().resideInAPackage(pkg(pattern))
+                .should().dependOnClassesThat().resideInAnyPackage(others)
+                .orShould().dependOnClassesThat().resideInAPackage("de.bwaldvogel..")
+                .check(MAIN);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("patterns")
+    void shouldKeepAPatternsInternalsToItself(String pattern) {
+        noClasses().that().resideOutsideOfPackage(pkg(pattern))
+                .should().dependOnClassesThat().resideInAPackage("dev.consistencykit." + pattern + ".internal..")
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldKeepTheInternalsOfCoreAndTestkitToThemselves() {
+        noClasses().that().resideOutsideOfPackage(pkg("testkit"))
+                .should().dependOnClassesThat().resideInAPackage("dev.consistencykit.testkit.internal..")
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldKeepTestFrameworksOutOfTheTestkitsRuntime() {
+        noClasses().that().resideInAPackage(pkg("testkit")).and().resideOutsideOfPackage(pkg("testkit.junit5"))
+                .should().dependOnClassesThat().resideInAnyPackage("org.junit..", "org.assertj..", "org.opentest4j..")
+                .check(MAIN);
+        noClasses().that().resideInAPackage(pkg("examples"))
+                .should().dependOnClassesThat().resideInAnyPackage("org.junit..", "org.assertj..", "org.opentest4j..",
+                        pkg("testkit.junit5"))
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldNeverPrintFromLibraryCode() {
+        String[] library = Stream.concat(Stream.of("core", "micrometer"), PATTERNS.stream())
+                .map(ArchitectureTest::pkg).toArray(String[]::new);
+        noClasses().that().resideInAnyPackage(library)
+                .should().accessField(System.class, "out").orShould().accessField(System.class, "err")
+                .orShould().callMethod(Throwable.class, "printStackTrace")
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldLetNothingDependOnTheExamples() {
+        noClasses().that().resideOutsideOfPackage(pkg("examples"))
+                .should().dependOnClassesThat().resideInAPackage(pkg("examples"))
+                .check(MAIN);
+    }
+}
