@@ -61,7 +61,8 @@ class BoundedMarksTest {
         for (boolean withFilter : new boolean[] {false, true}) {
             for (Relayer relayer : Relayer.values()) {
                 String what = relayer + (withFilter ? " with a business filter" : "");
-                MongoDatabase fresh = fresh(db, relayer.ordinal() + (withFilter ? "f" : ""));
+                String suffix = relayer.name().toLowerCase(java.util.Locale.ROOT) + (withFilter ? "f" : "");
+                MongoDatabase fresh = fresh(db, suffix);
                 Friends.seedUsers(fresh, "ann", "bob");
                 fresh.getCollection(Friends.USERS).updateOne(eq("_id", "ann"), Updates.set("status", "new"));
                 // write #1 reserves the job id on ann, #2 is the business write: it lands, its reply is lost, and the

@@ -216,6 +216,7 @@ class JobQueueBehaviourTest {
         assertThat(queue.metrics().dead()).isEqualTo(1);
     }
 
+    @SuppressWarnings("try")   // the pool runs while open
     @Test
     void shouldKeepTheLeaseOfALongJobWithHeartbeatsWhileASweeperRuns(MongoDatabase db) throws Exception {
         CountDownLatch started = new CountDownLatch(1);

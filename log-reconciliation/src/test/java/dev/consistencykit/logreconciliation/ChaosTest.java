@@ -40,7 +40,7 @@ class ChaosTest {
                     int a = ctx.random().nextInt(4);
                     int b = (a + 1 + ctx.random().nextInt(3)) % 4;
                     int c = (b + 1) % 4 == a ? (b + 2) % 4 : (b + 1) % 4;
-                    long amount = 1 + ctx.random().nextInt(300);
+                    long amount = 1L + ctx.random().nextInt(300);
                     LedgerTransaction tx = ctx.random().nextInt(4) == 0
                             ? new LedgerTransaction(id, List.of(Change.debit("a" + a, amount),
                                     Change.credit("a" + b, amount / 2), Change.credit("a" + c, amount - amount / 2)),

@@ -64,7 +64,7 @@ class ConcurrencyTest {
             }
         });
 
-        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments()).isEqualTo(16 * perWriter);
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments()).isEqualTo(16L * perWriter);
         Ledger committer = Books.ledger(db).build();
         assertThat(committer.recover(Duration.ZERO).repaired()).isEqualTo(16 * perWriter);
         assertThat(Books.invariants(db, opening, true, null)).isEmpty();

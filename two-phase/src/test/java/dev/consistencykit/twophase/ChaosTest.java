@@ -33,7 +33,7 @@ class ChaosTest {
                 .operation(ctx -> {
                     int from = ctx.random().nextInt(10);
                     int to = (from + 1 + ctx.random().nextInt(9)) % 10;
-                    long amount = 1 + ctx.random().nextInt(400);
+                    long amount = 1L + ctx.random().nextInt(400);
                     TwoPhaseCommit tpc = CrashExplorationTest.instance(ctx.database(), variant,
                             StalePendingPolicy.ROLL_BACK);
                     tpc.transfer(Transfer.of(OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()),

@@ -114,11 +114,12 @@ class TrapsTest {
         // recoverer B claims the transaction, then pauses before its first step
         FaultInjector pauseB = FaultInjector.at(2, FaultMode.PAUSE);
         TwoPhaseCommit b = tpc(pauseB.wrap(db));
-        CompletableFuture<RecoveryReport>[] bRun = new CompletableFuture[1];
+        List<CompletableFuture<RecoveryReport>> bRun = new java.util.ArrayList<>(List.of(
+                CompletableFuture.completedFuture(null)));
         // recoverer A has read the stale transaction; just before A's claim is sent, B claims it
         FaultInjector beforeClaimA = FaultInjector.withSchedule(w -> {
             if (w.number() == 1) {
-                bRun[0] = CompletableFuture.supplyAsync(() -> b.recover(Duration.ZERO));
+                bRun.set(0, CompletableFuture.supplyAsync(() -> b.recover(Duration.ZERO)));
                 try {
                     assertThat(pauseB.awaitPaused(Duration.ofSeconds(10))).isTrue();
                 } catch (InterruptedException e) {
@@ -131,7 +132,7 @@ class TrapsTest {
 
         RecoveryReport reportA = a.recover(Duration.ZERO);
         pauseB.release();
-        RecoveryReport reportB = bRun[0].get(30, TimeUnit.SECONDS);
+        RecoveryReport reportB = bRun.get(0).get(30, TimeUnit.SECONDS);
 
         assertThat(reportA.repaired()).as("A's claim must fail: B holds the transaction").isZero();
         assertThat(reportA.skipped()).isEqualTo(1);

@@ -1,6 +1,8 @@
 package dev.consistencykit.examples.cli;
 
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 
@@ -143,8 +145,9 @@ public final class ConsistencyKitCli implements Runnable {
 
     /** Entry point: exits with the command's code, or with 130 when SIGINT or SIGTERM stopped it. */
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true);
-        PrintWriter err = new PrintWriter(System.err, true);
+        // UTF-8 whatever the platform: the narration and the JSON lines carry names in any script
+        PrintWriter out = new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
+        PrintWriter err = new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
         Interruption.install(Thread.currentThread(), () -> {
             out.flush();
             err.flush();

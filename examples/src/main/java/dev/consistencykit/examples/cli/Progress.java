@@ -14,6 +14,7 @@ final class Progress implements Consumer<String> {
     private final long start = System.nanoTime();
     private int lastLength;
 
+    @SuppressWarnings("SystemConsoleNull")   // on Java 17 to 21 the console is null when output is redirected
     Progress(PrintWriter err, boolean json) {
         this.err = err;
         this.enabled = !json && System.console() != null;

@@ -29,6 +29,8 @@ import dev.consistencykit.testkit.RoundTripCounter;
 public final class Bench {
 
     /**
+     * How a benchmark runs.
+     *
      * @param threads  concurrent clients
      * @param duration how long each measured phase runs
      */

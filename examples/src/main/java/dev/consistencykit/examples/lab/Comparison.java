@@ -40,6 +40,8 @@ public final class Comparison {
     private static final int FINAL_RECOVERY_PASSES = 5;
 
     /**
+     * How a comparison runs.
+     *
      * @param duration  how long each contender's writers run
      * @param writers   concurrent writer threads (each its own process: a crash kills it, it restarts)
      * @param readers   concurrent reader threads checking the workload's invariant on what they read
@@ -145,18 +147,17 @@ public final class Comparison {
             Contenders.Contender c = contenders.get(i);
             progress.accept(bar(i, contenders.size()) + " " + c.name() + " (" + c.workload() + ")");
             MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("compare"));
+            boolean interrupted = false;
             try {
                 entries.add(run(target, db, c, settings));
             } catch (InterruptedException e) {
-                return new Result(entries, contenders.size(), true);
+                interrupted = true;
             } finally {
-                if (Thread.interrupted()) {   // the drop must run; the result carries the interruption
-                    db.drop();
-                    return new Result(entries, contenders.size(), true);
-                }
+                // the interrupt flag is cleared first, so that the drop can still talk to the server
+                interrupted |= Thread.interrupted();
                 db.drop();
             }
-            if (Thread.interrupted()) {
+            if (interrupted || Thread.interrupted()) {
                 return new Result(entries, contenders.size(), true);
             }
         }

@@ -149,7 +149,7 @@ public final class Contenders {
     }
 
     private static long amount(Random random) {
-        return 1 + random.nextInt(500);
+        return 1L + random.nextInt(500);
     }
 
     /** Sums every account in one query. */

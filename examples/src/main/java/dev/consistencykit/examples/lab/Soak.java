@@ -47,6 +47,8 @@ public final class Soak {
     private static final Duration WORKER_RECOVERY_AFTER = Duration.ofSeconds(2);
 
     /**
+     * How a soak runs.
+     *
      * @param duration          how long workers run and get killed
      * @param workersPerPattern worker processes per pattern
      * @param seed              the seed of the kill schedule and of the workers' choices
@@ -286,7 +288,7 @@ public final class Soak {
         for (long n = 0; ; n++) {
             int a = random.nextInt(ACCOUNTS);
             int b = (a + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
-            long amount = 1 + random.nextInt(5_000);
+            long amount = 1L + random.nextInt(5_000);
             try {
                 switch (pattern) {
                     case "two-phase" -> {

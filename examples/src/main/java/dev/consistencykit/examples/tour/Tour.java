@@ -24,6 +24,7 @@ public final class Tour {
      *
      * @return one entry per example: its pattern and the problems it found (none when it behaved)
      */
+    @SuppressWarnings("try")   // the write log narrates while attached
     public static List<Document> run(MongoTarget target, Narration narration) {
         List<Document> results = new ArrayList<>();
         int number = 0;

@@ -20,7 +20,11 @@ import dev.consistencykit.testkit.MongoTarget;
  */
 class BadCliInputTest {
 
-    private record Case(String name, String named, String... args) {
+    private record Case(String name, String named, List<String> args) {
+
+        Case(String name, String named, String... args) {
+            this(name, named, List.of(args));
+        }
     }
 
     private static String uri() {
@@ -49,7 +53,7 @@ class BadCliInputTest {
         return cases().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
             Set<String> before = databases();
             List<String> args = new ArrayList<>(List.of("--uri", uri()));
-            args.addAll(List.of(c.args()));
+            args.addAll(c.args());
 
             CliTestSupport.Run run = CliTestSupport.run(args.toArray(String[]::new));
 

@@ -49,14 +49,6 @@ class InspectRecoverCommandTest {
         return FaultInjector.at(write, FaultMode.CRASH_AFTER);
     }
 
-    private static SyncFlag sync(MongoDatabase db) {
-        return DEFAULT_NAMES.sync(db);
-    }
-
-    private static JobQueue queue(MongoDatabase db) {
-        return DEFAULT_NAMES.queue(db);
-    }
-
     /** Every pattern's collections, each name with {@code prefix} (none: the defaults), instances named likewise. */
     private record Names(String prefix) {
 

@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every {@code <pre>{@code …}</pre>} usage example in the published modules' public Javadoc is code that a test
+ * Every {@code <pre>} code block (the usage examples) in the published modules' public Javadoc is code that a test
  * compiles and runs: its lines, each stripped of indentation, appear in that order in a test source of the repository
  * (most of them in {@link JavadocSamplesTest}, between {@code // javadoc:start <source>} and {@code // javadoc:end}).
  * Run with {@code -Dsamples.update=true} to rewrite each marked Javadoc block from its region.

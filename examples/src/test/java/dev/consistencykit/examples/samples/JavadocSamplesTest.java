@@ -184,6 +184,7 @@ class JavadocSamplesTest {
         assertThat(outcome).isEqualTo(UpdateOutcome.APPLIED);
     }
 
+    @SuppressWarnings("try")   // the pool runs while open
     @Test
     void jobQueue(MongoDatabase db) {
         JobQueueSample.seed(db);

@@ -21,6 +21,7 @@ class TourExamplesTest {
         return Tour.EXAMPLES.stream();
     }
 
+    @SuppressWarnings("try")   // the write log narrates while attached
     @ParameterizedTest(name = "{0}")
     @MethodSource("examples")
     void shouldStayConsistentThroughItsCrashAndRecovery(TourExample example, MongoTarget target, MongoDatabase db) {

@@ -637,10 +637,11 @@ public final class JobEngine {
     }
 
     private Duration backoff(int attempt) {
-        double nominal = config.retryBackoff().toMillis() * Math.pow(2, Math.max(0, attempt - 1));
-        double bounded = Math.min(nominal, config.maxRetryBackoff().toMillis());
+        double nominal = (double) config.retryBackoff().toMillis() * Math.pow(2, Math.max(0, attempt - 1));
+        double bounded = Math.min(nominal, (double) config.maxRetryBackoff().toMillis());
         double jittered = bounded * (0.5 + ThreadLocalRandom.current().nextDouble());
-        return Duration.ofMillis(Math.max(1, (long) Math.min(jittered, config.maxRetryBackoff().toMillis())));
+        long capped = (long) Math.min(jittered, (double) config.maxRetryBackoff().toMillis());
+        return Duration.ofMillis(Math.max(1, capped));
     }
 
     /** Renews a claimed job's lease. */
@@ -1072,17 +1073,6 @@ public final class JobEngine {
                 .getDeletedCount());
         pruned.add(n);
         return n;
-    }
-
-    private static Map<String, List<Object>> effectsByCollection(Document job) {
-        Map<String, List<Object>> byCollection = new HashMap<>();
-        for (Object e : job == null ? List.of() : job.getList(EFFECTS, Object.class, List.of())) {
-            if (e instanceof Document d && d.get("c") instanceof String c && d.get("id") != null
-                    && !byCollection.computeIfAbsent(c, k -> new ArrayList<>()).contains(d.get("id"))) {
-                byCollection.get(c).add(d.get("id"));
-            }
-        }
-        return byCollection;
     }
 
     /** The collections any job recorded an effect in (a distinct over an indexed field). */

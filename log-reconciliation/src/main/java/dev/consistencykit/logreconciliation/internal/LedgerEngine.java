@@ -178,7 +178,7 @@ public final class LedgerEngine {
         int collided = 0;
         for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
             for (Change c : p.tx().changes()) {
-                seqs.put(c.account(), nextSeq(c.account(), id));
+                seqs.put(c.account(), nextSeq(c.account()));
             }
             Document doc = stored(p, seqs);
             try {
@@ -242,7 +242,7 @@ public final class LedgerEngine {
         heads.merge(account, seq, Math::max);
     }
 
-    private long nextSeq(String account, Object txId) {
+    private long nextSeq(String account) {
         if (config.seqAllocation() == SeqAllocation.COUNTER) {
             Document after = config.retryPolicy().execute(config.name(), account, "reserve seqId",
                     () -> accounts.findOneAndUpdate(eq("_id", account),
@@ -390,9 +390,9 @@ public final class LedgerEngine {
         List<Document> old = tx.getList(CHANGES, Document.class);
         Map<String, Long> fresh = new java.util.TreeMap<>();
         old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
-        for (String account : fresh.keySet()) {
+        for (String account : List.copyOf(fresh.keySet())) {
             heads.remove(account);
-            fresh.put(account, nextSeq(account, id));
+            fresh.put(account, nextSeq(account));
         }
         List<Document> moved = new ArrayList<>();
         for (Document c : old) {

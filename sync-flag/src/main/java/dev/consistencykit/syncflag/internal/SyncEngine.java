@@ -567,7 +567,7 @@ public final class SyncEngine {
     /** The value at a dotted path through subdocuments; absent when a segment is missing or not a subdocument. */
     static Value valueAt(Document document, String path) {
         Object current = document;
-        for (String segment : path.split("\\.")) {
+        for (String segment : path.split("\\.", -1)) {
             if (!(current instanceof Document d) || !d.containsKey(segment)) {
                 return new Value(false, null);
             }

@@ -43,8 +43,8 @@ final class UpdatePaths {
 
     /** Whether writing {@code path} may change the value at {@code field}: one is a prefix of the other. */
     static boolean overlaps(String path, String field) {
-        String[] a = path.split("\\.");
-        String[] b = field.split("\\.");
+        String[] a = path.split("\\.", -1);
+        String[] b = field.split("\\.", -1);
         for (int i = 0; i < Math.min(a.length, b.length); i++) {
             if (!a[i].equals(b[i]) && !a[i].startsWith("$") && !b[i].startsWith("$")) {
                 return false;
@@ -55,8 +55,8 @@ final class UpdatePaths {
 
     /** Whether writing {@code path} replaces or removes the whole of {@code field} (or an ancestor of it). */
     static boolean covers(String path, String field) {
-        String[] a = path.split("\\.");
-        String[] b = field.split("\\.");
+        String[] a = path.split("\\.", -1);
+        String[] b = field.split("\\.", -1);
         return a.length <= b.length && overlaps(path, field);
     }
 

@@ -581,7 +581,7 @@ public final class TransactionEngine {
                 throw new ConsistencyException(config.name(), tx.id(), "the transaction document disappeared while"
                         + " in " + from.stored());
             default:
-                if (doc != null && Objects.equals(ConditionalUpdates.tokenOf(doc, tokenFields()), token)
+                if (doc != null && ConditionalUpdates.tokenOf(doc, tokenFields()) == token
                         && owner.equals(doc.getString(OWNER))) {
                     // our own earlier attempt applied (its reply was lost), or we are behind our own state
                     return TransactionState.fromStored(doc.getString(STATE));
@@ -703,7 +703,7 @@ public final class TransactionEngine {
         }
         for (Map.Entry<String, List<Integer>> group : groups.entrySet()) {
             Prepared applied = applyGroup(tx, group, nonce, inPlace);
-            if (applied != Prepared.OK) {
+            if (!Prepared.OK.equals(applied)) {
                 return applied;
             }
         }
@@ -740,7 +740,7 @@ public final class TransactionEngine {
                 continue;
             }
             if (r.outcome() == UpdateOutcome.MISSING) {
-                return failure(tx, p, r);
+                return failure(p, r);
             }
             Document current = r.document().orElseThrow();
             switch (marker.evidence(current, tx.id(), nonce)) {
@@ -785,7 +785,7 @@ public final class TransactionEngine {
         Document current = config.retryPolicy().execute(config.name(), tx.id(), "read " + id,
                 () -> collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first());
         if (current == null) {
-            return failure(tx, p, new GuardedResult(UpdateOutcome.MISSING, Optional.empty()));
+            return failure(p, new GuardedResult(UpdateOutcome.MISSING, Optional.empty()));
         }
         releaseStale(collection, current);
         Map<Object, GuardedResult> again = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + id,
@@ -796,7 +796,7 @@ public final class TransactionEngine {
             return null;
         }
         if (r.outcome() == UpdateOutcome.MISSING) {
-            return failure(tx, p, r);
+            return failure(p, r);
         }
         EffectMarker.Evidence evidence = marker.evidence(r.document().orElseThrow(), tx.id(), nonce);
         if (evidence == EffectMarker.Evidence.RESERVED) {
@@ -823,7 +823,7 @@ public final class TransactionEngine {
                 }
                 Document now = taken.document().orElse(null);
                 if (now == null) {
-                    return failure(tx, p, taken);
+                    return failure(p, taken);
                 }
                 EffectMarker.Evidence seen = marker.evidence(now, tx.id(), nonce);
                 if (seen == EffectMarker.Evidence.APPLIED) {
@@ -842,7 +842,7 @@ public final class TransactionEngine {
             releaseOwn(tx, nonce);
             throw new LostOwnership(readPrimary(tx.id()));
         }
-        return failure(tx, p, r);
+        return failure(p, r);
     }
 
     /** Releases the reservations on {@code current} whose transaction is terminal or gone. */
@@ -901,10 +901,10 @@ public final class TransactionEngine {
                 continue;
             }
             if (r.outcome() == UpdateOutcome.MISSING) {
-                return Prepared.failed(failure(tx, p, r));
+                return Prepared.failed(failure(p, r));
             }
             if (marker.evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
-                return Prepared.failed(failure(tx, p, r));
+                return Prepared.failed(failure(p, r));
             }
             // our reservation is gone: whoever took the transaction over consumed, released or replaced it
             return Prepared.LOST;
@@ -920,7 +920,7 @@ public final class TransactionEngine {
         }
     }
 
-    private Document failure(Encoded tx, Document p, GuardedResult r) {
+    private Document failure(Document p, GuardedResult r) {
         String who = p.getString(P_COLLECTION) + "/" + p.get(P_ID);
         if (r.outcome() == UpdateOutcome.MISSING) {
             return reason(PARTICIPANT_MISSING, who, "participant " + who + " does not exist");
