@@ -663,10 +663,10 @@ public final class Inputs {
                 updatePath(instanceName, path, op, value.asString().getValue());
             }
             case "$currentDate" -> {
-                boolean ok = value.isBoolean() && value.asBoolean().getValue()
-                        || value.isDocument() && value.asDocument().size() == 1
+                boolean ok = (value.isBoolean() && value.asBoolean().getValue())
+                        || (value.isDocument() && value.asDocument().size() == 1
                         && (new BsonString("date").equals(value.asDocument().get("$type"))
-                        || new BsonString("timestamp").equals(value.asDocument().get("$type")));
+                        || new BsonString("timestamp").equals(value.asDocument().get("$type"))));
                 if (!ok) {
                     throw new InvalidInputException(instanceName, path, path + " takes true or {$type: \"date\"|"
                             + "\"timestamp\"}, was " + show(value));

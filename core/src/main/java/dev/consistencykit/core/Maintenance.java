@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
@@ -175,7 +176,7 @@ public final class Maintenance implements AutoCloseable {
         executor = Executors.newSingleThreadScheduledExecutor(threadFactory);
         for (State s : states) {
             long first = (long) (s.step.every().toMillis() * jitter * ThreadLocalRandom.current().nextDouble());
-            executor.schedule(() -> runAndReschedule(s), first, TimeUnit.MILLISECONDS);
+            Future<?> unused = executor.schedule(() -> runAndReschedule(s), first, TimeUnit.MILLISECONDS);
         }
         return this;
     }
@@ -213,7 +214,8 @@ public final class Maintenance implements AutoCloseable {
             }
             next = Math.min(period, FIRST_RETRY.toMillis() << Math.min(20, failures - 1));
         }
-        ex.schedule(() -> runAndReschedule(s), Math.max(1, next), TimeUnit.MILLISECONDS);
+        // each run records its own failures and schedules the next one: the future carries nothing to check
+        Future<?> unused = ex.schedule(() -> runAndReschedule(s), Math.max(1, next), TimeUnit.MILLISECONDS);
     }
 
     private boolean run(State s) {

@@ -151,7 +151,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
                 }
                 LOG.debug("[{}] {} failed transiently (attempt {}/{}, {}), retrying in {} ms", instanceName, what,
                         attempt, maxAttempts, kind, delay.toMillis());
-                sleep(instanceName, documentId, what, delay, maybeSent, e);
+                sleep(instanceName, documentId, what, delay, maybeSent);
             }
         }
     }
@@ -164,8 +164,8 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
         });
     }
 
-    private static void sleep(String instanceName, Object documentId, String what, Duration delay, boolean maybeSent,
-                              MongoException last) {
+    private static void sleep(String instanceName, Object documentId, String what, Duration delay,
+                              boolean maybeSent) {
         try {
             Thread.sleep(delay.toMillis(), (int) (delay.toNanos() % 1_000_000));
         } catch (InterruptedException interrupted) {

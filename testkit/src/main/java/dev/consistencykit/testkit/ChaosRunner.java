@@ -49,7 +49,7 @@ import dev.consistencykit.core.ConsistencyException;
  */
 public final class ChaosRunner {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     private final MongoClient client;
     private final String name;

@@ -46,8 +46,7 @@ public final class MongoTarget implements AutoCloseable {
         if (serverTimeout != null) {
             long ms = serverTimeout.toMillis();
             settings.applyToClusterSettings(b -> b.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS))
-                    .applyToSocketSettings(b -> b.connectTimeout((int) Math.min(ms, Integer.MAX_VALUE),
-                            TimeUnit.MILLISECONDS));
+                    .applyToSocketSettings(b -> b.connectTimeout(ms, TimeUnit.MILLISECONDS));
         }
         this.client = MongoClients.create(settings.build());
     }

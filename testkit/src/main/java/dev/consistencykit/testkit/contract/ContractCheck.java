@@ -17,6 +17,8 @@ public record ContractCheck(String name, String description, Body body) {
     @FunctionalInterface
     public interface Body {
         /**
+         * Runs the check.
+         *
          * @return a short description of what was seen when the behaviour held
          * @throws ContractViolation when it did not
          */

@@ -86,10 +86,10 @@ public final class FaultInjectingProxies {
         }
 
         private Object wrapResult(Object result) {
-            if (result instanceof MongoCollection<?> c && !(Proxy.isProxyClass(result.getClass()))) {
+            if (result instanceof MongoCollection<?> c && !Proxy.isProxyClass(result.getClass())) {
                 return collection(c, injector);
             }
-            if (result instanceof MongoDatabase d && !(Proxy.isProxyClass(result.getClass()))) {
+            if (result instanceof MongoDatabase d && !Proxy.isProxyClass(result.getClass())) {
                 return database(d, injector);
             }
             return result;
