@@ -58,9 +58,7 @@ public final class Calls {
         this.instanceName = Objects.requireNonNull(instanceName, "instanceName");
         this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
         this.operationTimeout = Objects.requireNonNull(operationTimeout, "operationTimeout");
-        if (operationTimeout.isNegative() || operationTimeout.isZero()) {
-            throw new IllegalArgumentException("operationTimeout must be > 0, was " + operationTimeout);
-        }
+        Checks.positive("operationTimeout", operationTimeout);
     }
 
     /** The bound of one public call. */

@@ -442,8 +442,6 @@ public final class ConditionalUpdates {
 
     private static void requirePositive(Duration lease) {
         Objects.requireNonNull(lease, "lease");
-        if (lease.isNegative() || lease.isZero()) {
-            throw new IllegalArgumentException("lease must be > 0, was " + lease);
-        }
+        Checks.positive("lease", lease);
     }
 }

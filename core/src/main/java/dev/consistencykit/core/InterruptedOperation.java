@@ -29,11 +29,7 @@ public record InterruptedOperation(Object id, String state, Duration age, String
      */
     public static void checkQuery(Duration staleAfter, int limit) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be >= 1, was " + limit);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
+        Checks.atLeast("limit", limit, 1);
     }
 }

@@ -24,9 +24,7 @@ public record MaintenanceStep(String name, Duration every, Runnable action) {
         if (name.isBlank()) {
             throw new IllegalArgumentException("name must not be blank");
         }
-        if (every.isNegative() || every.isZero()) {
-            throw new IllegalArgumentException("every must be > 0, was " + every);
-        }
+        Checks.positive("every", every);
     }
 
     /** A step named {@code name} run every {@code every}. */

@@ -65,9 +65,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
      * @throws NullPointerException     for a null duration
      */
     public RetryPolicy {
-        if (maxAttempts < 1) {
-            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
-        }
+        Checks.atLeast("maxAttempts", maxAttempts, 1);
         Objects.requireNonNull(initialBackoff, "initialBackoff");
         Objects.requireNonNull(maxBackoff, "maxBackoff");
         if (initialBackoff.isNegative() || maxBackoff.isNegative()) {

@@ -59,9 +59,7 @@ public final class ServerClock {
         this.database = sync ? Objects.requireNonNull(database, "database") : database;
         this.localClock = Objects.requireNonNull(localClock, "localClock");
         this.resyncInterval = Objects.requireNonNull(resyncInterval, "resyncInterval");
-        if (resyncInterval.isNegative() || resyncInterval.isZero()) {
-            throw new IllegalArgumentException("resyncInterval must be > 0, was " + resyncInterval);
-        }
+        Checks.positive("resyncInterval", resyncInterval);
     }
 
     /** A server clock for {@code database} measured against the system clock. */

@@ -18,6 +18,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.UpdateOptions;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
@@ -383,9 +384,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** Attempts before a job goes dead (default {@value JobQueueConfig#DEFAULT_MAX_ATTEMPTS}). */
         public Builder maxAttempts(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("maxAttempts must be >= 1, was " + value);
-            }
+            Checks.atLeast("maxAttempts", value, 1);
             this.maxAttempts = value;
             return this;
         }
@@ -416,9 +415,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
         public Builder staleAfter(Duration value) {
             Objects.requireNonNull(value, "staleAfter");
-            if (value.isNegative()) {
-                throw new IllegalArgumentException("staleAfter must be >= 0, was " + value);
-            }
+            Checks.notNegative("staleAfter", value);
             this.staleAfter = value;
             return this;
         }

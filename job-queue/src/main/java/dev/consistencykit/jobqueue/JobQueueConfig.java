@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
@@ -57,17 +58,13 @@ public record JobQueueConfig(String name, String collection, int maxAttempts, Du
     public JobQueueConfig {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "collection", collection);
-        if (maxAttempts < 1) {
-            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
-        }
+        Checks.atLeast("maxAttempts", maxAttempts, 1);
         positive("lease", lease);
         positive("retryBackoff", retryBackoff);
         positive("maxRetryBackoff", maxRetryBackoff);
         positive("retention", retention);
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");
         if (maxRetryBackoff.compareTo(retryBackoff) < 0) {

@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
@@ -97,9 +98,7 @@ public final class JobWorkers implements AutoCloseable {
 
     JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, JobListener listener,
                ThreadFactory threadFactory) {
-        if (workers < 1) {
-            throw new IllegalArgumentException("workers must be >= 1, was " + workers);
-        }
+        Checks.atLeast("workers", workers, 1);
         this.engine = engine;
         this.calls = calls;
         this.name = name;

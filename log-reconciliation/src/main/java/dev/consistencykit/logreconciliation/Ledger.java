@@ -12,6 +12,7 @@ import java.util.OptionalLong;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
@@ -162,9 +163,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.commitPending(staleAfter));
     }
 
@@ -269,9 +268,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     public int archive(Duration olderThan) {
         Objects.requireNonNull(olderThan, "olderThan");
-        if (olderThan.isNegative()) {
-            throw new IllegalArgumentException("olderThan must be >= 0, was " + olderThan);
-        }
+        Checks.notNegative("olderThan", olderThan);
         return calls.idempotent("archive", () -> engine.archive(olderThan));
     }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
@@ -55,9 +56,7 @@ public record LedgerConfig(String name, String ledgerCollection, String accounts
         Objects.requireNonNull(seqAllocation, "seqAllocation");
         Objects.requireNonNull(overdraftFloor, "overdraftFloor");
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative() || staleAfter.isZero()) {
-            throw new IllegalArgumentException("staleAfter must be > 0, was " + staleAfter);
-        }
+        Checks.positive("staleAfter", staleAfter);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");
         if (ledgerCollection.equals(accountsCollection) || ledgerCollection.equals(archiveCollection)

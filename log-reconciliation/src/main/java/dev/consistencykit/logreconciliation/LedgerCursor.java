@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**
@@ -38,9 +39,7 @@ public final class LedgerCursor {
      * @throws IllegalArgumentException if {@code limit < 1}
      */
     public List<LedgerEntry> poll(int limit) {
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be >= 1, was " + limit);
-        }
+        Checks.atLeast("limit", limit, 1);
         // the cursor moves only once the whole poll has been read, so a poll that fails (and is retried, or thrown)
         // never skips the entries it had read
         return calls.idempotent("poll cursor", () -> {

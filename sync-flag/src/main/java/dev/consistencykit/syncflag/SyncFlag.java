@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
@@ -226,9 +227,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncListener.Source.SWEEP));
     }
 
@@ -351,9 +350,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder rememberedUpdates(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("rememberedUpdates must be >= 1, was " + value);
-            }
+            Checks.atLeast("rememberedUpdates", value, 1);
             this.rememberedUpdates = value;
             return this;
         }
@@ -364,9 +361,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder sweepBatch(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("sweepBatch must be >= 1, was " + value);
-            }
+            Checks.atLeast("sweepBatch", value, 1);
             this.sweepBatch = value;
             return this;
         }

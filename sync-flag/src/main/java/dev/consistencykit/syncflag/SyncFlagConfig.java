@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.RetryPolicy;
@@ -74,15 +75,9 @@ public record SyncFlagConfig(String name, String masterCollection, List<String> 
         masterFields = List.copyOf(masterFields);
         targets = List.copyOf(targets);
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative() || staleAfter.isZero()) {
-            throw new IllegalArgumentException("staleAfter must be > 0, was " + staleAfter);
-        }
-        if (rememberedUpdates < 1) {
-            throw new IllegalArgumentException("rememberedUpdates must be >= 1, was " + rememberedUpdates);
-        }
-        if (sweepBatch < 1) {
-            throw new IllegalArgumentException("sweepBatch must be >= 1, was " + sweepBatch);
-        }
+        Checks.positive("staleAfter", staleAfter);
+        Checks.atLeast("rememberedUpdates", rememberedUpdates, 1);
+        Checks.atLeast("sweepBatch", sweepBatch, 1);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");
         if (masterFields.isEmpty()) {

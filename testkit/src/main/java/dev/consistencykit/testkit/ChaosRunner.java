@@ -21,6 +21,7 @@ import java.util.function.Predicate;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
 
 /**
@@ -329,18 +330,14 @@ public final class ChaosRunner {
 
         /** Concurrent workers (default 8). */
         public Builder workers(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("workers must be >= 1, was " + value);
-            }
+            Checks.atLeast("workers", value, 1);
             this.workers = value;
             return this;
         }
 
         /** Operations each worker runs (default 10). */
         public Builder operationsPerWorker(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("operationsPerWorker must be >= 1, was " + value);
-            }
+            Checks.atLeast("operationsPerWorker", value, 1);
             this.operationsPerWorker = value;
             return this;
         }
@@ -371,9 +368,7 @@ public final class ChaosRunner {
 
         /** Recoverers running while the workers run (default 2). */
         public Builder recoverers(int value) {
-            if (value < 0) {
-                throw new IllegalArgumentException("recoverers must be >= 0, was " + value);
-            }
+            Checks.atLeast("recoverers", value, 0);
             this.recoverers = value;
             return this;
         }

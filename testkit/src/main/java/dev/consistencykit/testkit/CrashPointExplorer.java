@@ -17,6 +17,7 @@ import java.util.function.Predicate;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
 
 /**
@@ -372,9 +373,7 @@ public final class CrashPointExplorer {
         /** The numbers of concurrent recoverers to run each scenario with (default: 1 and 2). */
         public Builder recoverers(Integer... counts) {
             for (int c : counts) {
-                if (c < 1) {
-                    throw new IllegalArgumentException("recoverers must be >= 1, was " + c);
-                }
+                Checks.atLeast("recoverers", c, 1);
             }
             this.recoverers = List.of(counts);
             return this;

@@ -12,6 +12,8 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 
+import dev.consistencykit.core.Checks;
+
 /**
  * The server everything runs against: a real MongoDB given by URI, or else the embedded server.
  *
@@ -86,9 +88,7 @@ public final class MongoTarget implements AutoCloseable {
      */
     public static MongoTarget forUri(String uri, Duration serverTimeout) {
         Objects.requireNonNull(serverTimeout, "serverTimeout");
-        if (serverTimeout.isNegative() || serverTimeout.isZero()) {
-            throw new IllegalArgumentException("serverTimeout must be > 0, was " + serverTimeout);
-        }
+        Checks.positive("serverTimeout", serverTimeout);
         return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null, serverTimeout);
     }
 

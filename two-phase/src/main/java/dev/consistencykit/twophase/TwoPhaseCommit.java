@@ -13,6 +13,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
@@ -362,9 +363,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
         public Builder staleAfter(Duration value) {
             Objects.requireNonNull(value, "staleAfter");
-            if (value.isNegative()) {
-                throw new IllegalArgumentException("staleAfter must be >= 0, was " + value);
-            }
+            Checks.notNegative("staleAfter", value);
             this.staleAfter = value;
             return this;
         }
@@ -377,9 +376,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** The most unsettled transactions one document may carry (default 100). */
         public Builder maxPendingPerDocument(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("maxPendingPerDocument must be >= 1, was " + value);
-            }
+            Checks.atLeast("maxPendingPerDocument", value, 1);
             this.maxPendingPerDocument = value;
             return this;
         }

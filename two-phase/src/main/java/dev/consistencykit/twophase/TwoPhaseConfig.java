@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
@@ -84,13 +85,9 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
         Inputs.fieldName(name, "tombstoneField", tombstoneField);
         positive("lease", lease);
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");
-        if (maxPendingPerDocument < 1) {
-            throw new IllegalArgumentException("maxPendingPerDocument must be >= 1, was " + maxPendingPerDocument);
-        }
+        Checks.atLeast("maxPendingPerDocument", maxPendingPerDocument, 1);
         positive("retention", retention);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
+import dev.consistencykit.core.Checks;
+
 /**
  * How much history {@link VersionedStore#prune()} keeps per root. The current version is always kept; time travel to
  * an older version than the kept ones answers {@link VersionPrunedException}.
@@ -23,14 +25,10 @@ public record Retention(Optional<Integer> keepLast, Optional<Duration> newerThan
         Objects.requireNonNull(keepLast, "keepLast");
         Objects.requireNonNull(newerThan, "newerThan");
         keepLast.ifPresent(k -> {
-            if (k < 1) {
-                throw new IllegalArgumentException("keepLast must be >= 1, was " + k);
-            }
+            Checks.atLeast("keepLast", k, 1);
         });
         newerThan.ifPresent(d -> {
-            if (d.isNegative()) {
-                throw new IllegalArgumentException("newerThan must be >= 0, was " + d);
-            }
+            Checks.notNegative("newerThan", d);
         });
         if (keepLast.isPresent() && newerThan.isPresent()) {
             throw new IllegalArgumentException("choose keepLast or newerThan, not both");

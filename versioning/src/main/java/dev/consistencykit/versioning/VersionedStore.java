@@ -13,6 +13,7 @@ import org.bson.Document;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
@@ -290,9 +291,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
 
@@ -398,9 +397,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder settleThreshold(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("settleThreshold must be >= 1, was " + value);
-            }
+            Checks.atLeast("settleThreshold", value, 1);
             this.settleThreshold = value;
             return this;
         }
@@ -418,9 +415,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder conflictAttempts(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("conflictAttempts must be >= 1, was " + value);
-            }
+            Checks.atLeast("conflictAttempts", value, 1);
             this.conflictAttempts = value;
             return this;
         }

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
@@ -58,16 +59,10 @@ public record VersionedStoreConfig(String name, String rootsCollection, String i
         Inputs.fieldName(name, "itemsCollection", itemsCollection);
         Inputs.fieldName(name, "historyCollection", historyCollection);
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative() || staleAfter.isZero()) {
-            throw new IllegalArgumentException("staleAfter must be > 0, was " + staleAfter);
-        }
-        if (settleThreshold < 1) {
-            throw new IllegalArgumentException("settleThreshold must be >= 1, was " + settleThreshold);
-        }
+        Checks.positive("staleAfter", staleAfter);
+        Checks.atLeast("settleThreshold", settleThreshold, 1);
         Objects.requireNonNull(retention, "retention");
-        if (conflictAttempts < 1) {
-            throw new IllegalArgumentException("conflictAttempts must be >= 1, was " + conflictAttempts);
-        }
+        Checks.atLeast("conflictAttempts", conflictAttempts, 1);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(clock, "clock");
         if (rootsCollection.equals(itemsCollection) || rootsCollection.equals(historyCollection)

@@ -41,6 +41,7 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
@@ -964,9 +965,7 @@ public final class JobEngine {
      */
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         long start = System.nanoTime();
         int[] swept = sweep(staleAfter.isZero());
         int examined = swept[0] + swept[1] + swept[2];

@@ -52,6 +52,7 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.GuardedResult;
@@ -1046,9 +1047,7 @@ public final class TransactionEngine {
     /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
-        if (staleAfter.isNegative()) {
-            throw new IllegalArgumentException("staleAfter must be >= 0, was " + staleAfter);
-        }
+        Checks.notNegative("staleAfter", staleAfter);
         long start = System.nanoTime();
         // Zero means every transaction not terminal: a time filter would miss one stamped by the server within the
         // error of our estimate of server time.
