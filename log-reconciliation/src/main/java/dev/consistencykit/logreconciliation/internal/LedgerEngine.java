@@ -24,7 +24,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -115,13 +115,13 @@ public final class LedgerEngine {
     private final LedgerListener listener;
     private final Map<String, Long> heads = new ConcurrentHashMap<>();
 
-    private final AtomicLong appended = new AtomicLong();
-    private final AtomicLong collisions = new AtomicLong();
-    private final AtomicLong headQueries = new AtomicLong();
-    private final AtomicLong committed = new AtomicLong();
-    private final AtomicLong cancelled = new AtomicLong();
-    private final AtomicLong gapsFilled = new AtomicLong();
-    private final AtomicLong archived = new AtomicLong();
+    private final LongAdder appended = new LongAdder();
+    private final LongAdder collisions = new LongAdder();
+    private final LongAdder headQueries = new LongAdder();
+    private final LongAdder committed = new LongAdder();
+    private final LongAdder cancelled = new LongAdder();
+    private final LongAdder gapsFilled = new LongAdder();
+    private final LongAdder archived = new LongAdder();
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public LedgerEngine(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
@@ -187,7 +187,7 @@ public final class LedgerEngine {
                         Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
                         new UpdateOptions().upsert(true)));
                 seqs.forEach(this::learn);
-                appended.incrementAndGet();
+                appended.increment();
                 int n = collided;
                 LOG.debug("[{}] appended {} at {} after {} collisions", config.name(), id, seqs, n);
                 notify(() -> listener.onAppended(p.tx().id(), n));
@@ -215,7 +215,7 @@ public final class LedgerEngine {
             }
             // another writer took one of our sequence numbers: learn the heads again and retry
             collided++;
-            collisions.incrementAndGet();
+            collisions.increment();
             for (String account : seqs.keySet()) {
                 heads.remove(account);
             }
@@ -260,7 +260,7 @@ public final class LedgerEngine {
 
     /** The highest seqId of {@code account}: the cache's (or checkpoint's), or a later one in the log. */
     private long queryHead(String account) {
-        headQueries.incrementAndGet();
+        headQueries.increment();
         Document cache = config.retryPolicy().execute(config.name(), account, "read account",
                 () -> accounts.find(eq("_id", account)).first());
         long floor = Math.max(longOf(cache, SEQ), checkpointSeq(cache));
@@ -527,9 +527,9 @@ public final class LedgerEngine {
                 .getModifiedCount());
         if (marked > 0) {
             boolean valid = VALID.equals(tx.getString("state"));
-            committed.incrementAndGet();
+            committed.increment();
             if (!valid) {
-                cancelled.incrementAndGet();
+                cancelled.increment();
             }
             String reason = tx.getString("reason");
             LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "cancelled: " + reason);
@@ -627,7 +627,7 @@ public final class LedgerEngine {
                     and(eq("_id", id), exists("proc", false)),
                     Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
                     new UpdateOptions().upsert(true)));
-            gapsFilled.incrementAndGet();
+            gapsFilled.increment();
             LOG.info("[{}] filled the gap at seqId {} of {} left by an append that never happened", config.name(),
                     seq, account);
         } catch (MongoException e) {
@@ -895,7 +895,7 @@ public final class LedgerEngine {
             config.retryPolicy().run(config.name(), id, "archive delete", () -> ledger.deleteOne(
                     and(eq("_id", id), eq("proc", COMMITTED))));
             moved++;
-            archived.incrementAndGet();
+            archived.increment();
         }
         return moved;
     }
@@ -928,8 +928,8 @@ public final class LedgerEngine {
 
     /** The counters since this engine was built. */
     public LedgerMetrics metrics() {
-        return new LedgerMetrics(appended.get(), collisions.get(), headQueries.get(), committed.get(), cancelled.get(),
-                gapsFilled.get(), archived.get());
+        return new LedgerMetrics(appended.sum(), collisions.sum(), headQueries.sum(), committed.sum(), cancelled.sum(),
+                gapsFilled.sum(), archived.sum());
     }
 
     // ---------------------------------------------------------------- helpers

@@ -23,7 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -104,12 +104,12 @@ public final class SyncEngine {
     private final SyncListener listener;
     private final Bson masterProjection;
 
-    private final AtomicLong updates = new AtomicLong();
-    private final AtomicLong propagations = new AtomicLong();
-    private final AtomicLong copiesWritten = new AtomicLong();
-    private final AtomicLong copiesRepaired = new AtomicLong();
-    private final AtomicLong flagsTakenOver = new AtomicLong();
-    private final AtomicLong flagsLeft = new AtomicLong();
+    private final LongAdder updates = new LongAdder();
+    private final LongAdder propagations = new LongAdder();
+    private final LongAdder copiesWritten = new LongAdder();
+    private final LongAdder copiesRepaired = new LongAdder();
+    private final LongAdder flagsTakenOver = new LongAdder();
+    private final LongAdder flagsLeft = new LongAdder();
 
     /** An update checked and ready to send. */
     public record Prepared(OperationId id, Object masterId, BsonDocument update, boolean touchesCopies,
@@ -272,7 +272,7 @@ public final class SyncEngine {
                 throw new UpdateRejectedException(config.name(), p.masterId(), e);
             }
             if (after != null) {
-                updates.incrementAndGet();
+                updates.increment();
                 long version = versionOf(after);
                 LOG.debug("[{}] updated master {} (op {}, version {}, flagged {})", config.name(), p.masterId(), opId,
                         version, p.touchesCopies());
@@ -331,10 +331,10 @@ public final class SyncEngine {
                     () -> masters.updateOne(and(eq("_id", masterId), eq(FLAG_OP, op)), Updates.unset(FLAG))
                             .getModifiedCount()) > 0;
         }
-        propagations.incrementAndGet();
-        (source == Source.UPDATE ? copiesWritten : copiesRepaired).addAndGet(written);
+        propagations.increment();
+        (source == Source.UPDATE ? copiesWritten : copiesRepaired).add(written);
         if (!cleared) {
-            flagsLeft.incrementAndGet();
+            flagsLeft.increment();
         }
         long total = written;
         boolean wasCleared = cleared;
@@ -445,7 +445,7 @@ public final class SyncEngine {
         if (claimed == null) {
             return false;
         }
-        flagsTakenOver.incrementAndGet();
+        flagsTakenOver.increment();
         propagate(claimed, source);
         return true;
     }
@@ -549,8 +549,8 @@ public final class SyncEngine {
 
     /** The counters since this engine was built. */
     public SyncFlagMetrics metrics() {
-        return new SyncFlagMetrics(updates.get(), propagations.get(), copiesWritten.get(), copiesRepaired.get(),
-                flagsTakenOver.get(), flagsLeft.get());
+        return new SyncFlagMetrics(updates.sum(), propagations.sum(), copiesWritten.sum(), copiesRepaired.sum(),
+                flagsTakenOver.sum(), flagsLeft.sum());
     }
 
     // ---------------------------------------------------------------- helpers

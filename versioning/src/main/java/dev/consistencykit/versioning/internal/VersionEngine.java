@@ -24,7 +24,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 import org.bson.BsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
@@ -152,14 +152,14 @@ public final class VersionEngine {
     private final VersionListener listener;
     private final RetryPolicy retry;
 
-    private final AtomicLong staged = new AtomicLong();
-    private final AtomicLong committed = new AtomicLong();
-    private final AtomicLong conflicts = new AtomicLong();
-    private final AtomicLong abandoned = new AtomicLong();
-    private final AtomicLong treeReads = new AtomicLong();
-    private final AtomicLong settledVersions = new AtomicLong();
-    private final AtomicLong cleanedDocuments = new AtomicLong();
-    private final AtomicLong prunedDocuments = new AtomicLong();
+    private final LongAdder staged = new LongAdder();
+    private final LongAdder committed = new LongAdder();
+    private final LongAdder conflicts = new LongAdder();
+    private final LongAdder abandoned = new LongAdder();
+    private final LongAdder treeReads = new LongAdder();
+    private final LongAdder settledVersions = new LongAdder();
+    private final LongAdder cleanedDocuments = new LongAdder();
+    private final LongAdder prunedDocuments = new LongAdder();
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public VersionEngine(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
@@ -349,7 +349,7 @@ public final class VersionEngine {
         }
         writeItems(p, attempt);
         if (compareAndSetCommit(attempt)) {
-            committed.incrementAndGet();
+            committed.increment();
             Listeners.call(name, () -> listener.onCommitted(attempt.rootId(), attempt.operationId(),
                     attempt.version(), false));
             LOG.debug("[{}] committed change set {} as version {} of root {}", name, p.id(), p.version(), p.rootId());
@@ -367,7 +367,7 @@ public final class VersionEngine {
         long current = number(root, VERSION);
         if (entry != null && a.att().equals(entry.getObjectId(ATT))) {
             if (current != a.base()) {
-                conflicts.incrementAndGet();
+                conflicts.increment();
                 Listeners.call(name, () -> listener.onConflict(a.rootId(), a.operationId(), a.base(), current));
                 abandon(a, "lost to another commit: the root is at version " + current);
                 throw new VersionConflictException(name, a.id(), a.rootId(), a.base(), current);
@@ -397,7 +397,7 @@ public final class VersionEngine {
                 return roots.updateOne(filter, stageUpdate(p, sent[0])).getMatchedCount();
             });
             if (matched == 1) {
-                staged.incrementAndGet();
+                staged.increment();
                 Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p.version()));
                 return Attempt.of(p, sent[0]);
             }
@@ -418,7 +418,7 @@ public final class VersionEngine {
             }
             long current = number(root, VERSION);
             if (p.base() < current) {
-                conflicts.incrementAndGet();
+                conflicts.increment();
                 Listeners.call(name, () -> listener.onConflict(p.rootId(), p.changeSet().id(), p.base(), current));
                 throw new VersionConflictException(name, p.id(), p.rootId(), p.base(), current);
             }
@@ -536,7 +536,7 @@ public final class VersionEngine {
         if (matched == 0) {
             return false;
         }
-        abandoned.incrementAndGet();
+        abandoned.increment();
         LOG.info("[{}] abandoned change set {} on root {} (version {}): {}", name, a.id(), a.rootId(), a.version(),
                 reason);
         Listeners.call(name, () -> listener.onAbandoned(a.rootId(), a.operationId(), reason));
@@ -547,7 +547,7 @@ public final class VersionEngine {
     private long deleteAttempt(Object rootId, long version, ObjectId att) {
         long deleted = retry.execute(name, rootId, "delete abandoned item versions", () -> items.deleteMany(
                 and(eq(ROOT, rootId), eq(VERSION, version), eq(ATT, att), eq(COMMITTED, false))).getDeletedCount());
-        cleanedDocuments.addAndGet(deleted);
+        cleanedDocuments.add(deleted);
         return deleted;
     }
 
@@ -578,7 +578,7 @@ public final class VersionEngine {
             long version = number(root, VERSION);
             Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
             if (stillAbove(id, version, attempt)) {
-                treeReads.incrementAndGet();
+                treeReads.increment();
                 return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                         Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
             }
@@ -623,7 +623,7 @@ public final class VersionEngine {
             // pruned while its items were read: the tree may be partial, so it is not returned
             throw new VersionPrunedException(name, id, version, floor);
         }
-        treeReads.incrementAndGet();
+        treeReads.increment();
         if (version == current) {
             return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                     Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
@@ -822,7 +822,7 @@ public final class VersionEngine {
                     and(eq(ROOT, a.rootId()), eq(VERSION, a.version()), eq(ATT, a.att()))));
             if (written == a.size()) {
                 if (compareAndSetCommit(a)) {
-                    committed.incrementAndGet();
+                    committed.increment();
                     LOG.info("[{}] recovery committed change set {} as version {} of root {}", name, a.id(),
                             a.version(), a.rootId());
                     Listeners.call(name, () -> listener.onCommitted(a.rootId(), a.operationId(), a.version(), true));
@@ -879,7 +879,7 @@ public final class VersionEngine {
             settled += settleBatch(rootId, batch, entries, slots);
         }
         if (settled > 0) {
-            settledVersions.addAndGet(settled);
+            settledVersions.add(settled);
             long count = settled;
             Listeners.call(name, () -> listener.onMaintained(rootId, (int) count, 0, 0));
         }
@@ -1026,7 +1026,7 @@ public final class VersionEngine {
                 .getDeletedCount());
         retry.run(name, rootId, "delete old version records",
                 () -> history.deleteMany(and(eq(ROOT, rootId), lt(V, floor))));
-        prunedDocuments.addAndGet(deleted);
+        prunedDocuments.add(deleted);
         long count = deleted;
         LOG.info("[{}] pruned root {} below version {}: {} item versions deleted", name, rootId, floor, count);
         Listeners.call(name, () -> listener.onMaintained(rootId, 0, 0, count));
@@ -1080,8 +1080,8 @@ public final class VersionEngine {
 
     /** This instance's counters. */
     public VersionedStoreMetrics metrics() {
-        return new VersionedStoreMetrics(staged.get(), committed.get(), conflicts.get(), abandoned.get(),
-                treeReads.get(), settledVersions.get(), cleanedDocuments.get(), prunedDocuments.get());
+        return new VersionedStoreMetrics(staged.sum(), committed.sum(), conflicts.sum(), abandoned.sum(),
+                treeReads.sum(), settledVersions.sum(), cleanedDocuments.sum(), prunedDocuments.sum());
     }
 
     // ---------------------------------------------------------------- helpers
