@@ -200,4 +200,43 @@ class FaultInjectorTest {
         }
         return injector.faults();
     }
+
+    @Test
+    void shouldFaultTheNamedWriteWhereverItFallsInTheSequence(MongoDatabase db) {
+        for (int before = 0; before < 3; before++) {
+            FaultInjector injector = FaultInjector.atWrite("updateOne", "accounts", 2, FaultMode.CRASH_BEFORE);
+            MongoDatabase wrapped = injector.wrap(db);
+            for (int i = 0; i < before; i++) {
+                wrapped.getCollection("audit").insertOne(new Document("n", i));   // writes the site must not count
+            }
+            wrapped.getCollection("accounts").updateOne(eq("_id", "a"), Updates.inc("n", 1));
+            wrapped.getCollection("accounts").insertOne(new Document("_id", "b" + before));
+
+            assertThatThrownBy(() -> wrapped.getCollection("accounts").updateOne(eq("_id", "a"),
+                    Updates.inc("n", 1))).isInstanceOf(InjectedCrash.class);
+            int expectedNumber = before + 3;
+            assertThat(injector.faults()).singleElement().satisfies(f -> {
+                assertThat(f.site().method()).isEqualTo("updateOne");
+                assertThat(f.site().collection()).isEqualTo("accounts");
+                assertThat(f.site().number()).isEqualTo(expectedNumber);
+            });
+        }
+    }
+
+    @Test
+    void shouldFaultOnlyTheOccurrenceAPredicateNames(MongoDatabase db) {
+        FaultInjector injector = FaultInjector.at(site -> site.collection().startsWith("ledger"), 3,
+                FaultMode.TRANSIENT_BEFORE);
+        MongoDatabase wrapped = injector.wrap(db);
+        wrapped.getCollection("ledger").insertOne(new Document());
+        wrapped.getCollection("other").insertOne(new Document());
+        wrapped.getCollection("ledgerAccounts").insertOne(new Document());
+
+        assertThatThrownBy(() -> wrapped.getCollection("ledger").insertOne(new Document()))
+                .isInstanceOf(MongoException.class);
+        wrapped.getCollection("ledger").insertOne(new Document());
+        assertThat(injector.faults()).hasSize(1);
+        assertThatThrownBy(() -> FaultInjector.atWrite(null, null, 0, FaultMode.CRASH_AFTER))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 import com.mongodb.MongoSocketReadException;
 import com.mongodb.MongoSocketWriteException;
@@ -19,6 +20,7 @@ import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.testkit.internal.FaultInjectingProxies;
 
@@ -89,6 +91,35 @@ public final class FaultInjector {
         }
         Objects.requireNonNull(mode, "mode");
         return new FaultInjector(s -> s.number() == site ? Optional.of(mode) : Optional.empty(), null);
+    }
+
+    /**
+     * An injector that injects {@code mode} at the {@code occurrence}-th write (from 1) calling {@code method} on
+     * {@code collection}: a fault site named by what it is, which stays put when the code under test gains another
+     * write elsewhere (an ordinal from {@link #at(int, FaultMode)} would shift).
+     *
+     * @param method     the collection method ({@code updateOne}, {@code findOneAndUpdate}, {@code bulkWrite}…), or
+     *                   null for any
+     * @param collection the collection name, or null for any
+     */
+    public static FaultInjector atWrite(String method, String collection, int occurrence, FaultMode mode) {
+        Checks.atLeast("occurrence", occurrence, 1);
+        Objects.requireNonNull(mode, "mode");
+        return at(site -> (method == null || method.equals(site.method()))
+                && (collection == null || collection.equals(site.collection())), occurrence, mode);
+    }
+
+    /**
+     * An injector that injects {@code mode} at the {@code occurrence}-th write site (from 1) that {@code matches}
+     * accepts, and nowhere else.
+     */
+    public static FaultInjector at(Predicate<WriteSite> matches, int occurrence, FaultMode mode) {
+        Objects.requireNonNull(matches, "matches");
+        Checks.atLeast("occurrence", occurrence, 1);
+        Objects.requireNonNull(mode, "mode");
+        AtomicInteger seen = new AtomicInteger();
+        return new FaultInjector(s -> matches.test(s) && seen.incrementAndGet() == occurrence ? Optional.of(mode)
+                : Optional.empty(), null);
     }
 
     /**

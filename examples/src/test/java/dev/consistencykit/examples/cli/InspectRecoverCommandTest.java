@@ -45,8 +45,9 @@ class InspectRecoverCommandTest {
         return MongoTarget.fromEnvironment().connectionString().getConnectionString();
     }
 
-    private static FaultInjector crashAfter(int write) {
-        return FaultInjector.at(write, FaultMode.CRASH_AFTER);
+    /** A process that dies right after its first {@code method} write on {@code collection} (any, if null). */
+    private static FaultInjector crashAfter(String method, String collection) {
+        return FaultInjector.atWrite(method, collection, 1, FaultMode.CRASH_AFTER);
     }
 
     /** Every pattern's collections, each name with {@code prefix} (none: the defaults), instances named likewise. */
@@ -110,14 +111,16 @@ class InspectRecoverCommandTest {
             store(db).createRoot("catalogue");
             queue(db).enqueue(JobRequest.of("befriend", new Document("a", "ann").append("b", "bob")));
 
+            // each process dies right after the write named here, wherever it falls among the pattern's writes
             List<Runnable> crashes = List.of(
-                    () -> sync(crashAfter(1).wrap(db)).update("ann", Updates.set("name", "Ann Smith")),
-                    () -> queue(crashAfter(2).wrap(db)).processNext(),
-                    () -> payments(crashAfter(2).wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "alice",
-                            "bob", 30)),
-                    () -> ledger(crashAfter(1).wrap(db)).apply(LedgerTransaction.transfer("alice", "bob", 30)
-                            .withId(OperationId.of("l1"))),
-                    () -> store(crashAfter(2).wrap(db)).commit(ChangeSet.on("catalogue", 0)
+                    () -> sync(crashAfter("findOneAndUpdate", c("users")).wrap(db)).update("ann",
+                            Updates.set("name", "Ann Smith")),
+                    () -> queue(crashAfter("findOneAndUpdate", c("users")).wrap(db)).processNext(),
+                    () -> payments(crashAfter("bulkWrite", c("accounts")).wrap(db)).transfer(Transfer.of(
+                            OperationId.of("t1"), "alice", "bob", 30)),
+                    () -> ledger(crashAfter(null, c("ledger")).wrap(db)).apply(LedgerTransaction.transfer("alice",
+                            "bob", 30).withId(OperationId.of("l1"))),
+                    () -> store(crashAfter(null, c("versionItems")).wrap(db)).commit(ChangeSet.on("catalogue", 0)
                             .id(OperationId.of("v1")).put("shoes", new Document("price", 1)).build()));
             for (Runnable crash : crashes) {
                 assertThatThrownBy(crash::run).isInstanceOf(InjectedCrash.class);
