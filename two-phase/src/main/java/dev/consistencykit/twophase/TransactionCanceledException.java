@@ -32,6 +32,11 @@ public class TransactionCanceledException extends ConsistencyException {
         return reasonCode;
     }
 
+    /** The reason, when it is one this version knows ({@link CancellationReason}). */
+    public java.util.Optional<CancellationReason> reason() {
+        return CancellationReason.fromStored(reasonCode);
+    }
+
     /** The participant that could not be prepared, as {@code collection/id}. */
     public String participant() {
         return participant;

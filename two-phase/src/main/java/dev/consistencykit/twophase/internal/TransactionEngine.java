@@ -142,7 +142,7 @@ public final class TransactionEngine {
     static final String P_ROLLBACK = "rollback";
     static final String P_FUNDS = "funds";
 
-    /** Reason codes stored on canceled transactions. */
+    /** Reason codes stored on canceled transactions: {@link dev.consistencykit.twophase.CancellationReason}'s names. */
     public static final String INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS";
     public static final String PARTICIPANT_MISSING = "PARTICIPANT_MISSING";
     public static final String PRECONDITION_FAILED = "PRECONDITION_FAILED";
