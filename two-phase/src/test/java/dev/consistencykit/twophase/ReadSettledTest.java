@@ -1,9 +1,11 @@
 package dev.consistencykit.twophase;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -25,47 +27,40 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 @ExtendWith(MongoTestExtension.class)
 class ReadSettledTest {
 
-    @Test
-    void shouldAnswerNotSettledWhenTheWaitRunsOutDuringARead(MongoTarget target) throws Exception {
+    /** What {@code read} does once the network hangs, on an instance with {@code operationTimeout}. */
+    private static void whileHung(MongoTarget target, Duration operationTimeout, Consumer<TwoPhaseCommit> read)
+            throws Exception {
         try (FaultyNetwork network = FaultyNetwork.inFrontOf(target);
              MongoClient client = MongoClients.create(network.connectionString())) {
             MongoDatabase db = client.getDatabase(MongoTarget.freshDatabaseName("settledwait"));
             Bank.seed(db, Bank.accounts(2, 100));
-            TwoPhaseCommit payments = TwoPhaseCommit.builder(db).operationTimeout(Duration.ofSeconds(20)).build();
+            TwoPhaseCommit payments = TwoPhaseCommit.builder(db).operationTimeout(operationTimeout).build();
             assertThat(payments.readSettled("accounts", List.of("a0", "a1"), Duration.ofSeconds(2)).isSettled())
                     .isTrue();
-
             network.hang();
-            SettledRead view;
             try {
-                view = payments.readSettled("accounts", List.of("a0", "a1"), Duration.ofMillis(300));
+                read.accept(payments);
             } finally {
                 network.heal();
             }
-
-            assertThat(view.isSettled()).isFalse();
-            assertThat(view.documents()).isEmpty();
             db.drop();
         }
     }
 
     @Test
-    void shouldFailTypedWhenTheOperationTimeoutEndsTheReadBeforeTheWait(MongoTarget target) throws Exception {
-        try (FaultyNetwork network = FaultyNetwork.inFrontOf(target);
-             MongoClient client = MongoClients.create(network.connectionString())) {
-            MongoDatabase db = client.getDatabase(MongoTarget.freshDatabaseName("settledtimeout"));
-            Bank.seed(db, Bank.accounts(2, 100));
-            TwoPhaseCommit payments = TwoPhaseCommit.builder(db).operationTimeout(Duration.ofMillis(300)).build();
-            payments.readSettled("accounts", List.of("a0", "a1"), Duration.ofSeconds(2));
+    void shouldAnswerNotSettledWhenTheWaitRunsOutDuringARead(MongoTarget target) throws Exception {
+        whileHung(target, Duration.ofSeconds(20), payments -> {
+            SettledRead view = payments.readSettled("accounts", List.of("a0", "a1"), Duration.ofMillis(300));
 
-            network.hang();
-            try {
-                org.assertj.core.api.Assertions.assertThatThrownBy(() -> payments.readSettled("accounts",
-                        List.of("a0", "a1"), Duration.ofSeconds(30))).isInstanceOf(ServerUnavailableException.class);
-            } finally {
-                network.heal();
-            }
-            db.drop();
-        }
+            assertThat(view.isSettled()).isFalse();
+            assertThat(view.documents()).isEmpty();
+        });
+    }
+
+    @Test
+    void shouldFailTypedWhenTheOperationTimeoutEndsTheReadBeforeTheWait(MongoTarget target) throws Exception {
+        whileHung(target, Duration.ofMillis(300), payments -> assertThatThrownBy(() -> payments.readSettled(
+                "accounts", List.of("a0", "a1"), Duration.ofSeconds(30))).isInstanceOf(
+                ServerUnavailableException.class));
     }
 }

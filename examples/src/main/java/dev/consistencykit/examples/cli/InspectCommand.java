@@ -8,8 +8,6 @@ import java.util.concurrent.Callable;
 
 import org.bson.Document;
 
-import com.mongodb.client.MongoDatabase;
-
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
@@ -47,10 +45,10 @@ final class InspectCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (MongoTarget target = Target.open(parent)) {
-            String name = options.databaseName(target);
-            boolean exists = OperatorOptions.databaseExists(target, name);
-            MongoDatabase db = target.client().getDatabase(name);
-            List<PatternsPresent> present = exists ? PatternsPresent.on(db) : List.of();
+            OperatorOptions.Scope scope = options.scope(target, out);
+            String name = scope.name();
+            boolean exists = scope.exists();
+            List<PatternsPresent> present = scope.present();
             List<Document> listed = new ArrayList<>();
             long younger = 0;
             for (PatternsPresent p : present) {
@@ -64,13 +62,8 @@ final class InspectCommand implements Callable<Integer> {
                     younger += Math.max(0, p.strategy().interrupted(Duration.ZERO, limit).size() - stale.size());
                 }
             }
-            if (!exists) {
-                out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
-                        target.description());
-            }
             out.printf("looked in database %s on %s: %d pattern instance(s) %s; %d operation(s) with no progress for"
-                    + " %s or more (--stale-after)%n", name, target.description(), present.size(),
-                    present.stream().map(p -> p.pattern() + " '" + p.strategy().name() + "'").toList(),
+                    + " %s or more (--stale-after)%n", name, target.description(), present.size(), scope.instances(),
                     listed.size(), OperatorOptions.show(options.staleAfter));
             for (Document d : listed) {
                 out.printf("  %-19s %-24s %-12s %8.1f s  %s%n", d.getString("pattern"), d.getString("id"),

@@ -1,9 +1,12 @@
 package dev.consistencykit.examples.cli;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.testkit.MongoTarget;
@@ -41,6 +44,27 @@ final class OperatorOptions {
                     + " (mongodb://host/mydb)");
         }
         return fromUri;
+    }
+
+    /** The database an operator command looks in, whether it exists, and the instances found there. */
+    record Scope(String name, boolean exists, MongoDatabase db, List<PatternsPresent> present) {
+
+        /** {@code [two-phase 'payments', …]}. */
+        List<String> instances() {
+            return present.stream().map(p -> p.pattern() + " '" + p.strategy().name() + "'").toList();
+        }
+    }
+
+    /** Opens the scope on {@code target}, printing a warning to {@code out} when the database does not exist. */
+    Scope scope(MongoTarget target, java.io.PrintWriter out) {
+        String name = databaseName(target);
+        boolean exists = databaseExists(target, name);
+        MongoDatabase db = target.client().getDatabase(name);
+        if (!exists) {
+            out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
+                    target.description());
+        }
+        return new Scope(name, exists, db, exists ? PatternsPresent.on(db) : List.of());
     }
 
     /** Whether {@code name} exists on the target's server (a database exists once something was written to it). */

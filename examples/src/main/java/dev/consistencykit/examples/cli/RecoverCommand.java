@@ -8,8 +8,6 @@ import java.util.concurrent.Callable;
 
 import org.bson.Document;
 
-import com.mongodb.client.MongoDatabase;
-
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
@@ -38,17 +36,12 @@ final class RecoverCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         try (MongoTarget target = Target.open(parent)) {
-            String name = options.databaseName(target);
-            boolean exists = OperatorOptions.databaseExists(target, name);
-            MongoDatabase db = target.client().getDatabase(name);
-            List<PatternsPresent> present = exists ? PatternsPresent.on(db) : List.of();
-            if (!exists) {
-                out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
-                        target.description());
-            }
+            OperatorOptions.Scope scope = options.scope(target, out);
+            String name = scope.name();
+            boolean exists = scope.exists();
+            List<PatternsPresent> present = scope.present();
             out.printf("recovering in database %s on %s: %d pattern instance(s) %s; operations with no progress for %s"
-                    + " or more (--stale-after)%n", name, target.description(), present.size(),
-                    present.stream().map(p -> p.pattern() + " '" + p.strategy().name() + "'").toList(),
+                    + " or more (--stale-after)%n", name, target.description(), present.size(), scope.instances(),
                     OperatorOptions.show(options.staleAfter));
             List<Document> reports = new ArrayList<>();
             int repaired = 0;

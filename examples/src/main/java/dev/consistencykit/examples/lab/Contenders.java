@@ -50,6 +50,8 @@ public final class Contenders {
     private static final String BANK = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
     private static final List<String> ACCOUNT_IDS = java.util.stream.IntStream.range(0, ACCOUNTS)
             .mapToObj(i -> "a" + i).toList();
+    private static final String QUEUE_HAS_NO_CONSISTENT_READ = "a job's effects appear one document at a time until"
+            + " it is done, and the queue offers no read that waits for them";
     /** How long a settled read waits for in-flight transactions before it declines to answer. */
     private static final Duration SETTLED_WAIT = Duration.ofMillis(200);
 
@@ -425,8 +427,7 @@ public final class Contenders {
 
         @Override
         public Optional<String> noConsistentRead() {
-            return Optional.of("a job's effects appear one document at a time until it is done, and the queue offers"
-                    + " no read that waits for them");
+            return Optional.of(QUEUE_HAS_NO_CONSISTENT_READ);
         }
 
         @Override
@@ -669,8 +670,7 @@ public final class Contenders {
 
         @Override
         public Optional<String> noConsistentRead() {
-            return Optional.of("a job's effects appear one document at a time until it is done, and the queue offers"
-                    + " no read that waits for them");
+            return Optional.of(QUEUE_HAS_NO_CONSISTENT_READ);
         }
 
         @Override
