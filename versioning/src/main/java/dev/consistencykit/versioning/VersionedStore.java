@@ -130,10 +130,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     public OperationId submit(ChangeSet changeSet) {
         VersionEngine.Prepared p = engine.prepare(changeSet);
         return calls.operation("submit", changeSet.id().value(), () -> {
-            VersionEngine.Attempt a = engine.stage(p);
-            if (a.att() != null) {
-                engine.writeItems(p, a);
-            }
+            engine.submit(p);
             return changeSet.id();
         });
     }
@@ -166,15 +163,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     @Override
     public OperationResult apply(ChangeSet changeSet) {
         VersionEngine.Prepared p = engine.prepare(changeSet);
-        return calls.operation("apply", changeSet.id().value(), () -> {
-            VersionEngine.Attempt staged = engine.stage(p);
-            try {
-                engine.finish(p, staged);
-                return OperationResult.committed(changeSet.id(), VersionEngine.COMMITTED_STATE);
-            } catch (VersionConflictException | ChangeSetAbandonedException e) {
-                return OperationResult.aborted(changeSet.id(), VersionEngine.ABANDONED_STATE, e.getMessage());
-            }
-        });
+        return calls.operation("apply", changeSet.id().value(), () -> engine.apply(p));
     }
 
     /**

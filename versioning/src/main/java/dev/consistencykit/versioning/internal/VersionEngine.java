@@ -68,6 +68,7 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecoveryReport;
@@ -334,6 +335,30 @@ public final class VersionEngine {
      */
     public Committed commit(Prepared p) {
         return finish(p, stage(p));
+    }
+
+    /** Stages {@code p} and writes its item documents, for recovery (or a later call) to commit: two round trips. */
+    public void submit(Prepared p) {
+        Attempt a = stage(p);
+        if (a.att() != null) {
+            writeItems(p, a);
+        }
+    }
+
+    /**
+     * {@link #commit} as the common protocol: committed, or aborted ({@link #ABANDONED_STATE}) when the change set
+     * lost to another commit after staging or was abandoned by recovery.
+     *
+     * @throws VersionConflictException if the base version is already stale (nothing is written)
+     */
+    public OperationResult apply(Prepared p) {
+        Attempt staged = stage(p);
+        try {
+            finish(p, staged);
+            return OperationResult.committed(p.changeSet().id(), COMMITTED_STATE);
+        } catch (VersionConflictException | ChangeSetAbandonedException e) {
+            return OperationResult.aborted(p.changeSet().id(), ABANDONED_STATE, e.getMessage());
+        }
     }
 
     /**
