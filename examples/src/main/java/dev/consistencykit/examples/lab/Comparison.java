@@ -19,9 +19,11 @@ import java.util.function.Consumer;
 
 import org.bson.Document;
 
+import com.mongodb.MongoInterruptedException;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.InjectedCrash;
@@ -150,8 +152,8 @@ public final class Comparison {
             boolean interrupted = false;
             try {
                 entries.add(run(target, db, c, settings));
-            } catch (InterruptedException e) {
-                interrupted = true;
+            } catch (InterruptedException | MongoInterruptedException | OperationInterruptedException e) {
+                interrupted = true;   // while waiting, or inside a driver call (setting up, measuring the cost)
             } finally {
                 // the interrupt flag is cleared first, so that the drop can still talk to the server
                 interrupted |= Thread.interrupted();
@@ -278,6 +280,12 @@ public final class Comparison {
                 return null;
             }));
             TimeUnit.NANOSECONDS.sleep(settings.duration().toNanos());
+        } catch (InterruptedException e) {
+            // stop every writer, reader and background process of this contender before leaving
+            running.set(false);
+            pool.shutdownNow();
+            awaitQuietly(pool);
+            throw e;
         } finally {
             running.set(false);
         }
@@ -325,6 +333,22 @@ public final class Comparison {
                 percentile(sorted, 0.99), crashes.get(), rawReads.get(), rawAnomalies.get(), patternReads.get(),
                 hasPatternRead ? Optional.of(patternAnomalies.get()) : Optional.empty(), recovery, violations,
                 c.anomalies(), note);
+    }
+
+    /** Waits (bounded) for a stopped pool's threads to end; the caller was interrupted already. */
+    private static void awaitQuietly(ExecutorService pool) {
+        try {
+            if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
+                LoggerHolder.LOG.warn("a comparison's threads did not stop within 30 s of the interruption");
+            }
+        } catch (InterruptedException again) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The comparison's logger, created only when needed. */
+    private static final class LoggerHolder {
+        static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Comparison.class);
     }
 
     /** One step of a process: an operation, or a pass of background work. */
