@@ -34,6 +34,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.syncflag.internal.SyncEngine;
+import dev.consistencykit.syncflag.internal.SyncFields;
 
 /**
  * Keeps denormalized copies of a master document's fields in step with the master: a user renames themself, and
@@ -163,7 +164,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationId submit(MasterUpdate change) {
-        SyncEngine.Prepared p = engine.prepare(change);
+        SyncFields.Prepared p = engine.prepare(change);
         return calls.operation("submit", change.id().value(), () -> engine.submit(p));
     }
 
@@ -181,7 +182,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationResult apply(MasterUpdate change) {
-        SyncEngine.Prepared p = engine.prepare(change);
+        SyncFields.Prepared p = engine.prepare(change);
         return calls.operation("apply", change.id().value(), () -> engine.apply(p));
     }
 

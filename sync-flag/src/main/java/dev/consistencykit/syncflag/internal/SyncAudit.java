@@ -1,0 +1,151 @@
+package dev.consistencykit.syncflag.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.not;
+import static com.mongodb.client.model.Filters.or;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoCursor;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+
+import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.syncflag.SyncFlagConfig;
+import dev.consistencykit.syncflag.SyncFlagMetrics;
+import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncTarget;
+import dev.consistencykit.syncflag.SyncVerification;
+
+/**
+ * Reads for operators: verification of every copy against its master, interrupted operations, status and counters.
+ */
+public abstract class SyncAudit extends SyncRecovery {
+
+    SyncAudit(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+        super(config, database, clock, listener);
+    }
+
+    // ---------------------------------------------------------------- verify and status
+
+    /** Compares every copy of every master with its master; with {@code repair}, resyncs masters with stale copies. */
+    public SyncVerification verify(boolean repair) {
+        long start = System.nanoTime();
+        long masterCount = 0;
+        long copies = 0;
+        long stale = 0;
+        long staleMasters = 0;
+        long repaired = 0;
+        List<String> samples = new ArrayList<>();
+        try (MongoCursor<Document> cursor = masters.find().projection(masterProjection).batchSize(500).iterator()) {
+            while (cursor.hasNext()) {
+                Document master = cursor.next();
+                masterCount++;
+                long staleHere = 0;
+                for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+                    SyncTarget target = t.getKey();
+                    Object id = master.get("_id");
+                    copies += t.getValue().countDocuments(eq(target.path(target.idField()), id));
+                    long s = t.getValue().countDocuments(staleCopies(target, master));
+                    if (s > 0 && samples.size() < SyncVerification.MAX_SAMPLES) {
+                        samples.add(s + " document(s) of " + target.collection() + " hold stale copies of master " + id
+                                + " " + valuesOf(master));
+                    }
+                    staleHere += s;
+                }
+                stale += staleHere;
+                if (staleHere > 0) {
+                    staleMasters++;
+                    if (repair) {
+                        repaired += resync(master.get("_id"));
+                    }
+                }
+            }
+        }
+        if (stale > 0) {
+            LOG.warn("[{}] verify found {} stale copies of {} masters{}", config.name(), stale, staleMasters,
+                    repair ? "; repaired " + repaired : "");
+        }
+        return new SyncVerification(config.name(), masterCount, copies, stale, staleMasters, repaired, samples,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    Bson staleCopies(SyncTarget target, Document master) {
+        List<Bson> differs = new ArrayList<>();
+        for (Map.Entry<String, String> copy : target.copies().entrySet()) {
+            Value value = valueAt(master, copy.getKey());
+            differs.add(value.present() ? ne(copy.getValue(), value.value()) : exists(copy.getValue()));
+        }
+        Bson anyDiffers = differs.size() == 1 ? differs.get(0) : or(differs);
+        Object id = master.get("_id");
+        if (target.arrayField().isPresent()) {
+            return elemMatch(target.arrayField().get(), and(eq(target.idField(), id), anyDiffers));
+        }
+        return and(eq(target.idField(), id), anyDiffers);
+    }
+
+    Map<String, Object> valuesOf(Document master) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (String field : config.masterFields()) {
+            Value value = valueAt(master, field);
+            values.put(field, value.present() ? value.value() : "(missing)");
+        }
+        return values;
+    }
+
+    /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document master : masters.find(stale).projection(Projections.include(FLAG))
+                .sort(Sorts.ascending(FLAG_AT)).limit(limit)) {
+            Document flag = master.get(FLAG, Document.class);
+            out.add(new InterruptedOperation(master.get("_id"), "flagged", clock.ageOf(flag.getDate("at").toInstant()),
+                    config.masterCollection() + ", update " + flag.get("op")));
+        }
+        return out;
+    }
+
+    /** Operations by state, from the masters' remembered operations and their flags. */
+    public StrategyStatus status() {
+        long flagged = masters.countDocuments(exists(FLAG_AT));
+        Document oldest = masters.find(exists(FLAG_AT)).sort(Sorts.ascending(FLAG_AT))
+                .projection(Projections.include(FLAG_AT)).limit(1).first();
+        Optional<Duration> age = Optional.ofNullable(oldest)
+                .map(d -> d.get(FLAG, Document.class).getDate("at"))
+                .map(at -> clock.ageOf(at.toInstant()));
+        Document total = masters.aggregate(List.of(Aggregates.match(exists(OPS + ".id")), Aggregates.unwind("$" + OPS),
+                Aggregates.group(null, Accumulators.sum("n", 1)))).first();
+        long ops = total == null ? 0 : ((Number) total.get("n")).longValue();
+        Map<String, Long> counts = new HashMap<>();
+        counts.put(SYNCING, flagged);
+        counts.put(SYNCED, Math.max(0, ops - flagged));
+        return new StrategyStatus(config.name(), counts, flagged, age);
+    }
+
+    /** The counters since this engine was built. */
+    public SyncFlagMetrics metrics() {
+        return new SyncFlagMetrics(updates.sum(), propagations.sum(), copiesWritten.sum(), copiesRepaired.sum(),
+                flagsTakenOver.sum(), flagsLeft.sum());
+    }
+}
