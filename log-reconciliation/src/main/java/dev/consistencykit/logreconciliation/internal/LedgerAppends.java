@@ -1,0 +1,181 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.bson.Document;
+
+import com.google.common.hash.Hashing;
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.logreconciliation.Change;
+import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerListener;
+import dev.consistencykit.logreconciliation.LedgerTransaction;
+import dev.consistencykit.logreconciliation.SeqAllocation;
+
+/**
+ * Appending: a transaction checked, numbered in each account's log and inserted in one write.
+ */
+public abstract class LedgerAppends extends LedgerFields {
+
+    LedgerAppends(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
+        super(config, database, clock, listener);
+    }
+
+    // ---------------------------------------------------------------- append
+
+    /** A transaction checked and fingerprinted. */
+    public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {
+    }
+
+    /** Validates and fingerprints {@code tx}: nothing is sent. */
+    public Prepared prepare(LedgerTransaction tx) {
+        Objects.requireNonNull(tx, "transaction");
+        Inputs.operationId(config.name(), "id", tx.id().value());
+        StringBuilder canonical = new StringBuilder(tx.transfer() ? "T" : "E");
+        for (Change c : tx.changes()) {
+            canonical.append('|').append(c.account().length()).append(':').append(c.account()).append(':')
+                    .append(c.type()).append(':').append(c.value());
+        }
+        return new Prepared(tx, Hashing.sha256().hashString(canonical, StandardCharsets.UTF_8).toString()
+                .substring(0, 32), null);
+    }
+
+    /** The stored transaction once appended. */
+    public record Appended(Document doc, boolean fresh) {
+    }
+
+    /** Appends {@code p} (one write when the heads are known), idempotently for its id. */
+    public Appended append(Prepared p) {
+        Object id = p.tx().id().value();
+        Map<String, Long> seqs = new LinkedHashMap<>();
+        int collided = 0;
+        for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
+            for (Change c : p.tx().changes()) {
+                seqs.put(c.account(), nextSeq(c.account()));
+            }
+            Document doc = stored(p, seqs);
+            try {
+                config.retryPolicy().run(config.name(), id, "append", () -> ledger.updateOne(
+                        and(eq("_id", id), exists("proc", false)),
+                        Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
+                        new UpdateOptions().upsert(true)));
+                seqs.forEach(this::learn);
+                appended.increment();
+                int n = collided;
+                LOG.debug("[{}] appended {} at {} after {} collisions", config.name(), id, seqs, n);
+                notify(() -> listener.onAppended(p.tx().id(), n));
+                doc.put("_id", id);
+                return new Appended(doc, true);
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+            }
+            Document existing = byId(id);
+            if (existing != null) {
+                if (!p.fingerprint().equals(existing.getString("h"))) {
+                    throw new IdempotencyConflictException(config.name(), id, "transaction " + id
+                            + " is already in the ledger with other changes; nothing was written");
+                }
+                for (Document c : existing.getList(CHANGES, Document.class)) {
+                    learn(c.getString(ACCOUNT), c.getLong(SEQ));
+                }
+                // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm
+                // the write concern before reporting it appended
+                config.retryPolicy().run(config.name(), id, "confirm append",
+                        () -> WriteConcerns.confirm(ledger, id, config.name(), "append"));
+                return new Appended(existing, false);
+            }
+            // another writer took one of our sequence numbers: learn the heads again and retry
+            collided++;
+            collisions.increment();
+            for (String account : seqs.keySet()) {
+                heads.remove(account);
+            }
+        }
+        throw new ConsistencyException(config.name(), id, "could not append after " + MAX_APPEND_ATTEMPTS
+                + " sequence-number collisions; the accounts " + seqs.keySet() + " are too contended");
+    }
+
+    Document stored(Prepared p, Map<String, Long> seqs) {
+        List<Document> changes = new ArrayList<>();
+        for (Change c : p.tx().changes()) {
+            changes.add(new Document(ACCOUNT, c.account()).append(TYPE, c.type().name())
+                    .append(VALUE, c.signedValue()).append(SEQ, seqs.get(c.account())));
+        }
+        Document doc = new Document("proc", UNCOMMITTED).append("state", VALID).append("h", p.fingerprint())
+                .append("transfer", p.tx().transfer()).append(CHANGES, changes);
+        if (p.reverses() != null) {
+            doc.append("reverses", p.reverses());
+        }
+        return doc;
+    }
+
+    void learn(String account, long seq) {
+        heads.merge(account, seq, Math::max);
+    }
+
+    long nextSeq(String account) {
+        if (config.seqAllocation() == SeqAllocation.COUNTER) {
+            Document after = config.retryPolicy().execute(config.name(), account, "reserve seqId",
+                    () -> accounts.findOneAndUpdate(eq("_id", account),
+                            Updates.combine(Updates.inc(HEAD, 1L), Updates.currentDate("headAt")),
+                            new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+                                    .projection(Projections.include(HEAD))));
+            return after.getLong(HEAD);
+        }
+        Long cached = heads.get(account);
+        if (cached != null) {
+            return cached + 1;
+        }
+        return queryHead(account) + 1;
+    }
+
+    /** The highest seqId of {@code account}: the cache's (or checkpoint's), or a later one in the log. */
+    long queryHead(String account) {
+        headQueries.increment();
+        Document cache = config.retryPolicy().execute(config.name(), account, "read account",
+                () -> accounts.find(eq("_id", account)).first());
+        long floor = Math.max(longOf(cache, SEQ), checkpointSeq(cache));
+        // the tail after the cache: transactions holding a later change of this account, each projected to that
+        // change alone ($elemMatch projection; the positional one is wrong on the embedded server)
+        List<Document> tail = config.retryPolicy().execute(config.name(), account, "read head", () -> ledger.find(
+                elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
+                .projection(Projections.elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
+                .into(new ArrayList<>()));
+        long head = floor;
+        for (Document d : tail) {
+            for (Document c : d.getList(CHANGES, Document.class, List.of())) {
+                head = Math.max(head, c.getLong(SEQ));
+            }
+        }
+        heads.merge(account, head, Math::max);
+        return head;
+    }
+}

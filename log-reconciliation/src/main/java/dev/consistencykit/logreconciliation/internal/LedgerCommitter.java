@@ -1,0 +1,443 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.or;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.logreconciliation.Change;
+import dev.consistencykit.logreconciliation.ChangeType;
+import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerListener;
+import dev.consistencykit.logreconciliation.SeqAllocation;
+
+/**
+ * The committer: deciding transactions in log order, moving each account's cache, re-sequencing what cannot commit in place.
+ */
+public abstract class LedgerCommitter extends LedgerAppends {
+
+    LedgerCommitter(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
+        super(config, database, clock, listener);
+    }
+
+    // ---------------------------------------------------------------- commit
+
+    /** How a commit attempt ended. */
+    enum Step { DONE, BLOCKED, RETRY, FOREIGN }
+
+    /** The outcome of driving one transaction: committed (valid or not), or blocked on a missing predecessor. */
+    public record Committed(Document doc, boolean byThisCall, boolean blocked) {
+    }
+
+    /** Appends and commits {@code p}, committing its predecessors first where needed. */
+    public OperationResult apply(Prepared p) {
+        Appended a = append(p);
+        Committed c = commitChain(a.doc(), config.staleAfter());
+        return result(c.doc());
+    }
+
+    /** The result of a committed (or not yet committable) transaction. */
+    public OperationResult result(Document doc) {
+        OperationId id = new OperationId(doc.get("_id"));
+        if (!COMMITTED.equals(doc.getString("proc"))) {
+            return OperationResult.inFlight(id, UNCOMMITTED);
+        }
+        if (CANCELLED.equals(doc.getString("state"))) {
+            return OperationResult.aborted(id, CANCELLED, Optional.ofNullable(doc.getString("reason"))
+                    .orElse("cancelled"));
+        }
+        return OperationResult.committed(id, COMMITTED);
+    }
+
+    /**
+     * Commits {@code target} and, first, every uncommitted predecessor it waits on (the transaction holding each of its
+     * accounts' next seqId), with an explicit stack.
+     */
+    Committed commitChain(Document target, Duration gapAfter) {
+        Deque<Document> stack = new ArrayDeque<>();
+        stack.push(target);
+        boolean mine = false;
+        int steps = 0;
+        while (!stack.isEmpty()) {
+            if (++steps > MAX_CHAIN) {
+                throw new ConsistencyException(config.name(), target.get("_id"), "more than " + MAX_CHAIN
+                        + " predecessors to commit first");
+            }
+            Document tx = reread(stack.peek());
+            if (tx == null || COMMITTED.equals(tx.getString("proc"))) {
+                stack.pop();
+                continue;
+            }
+            Blocked blocked = new Blocked();
+            Step step = commitOne(tx, blocked);
+            if (step == Step.FOREIGN) {
+                // not an entry this ledger wrote (the collection is writable by others): never applied, left alone
+                return new Committed(rereadAnywhere(target), false, true);
+            }
+            if (step == Step.DONE) {
+                stack.pop();
+                mine |= stack.isEmpty();
+            } else if (step == Step.BLOCKED) {
+                Document predecessor = holder(blocked.account, blocked.seq);
+                if (predecessor != null && onStack(stack, predecessor.get("_id"))
+                        && config.seqAllocation() == SeqAllocation.COUNTER) {
+                    // a cycle: transactions that reserved their numbers in opposite orders wait for each other.
+                    // Move this one behind the others, then walk the chain again from the target: what the
+                    // transactions below it on the stack wait for has changed
+                    resequence(tx, Map.of());
+                    stack.clear();
+                    stack.push(target);
+                } else if (predecessor != null) {
+                    stack.push(predecessor);
+                } else if (config.seqAllocation() == SeqAllocation.COUNTER && olderThan(tx, gapAfter)) {
+                    // the transaction waiting reserved its number after the missing one: once it is this old, the
+                    // missing append is presumed dead (a late one collides with the filler and takes new numbers)
+                    fillGap(blocked.account, blocked.seq);
+                } else {
+                    LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
+                            tx.get("_id"), blocked.seq, blocked.account);
+                    return new Committed(rereadAnywhere(target), false, true);
+                }
+            }
+        }
+        return new Committed(rereadAnywhere(target), mine, false);
+    }
+
+    static boolean onStack(Deque<Document> stack, Object id) {
+        for (Document d : stack) {
+            if (Objects.equals(d.get("_id"), id)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Gives {@code tx}, still undecided, new sequence numbers after everything reserved so far (taken in one canonical
+     * order, by account name), in one compare-and-set on its exact changes, then fills the numbers it held (those the
+     * account caches have not passed) with cancelled gap entries. Its changes, values and id stay as they were, so a
+     * reader counts it exactly as before; it only moves behind the transactions it conflicted with. Used to break a
+     * wait cycle (numbers reserved from counters in opposite orders) and to repair an append made with a stale
+     * process-local head. If another committer decided or moved it first, nothing happens here.
+     *
+     * @param cacheSeqs the accounts' cache seqIds where known: a held number at or below its account's is not filled
+     */
+    void resequence(Document tx, Map<String, Long> cacheSeqs) {
+        Object id = tx.get("_id");
+        if (tx.getBoolean("decided", false)) {
+            return;
+        }
+        List<Document> old = tx.getList(CHANGES, Document.class);
+        Map<String, Long> fresh = new java.util.TreeMap<>();
+        old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
+        for (String account : List.copyOf(fresh.keySet())) {
+            heads.remove(account);
+            fresh.put(account, nextSeq(account));
+        }
+        List<Document> moved = new ArrayList<>();
+        for (Document c : old) {
+            moved.add(new Document(c).append(SEQ, fresh.get(c.getString(ACCOUNT))));
+        }
+        long changed;
+        try {
+            changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> ledger.updateOne(
+                    and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
+                    Updates.set(CHANGES, moved)).getMatchedCount());
+        } catch (MongoException e) {
+            if (!MongoErrors.isDuplicateKey(e)) {
+                throw e;
+            }
+            fresh.keySet().forEach(heads::remove);   // another append took a fresh number first: next pass
+            return;
+        }
+        if (changed == 0) {
+            return;
+        }
+        fresh.forEach(this::learn);
+        LOG.info("[{}] transaction {} moved from {} to {}", config.name(), id,
+                old.stream().map(c -> c.getString(ACCOUNT) + ":" + c.getLong(SEQ)).toList(), fresh);
+        for (Document c : old) {
+            if (c.getLong(SEQ) > cacheSeqs.getOrDefault(c.getString(ACCOUNT), 0L)) {
+                fillGap(c.getString(ACCOUNT), c.getLong(SEQ));
+            }
+        }
+    }
+
+    static final class Blocked {
+        private String account;
+        private long seq;
+    }
+
+    Document reread(Document tx) {
+        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx.get("_id")));
+    }
+
+    /**
+     * The transaction as it is now, in the ledger or, once an archiver moved it (only committed transactions are
+     * moved), in the archive.
+     */
+    Document rereadAnywhere(Document tx) {
+        Document now = reread(tx);
+        if (now != null) {
+            return now;
+        }
+        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read archived transaction",
+                () -> archive.find(eq("_id", tx.get("_id"))).first());
+    }
+
+    Document holder(String account, long seq) {
+        return config.retryPolicy().execute(config.name(), account, "find predecessor",
+                () -> ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
+    }
+
+    boolean olderThan(Document tx, Duration age) {
+        Date ts = tx.getDate("ts");
+        return ts != null && (age.isZero() || !ts.after(clock.cutoff(age)));
+    }
+
+    /**
+     * Why {@code tx}, read back from the log, is not an entry this ledger wrote, or null: anything read back from a
+     * collection others can write is input again before it drives a write.
+     */
+    String malformed(Document tx) {
+        if (!(tx.get(CHANGES) instanceof List<?> changes) || changes.isEmpty()) {
+            return "it has no changes array";
+        }
+        for (Object e : changes) {
+            if (!(e instanceof Document c)) {
+                return "a change is not a document";
+            }
+            try {
+                Change.checkAccount(config.name(), c.get(ACCOUNT) instanceof String a ? a : null);
+            } catch (InvalidInputException invalid) {
+                return "a change names no valid account (" + invalid.getMessage() + ")";
+            }
+            if (c.get(SEQ) != null && !(c.get(SEQ) instanceof Long)) {
+                return "a change's " + SEQ + " is not a long";
+            }
+            if (c.get(CACHE_BAL) != null && !(c.get(CACHE_BAL) instanceof Long)) {
+                return "a change's " + CACHE_BAL + " is not a long";
+            }
+        }
+        return null;
+    }
+
+    Step commitOne(Document tx, Blocked blocked) {
+        Object id = tx.get("_id");
+        String foreign = malformed(tx);
+        if (foreign != null) {
+            LOG.warn("[{}] log entry {} is left alone: {}", config.name(), Inputs.show(id), foreign);
+            return Step.FOREIGN;
+        }
+        List<Document> changes = tx.getList(CHANGES, Document.class);
+        if (!tx.getBoolean("decided", false)) {
+            Step decided = decide(tx, changes, blocked);
+            if (decided != Step.DONE) {
+                return decided;
+            }
+            tx = reread(tx);
+            if (!tx.getBoolean("decided", false)) {
+                return Step.RETRY;      // cancelled between our read and our decision: decide again
+            }
+            changes = tx.getList(CHANGES, Document.class);
+        }
+        // advance each account's cache by compare-and-set on its seqId: idempotent, in log order by construction
+        for (Document c : changes) {
+            String account = c.getString(ACCOUNT);
+            long seq = c.getLong(SEQ);
+            Bson previous = seq == 1 ? or(eq(SEQ, 0L), exists(SEQ, false)) : eq(SEQ, seq - 1);
+            Bson update = Updates.combine(Updates.set(SEQ, seq), Updates.set(BALANCE, c.getLong(CACHE_BAL)));
+            try {
+                config.retryPolicy().run(config.name(), account, "advance account", () -> accounts.updateOne(
+                        and(eq("_id", account), previous), update, new UpdateOptions().upsert(seq == 1)));
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                // the account exists and is already past seqId 0: advanced before
+            }
+        }
+        long marked = config.retryPolicy().execute(config.name(), id, "mark committed", () -> ledger.updateOne(
+                and(eq("_id", id), eq("proc", UNCOMMITTED)),
+                Updates.combine(Updates.set("proc", COMMITTED), Updates.currentDate("committedAt")))
+                .getModifiedCount());
+        if (marked > 0) {
+            boolean valid = VALID.equals(tx.getString("state"));
+            committed.increment();
+            if (!valid) {
+                cancelled.increment();
+            }
+            String reason = tx.getString("reason");
+            LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "cancelled: " + reason);
+            notify(() -> listener.onCommitted(new OperationId(id), valid, reason));
+        }
+        return Step.DONE;
+    }
+
+    /**
+     * Decides {@code tx} once every one of its accounts' caches stands just before its change: keeps it valid or
+     * cancels it by the overdraft rule, and records every change's {@code cacheBal}, in one compare-and-set. The caches
+     * cannot move until this transaction advances them, so every process computes the same decision.
+     */
+    Step decide(Document tx, List<Document> changes, Blocked blocked) {
+        Object id = tx.get("_id");
+        Set<String> names = new HashSet<>();
+        changes.forEach(c -> names.add(c.getString(ACCOUNT)));
+        Map<String, Document> caches = new HashMap<>();
+        config.retryPolicy().execute(config.name(), id, "read accounts", () -> accounts.find(in("_id", names))
+                .into(new ArrayList<>())).forEach(d -> caches.put(d.getString("_id"), d));
+        for (Document c : changes) {
+            long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
+            long seq = c.getLong(SEQ);
+            if (cacheSeq >= seq) {
+                // some process decided and began advancing: read the decision. Still undecided means the
+                // transaction holds a number the account's cache has passed: it was appended from a process-local
+                // head learned before an archive removed the entries whose unique keys would have refused it.
+                // Its numbers are moved to fresh ones; until then balance() counts it like any undecided change
+                Document now = reread(tx);
+                if (now != null && !now.getBoolean("decided", false)) {
+                    Document other = holder(c.getString(ACCOUNT), seq);
+                    if (other != null && !Objects.equals(other.get("_id"), id)) {
+                        throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
+                                + c.getString(ACCOUNT) + " is also held by transaction " + other.get("_id") + ": the"
+                                + " unique index on {changes.account, changes.seqId} is missing (call ensureIndexes())");
+                    }
+                    Map<String, Long> cacheSeqs = new HashMap<>();
+                    caches.forEach((account, cache) -> cacheSeqs.put(account, longOf(cache, SEQ)));
+                    resequence(now, cacheSeqs);
+                }
+                return Step.RETRY;
+            }
+            if (cacheSeq < seq - 1) {
+                blocked.account = c.getString(ACCOUNT);
+                blocked.seq = cacheSeq + 1;
+                return Step.BLOCKED;
+            }
+        }
+        String state = tx.getString("state");
+        String reason = tx.getString("reason");
+        List<Bson> sets = new ArrayList<>();
+        long[] after = new long[changes.size()];
+        boolean valid = VALID.equals(state);
+        for (int i = 0; i < changes.size() && valid; i++) {
+            Document c = changes.get(i);
+            long before = longOf(caches.get(c.getString(ACCOUNT)), BALANCE);
+            long value = c.getLong(VALUE);
+            try {
+                after[i] = Math.addExact(before, value);
+            } catch (ArithmeticException e) {
+                valid = false;
+                reason = "overflow: account " + c.getString(ACCOUNT) + " would overflow";
+                break;
+            }
+            if (value < 0 && config.overdraftFloor().isPresent() && after[i] < config.overdraftFloor().getAsLong()) {
+                valid = false;
+                reason = "overdraft: account " + c.getString(ACCOUNT) + " would go from " + before + " to "
+                        + after[i] + ", below the floor " + config.overdraftFloor().getAsLong();
+            }
+        }
+        for (int i = 0; i < changes.size(); i++) {
+            Document c = changes.get(i);
+            long before = longOf(caches.get(c.getString(ACCOUNT)), BALANCE);
+            sets.add(Updates.set(CHANGES + "." + i + "." + CACHE_BAL, valid ? after[i] : before));
+        }
+        sets.add(Updates.set("decided", true));
+        sets.add(Updates.set("state", valid ? VALID : CANCELLED));
+        if (reason != null) {
+            sets.add(Updates.set("reason", reason));
+        }
+        config.retryPolicy().run(config.name(), id, "decide", () -> ledger.updateOne(
+                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state)),
+                Updates.combine(sets)));
+        // whether this call or another decided, the transaction is decided now (or was cancelled meanwhile: retry)
+        return Step.DONE;
+    }
+
+    void fillGap(String account, long seq) {
+        Object id = "gap:" + account + ":" + seq;
+        Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELLED).append("reason", "gap")
+                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(new Document(ACCOUNT, account)
+                        .append(TYPE, ChangeType.CREDIT.name()).append(VALUE, 0L).append(SEQ, seq)));
+        try {
+            config.retryPolicy().run(config.name(), id, "fill gap", () -> ledger.updateOne(
+                    and(eq("_id", id), exists("proc", false)),
+                    Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
+                    new UpdateOptions().upsert(true)));
+            gapsFilled.increment();
+            LOG.info("[{}] filled the gap at seqId {} of {} left by an append that never happened", config.name(),
+                    seq, account);
+        } catch (MongoException e) {
+            if (!MongoErrors.isDuplicateKey(e)) {
+                throw e;
+            }
+            // filled already, or the late append arrived
+        }
+    }
+
+    /** Commits every transaction uncommitted for longer than {@code staleAfter}, in log order per account. */
+    public RecoveryReport commitPending(Duration staleAfter) {
+        long start = System.nanoTime();
+        Bson filter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
+                : and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter)));
+        int examined = 0;
+        int forward = 0;
+        int back = 0;
+        int skipped = 0;
+        List<Document> pending = config.retryPolicy().execute(config.name(), null, "find uncommitted",
+                () -> ledger.find(filter).sort(Sorts.ascending("ts")).projection(Projections.include("_id"))
+                        .into(new ArrayList<>()));
+        for (Document found : pending) {
+            examined++;
+            Committed c = commitChain(found, staleAfter);
+            if (c.blocked() || c.doc() == null) {
+                skipped++;
+            } else if (!c.byThisCall()) {
+                skipped++;
+            } else if (VALID.equals(c.doc().getString("state"))) {
+                forward++;
+            } else {
+                back++;
+            }
+        }
+        if (forward + back > 0) {
+            LOG.info("[{}] committer committed {} transactions ({} cancelled), {} already done or blocked",
+                    config.name(), forward + back, back, skipped);
+        }
+        return new RecoveryReport(config.name(), examined, forward, back, skipped,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+}

@@ -1,0 +1,114 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+
+import dev.consistencykit.core.Listeners;
+import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerListener;
+
+/**
+ * The ledger's stored fields, collections and counters, and the helpers every step uses: the base of the {@link LedgerEngine} layers.
+ */
+public abstract class LedgerFields {
+
+    /** Stored {@code proc} of a transaction not yet committed. */
+    public static final String UNCOMMITTED = "UNCOMMITTED";
+    /** Stored {@code proc} of a committed transaction. */
+    public static final String COMMITTED = "COMMITTED";
+    /** Stored {@code state} of a transaction whose changes count. */
+    public static final String VALID = "VALID";
+    /** Stored {@code state} of a transaction whose changes do not count. */
+    public static final String CANCELLED = "CANCELLED";
+
+    static final Logger LOG = LoggerFactory.getLogger(LedgerEngine.class);
+    static final String CHANGES = "changes";
+    static final String ACCOUNT = "account";
+    static final String SEQ = "seqId";
+    static final String VALUE = "value";
+    static final String TYPE = "type";
+    static final String CACHE_BAL = "cacheBal";
+    static final String BALANCE = "balance";
+    static final String HEAD = "head";
+    static final String CHECKPOINT = "checkpoint";
+    static final int MAX_APPEND_ATTEMPTS = 50;
+    static final int MAX_CHAIN = 10_000;
+
+    final LedgerConfig config;
+    final MongoCollection<Document> ledger;
+    final MongoCollection<Document> accounts;
+    final MongoCollection<Document> archive;
+    final MongoDatabase database;
+    final ConsistentBalances consistentBalances;
+    final ServerClock clock;
+    final LedgerListener listener;
+    final Map<String, Long> heads = new ConcurrentHashMap<>();
+
+    final LongAdder appended = new LongAdder();
+    final LongAdder collisions = new LongAdder();
+    final LongAdder headQueries = new LongAdder();
+    final LongAdder committed = new LongAdder();
+    final LongAdder cancelled = new LongAdder();
+    final LongAdder gapsFilled = new LongAdder();
+    final LongAdder archived = new LongAdder();
+
+    /** Builds the engine's state (see {@link LedgerEngine}). */
+    LedgerFields(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
+        database = ReadSettings.ownReads(database);
+        this.config = Objects.requireNonNull(config, "config");
+        this.ledger = database.getCollection(config.ledgerCollection());
+        this.accounts = database.getCollection(config.accountsCollection());
+        this.archive = database.getCollection(config.archiveCollection());
+        this.database = database;
+        this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.listener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /** The unique sequence index, the committer's and archiver's index, and the archive's. */
+    public void ensureIndexes() {
+        ledger.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
+                new IndexOptions().unique(true).name("account_seq"));
+        ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
+        archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
+                new IndexOptions().name("account_seq"));
+        PatternRegistry.register(database, new PatternRegistry.Registration("log-reconciliation", config.name(),
+                Map.of("ledger", config.ledgerCollection(), "accounts", config.accountsCollection(), "archive",
+                        config.archiveCollection()), Map.of()));
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    static long longOf(Document doc, String field) {
+        return doc != null && doc.get(field) instanceof Number n ? n.longValue() : 0L;
+    }
+
+    static long checkpointSeq(Document cache) {
+        return cache != null && cache.get(CHECKPOINT) instanceof Document cp ? longOf(cp, SEQ) : 0L;
+    }
+
+    void notify(Runnable call) {
+        Listeners.call(config.name(), call);
+    }
+
+    Document byId(Object id) {
+        return ledger.find(eq("_id", id)).first();
+    }
+}

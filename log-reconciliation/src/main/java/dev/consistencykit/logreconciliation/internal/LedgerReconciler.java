@@ -1,0 +1,133 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.or;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.bson.Document;
+
+import com.mongodb.client.MongoCursor;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerListener;
+import dev.consistencykit.logreconciliation.ReconcileReport;
+
+/**
+ * Reconciliation: folding an account's log from its checkpoint and proving (or repairing) its cache.
+ */
+public abstract class LedgerReconciler extends LedgerReads {
+
+    LedgerReconciler(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
+        super(config, database, clock, listener);
+    }
+
+    // ---------------------------------------------------------------- reconcile
+
+    /** Folds {@code account}'s log and compares it with the cache and every recorded {@code cacheBal}. */
+    public ReconcileReport reconcile(String account, boolean repair) {
+        Document cache = accounts.find(eq("_id", account)).first();
+        long cacheSeq = longOf(cache, SEQ);
+        long cacheBalance = longOf(cache, BALANCE);
+        long expected = checkpointSeq(cache) + 1;
+        long running = cache != null && cache.get(CHECKPOINT) instanceof Document cp ? longOf(cp, BALANCE) : 0L;
+        long atCache = expected - 1 == cacheSeq ? running : Long.MIN_VALUE;
+        long everything = running;
+        long head = expected - 1;
+        List<String> problems = new ArrayList<>();
+        List<String> repaired = new ArrayList<>();
+        long from = expected - 1;
+        try (MongoCursor<Document> changes = ledger.aggregate(List.of(
+                Aggregates.match(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, from)))),
+                Aggregates.unwind("$" + CHANGES),
+                Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), gt(CHANGES + "." + SEQ, from))),
+                Aggregates.sort(Sorts.ascending(CHANGES + "." + SEQ)))).iterator()) {
+            while (changes.hasNext()) {
+                Document d = changes.next();
+                Document c = d.get(CHANGES, Document.class);
+                long seq = c.getLong(SEQ);
+                head = Math.max(head, seq);
+                if (seq != expected) {
+                    problems.add(seq < expected ? "seqId " + seq + " appears twice (transaction " + d.get("_id") + ")"
+                            : "gap: seqIds " + expected + "…" + (seq - 1) + " are missing before transaction "
+                            + d.get("_id"));
+                    expected = seq;
+                }
+                expected++;
+                boolean valid = VALID.equals(d.getString("state"));
+                if (valid) {
+                    everything += c.getLong(VALUE);
+                }
+                if (c.get(CACHE_BAL) == null) {
+                    continue;   // not decided yet
+                }
+                if (valid) {
+                    running += c.getLong(VALUE);
+                }
+                if (c.getLong(CACHE_BAL) != running) {
+                    problems.add("transaction " + d.get("_id") + " records cacheBal " + c.getLong(CACHE_BAL)
+                            + " at seqId " + seq + "; the log says " + running);
+                    if (repair) {
+                        long fixed = running;
+                        ledger.updateOne(and(eq("_id", d.get("_id")), elemMatch(CHANGES, and(eq(ACCOUNT, account),
+                                eq(SEQ, seq)))), Updates.set(CHANGES + ".$." + CACHE_BAL, fixed));
+                        repaired.add("cacheBal of seqId " + seq + " set to " + fixed);
+                    }
+                }
+                if (seq == cacheSeq) {
+                    atCache = running;
+                }
+            }
+        }
+        if (cacheSeq > head) {
+            problems.add("the cache is ahead of the log: seqId " + cacheSeq + ", the log ends at " + head);
+        } else if (atCache != Long.MIN_VALUE && atCache != cacheBalance) {
+            problems.add("the cache holds balance " + cacheBalance + " at seqId " + cacheSeq + "; the log says "
+                    + atCache);
+            if (repair) {
+                long fixed = atCache;
+                accounts.updateOne(and(eq("_id", account), eq(SEQ, cacheSeq), eq(BALANCE, cacheBalance)),
+                        Updates.set(BALANCE, fixed));
+                repaired.add("cache balance set to " + fixed);
+            }
+        }
+        for (String problem : problems) {
+            LOG.warn("[{}] reconcile {}: {}", config.name(), account, problem);
+            notify(() -> listener.onMismatch(account, problem));
+        }
+        return new ReconcileReport(account, head, cacheSeq, cacheBalance,
+                atCache == Long.MIN_VALUE ? running : atCache, everything, problems, repaired);
+    }
+
+    /** Accounts whose log has a hole: found by one pass over every change. */
+    public List<String> accountsWithGaps() {
+        Map<String, Long> checkpoints = new HashMap<>();
+        accounts.find(exists(CHECKPOINT)).forEach(d -> checkpoints.put(d.getString("_id"), checkpointSeq(d)));
+        List<String> gaps = new ArrayList<>();
+        ledger.aggregate(List.of(Aggregates.unwind("$" + CHANGES), Aggregates.group("$" + CHANGES + "." + ACCOUNT,
+                Accumulators.sum("n", 1), Accumulators.max("max", "$" + CHANGES + "." + SEQ),
+                Accumulators.min("min", "$" + CHANGES + "." + SEQ)))).forEach(d -> {
+                    long n = ((Number) d.get("n")).longValue();
+                    long min = ((Number) d.get("min")).longValue();
+                    long max = ((Number) d.get("max")).longValue();
+                    long from = checkpoints.getOrDefault(d.getString("_id"), 0L) + 1;
+                    if (min > from || max - min + 1 != n) {
+                        gaps.add(d.getString("_id"));
+                    }
+                });
+        return gaps;
+    }
+}
