@@ -36,6 +36,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.jobqueue.internal.JobEngine;
+import dev.consistencykit.jobqueue.internal.JobRecording;
 
 /**
  * A durable job queue in a MongoDB collection: a multi-document change is written as one job, workers claim jobs
@@ -122,7 +123,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * @throws IdempotencyConflictException if its id or dedupe key belongs to a job with another type or payload
      */
     public OperationId enqueue(JobRequest job) {
-        JobEngine.Encoded encoded = engine.encode(job);
+        JobRecording.Encoded encoded = engine.encode(job);
         return calls.operation("enqueue", encoded.id(), () -> engine.enqueue(encoded));
     }
 
@@ -134,7 +135,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     @Override
     public OperationResult apply(JobRequest job) {
-        JobEngine.Encoded encoded = engine.encode(job);
+        JobRecording.Encoded encoded = engine.encode(job);
         return calls.applicationCode("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
@@ -165,7 +166,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                 : Inputs.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
         Bson update = businessUpdate == null ? null : Inputs.updateSpec(name(), "businessUpdate", businessUpdate,
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
-        JobEngine.Encoded encoded = engine.encode(job);
+        JobRecording.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
         MongoCollection<Document> bounded = bounded(business, calls.operationTimeout());
         return calls.operation("enqueue with a business write", encoded.id(),

@@ -22,6 +22,7 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.internal.JobEngine;
+import dev.consistencykit.jobqueue.internal.JobRunner;
 
 /**
  * Worker threads of a {@link JobQueue}: each claims the highest-priority due job, runs its handler while renewing its
@@ -88,7 +89,7 @@ public final class JobWorkers implements AutoCloseable {
     private final JobListener listener;
     private final ThreadFactory threadFactory;
     private final Thread[] threads;
-    private final List<AtomicReference<JobEngine.Claimed>> running = new ArrayList<>();
+    private final List<AtomicReference<JobRunner.Claimed>> running = new ArrayList<>();
     private final ScheduledExecutorService heartbeats;
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
@@ -133,7 +134,7 @@ public final class JobWorkers implements AutoCloseable {
         if (stopping) {
             return;
         }
-        AtomicReference<JobEngine.Claimed> current = running.get(slot);
+        AtomicReference<JobRunner.Claimed> current = running.get(slot);
         Thread t = threadFactory.newThread(() -> loop(current));
         if (t == null) {
             throw new IllegalStateException("the thread factory of " + name + " returned no thread");
@@ -149,20 +150,20 @@ public final class JobWorkers implements AutoCloseable {
         lastError.set(error.toString());
         LOG.error("[{}] worker thread {} died; replacing it", name, dead.getName(), error);
         Listeners.call(name, () -> listener.onWorkerDied(dead.getName(), error));
-        JobEngine.Claimed claimed = running.get(slot).getAndSet(null);
+        JobRunner.Claimed claimed = running.get(slot).getAndSet(null);
         if (claimed != null) {
             giveBack(claimed);
         }
         spawn(slot);
     }
 
-    private void loop(AtomicReference<JobEngine.Claimed> current) {
+    private void loop(AtomicReference<JobRunner.Claimed> current) {
         String owner = engine.newOwner();
         long idle = MIN_IDLE_MILLIS;
         long backoff = MIN_IDLE_MILLIS;
         while (!stopping) {
             try {
-                Optional<JobEngine.Claimed> claimed = calls.operation("claim", null,
+                Optional<JobRunner.Claimed> claimed = calls.operation("claim", null,
                         () -> engine.claim(owner, null));
                 backoff = MIN_IDLE_MILLIS;
                 if (claimed.isEmpty()) {
@@ -215,7 +216,7 @@ public final class JobWorkers implements AutoCloseable {
         Thread.sleep(millis);
     }
 
-    private void heartbeat(JobEngine.Claimed claimed) {
+    private void heartbeat(JobRunner.Claimed claimed) {
         try {
             calls.operation("heartbeat", claimed.claim().id(), () -> engine.heartbeat(claimed));
         } catch (RuntimeException e) {
@@ -226,7 +227,7 @@ public final class JobWorkers implements AutoCloseable {
         }
     }
 
-    private boolean giveBack(JobEngine.Claimed claimed) {
+    private boolean giveBack(JobRunner.Claimed claimed) {
         try {
             return calls.operation("give back job", claimed.claim().id(), () -> engine.release(claimed));
         } catch (ConsistencyException e) {
@@ -297,7 +298,7 @@ public final class JobWorkers implements AutoCloseable {
             }
             clean = false;
             t.interrupt();
-            JobEngine.Claimed claimed = running.get(i).get();
+            JobRunner.Claimed claimed = running.get(i).get();
             if (claimed == null) {
                 continue;
             }

@@ -1,0 +1,161 @@
+package dev.consistencykit.jobqueue.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+
+import java.time.Duration;
+import java.util.Date;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.JobState;
+
+/**
+ * Validating a job request and recording the job in one write.
+ */
+public abstract class JobRecording extends JobFields {
+
+    JobRecording(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        super(config, database, clock, listener, ownerIds, handlers);
+    }
+
+    // ---------------------------------------------------------------- validation and recording
+
+    /** A validated job in stored form (everything but the server-stamped times). */
+    public record Encoded(Object id, Document fields, Duration delay) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+    }
+
+    /** Validates {@code job}; nothing is written. */
+    public Encoded encode(JobRequest job) {
+        Object id = Inputs.operationId(config.name(), "job id", job.id().value());
+        String type = job.type();
+        if (type == null || type.isBlank()) {
+            throw new InvalidInputException(config.name(), "type", "type must not be "
+                    + (type == null ? "null" : "blank, was " + Inputs.show(type)));
+        }
+        Inputs.plainValue(config.name(), "type", new BsonString(type));
+        // stored as encoded and checked here, with the database's own codecs: a UUID or a POJO the caller's client
+        // stores is accepted, an operator hidden in a driver value is not, and a later change to the caller's
+        // document does not reach the queue
+        BsonDocument payload = Inputs.plainDocument(config.name(), "payload",
+                job.payload() == null ? new Document() : job.payload(), jobs.getCodecRegistry());
+        int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
+        if (maxAttempts < 1) {
+            throw new InvalidInputException(config.name(), "maxAttempts", "maxAttempts must be >= 1, was "
+                    + maxAttempts);
+        }
+        if (job.delay().isNegative()) {
+            throw new InvalidInputException(config.name(), "delay", "delay must be >= 0, was " + job.delay());
+        }
+        Document fields = new Document(TYPE, type).append(PAYLOAD, payload).append(PRIORITY, job.priority())
+                .append(ATTEMPTS, 0).append(MAX_ATTEMPTS, maxAttempts).append(TOKEN, 0L)
+                .append(STATE, JobState.TODO.name());
+        if (job.dedupeKey().isPresent()) {
+            String key = job.dedupeKey().get();
+            if (key.isBlank()) {
+                throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
+            }
+            Inputs.plainValue(config.name(), "dedupeKey", new BsonString(key));
+            fields.append(DEDUPE, key);
+        }
+        return new Encoded(id, fields, job.delay());
+    }
+
+    Bson recordUpdate(Encoded job) {
+        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job.delay())));
+        return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
+                Updates.currentDate(LAST_MODIFIED));
+    }
+
+    /** Records {@code job} (one write); a repeat with the same content returns the existing job's id. */
+    public OperationId enqueue(Encoded job) {
+        Object id = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
+            try {
+                UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)), recordUpdate(job),
+                        new UpdateOptions().upsert(true));
+                if (r.getUpsertedId() == null) {
+                    throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
+                            + " without a state under this id");
+                }
+                enqueued.increment();
+                return job.id();
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                return existing(job);
+            }
+        });
+        return new OperationId(id);
+    }
+
+    /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
+    Object existing(Encoded job) {
+        MongoCollection<Document> primary = jobs.withReadPreference(ReadPreference.primary());
+        Document byId = primary.find(eq("_id", job.id())).first();
+        String key = job.fields().getString(DEDUPE);
+        Document found = byId != null ? byId : key == null ? null : primary.find(eq(DEDUPE, key)).first();
+        if (found == null) {
+            throw new ConsistencyException(config.name(), job.id(), "enqueue hit a duplicate key but no job holds"
+                    + " its id or dedupe key");
+        }
+        boolean same = Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
+                && samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD))
+                && Objects.equals(found.getString(DEDUPE), key);
+        if (!same) {
+            String what = byId != null ? "job id " + job.id() : "dedupe key '" + key + "'";
+            throw new IdempotencyConflictException(config.name(), job.id(), what + " is already used by a job with"
+                    + " another type or payload (" + found.get("_id") + "); nothing was written");
+        }
+        // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the
+        // write concern before reporting it enqueued
+        WriteConcerns.confirm(jobs, found.get("_id"), config.name(), "enqueue");
+        return found.get("_id");
+    }
+
+    /** Equal as stored: both sides compared in BSON, as the database's codecs encode them. */
+    boolean samePayload(Object stored, Object requested) {
+        if (stored == null || requested == null) {
+            return stored == requested;
+        }
+        try {
+            return Inputs.encode(config.name(), "payload", stored, jobs.getCodecRegistry())
+                    .equals(Inputs.encode(config.name(), "payload", requested, jobs.getCodecRegistry()));
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package dev.consistencykit.jobqueue.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.ConditionalUpdates;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobState;
+
+/**
+ * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.
+ */
+public abstract class JobRecovery extends JobRunner {
+
+    JobRecovery(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        super(config, database, clock, listener, ownerIds, handlers);
+    }
+
+    // ---------------------------------------------------------------- sweeping and recovery
+
+    /**
+     * Requeues every {@code PROCESSING} job whose lease expired (every one, when {@code all}), or sends it dead if that
+     * was its last attempt; each by a compare-and-set on its fencing token, which it also bumps.
+     *
+     * @return {@code [requeued, dead, skipped]}
+     */
+    public int[] sweep(boolean all) {
+        Bson filter = all ? eq(STATE, JobState.PROCESSING.name())
+                : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+        int[] counts = new int[3];
+        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS))
+                .into(new ArrayList<>())) {
+            Object id = job.get("_id");
+            boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
+            Bson update = last
+                    ? Updates.combine(Updates.set(STATE, JobState.DEAD.name()), Updates.set(LAST_ERROR,
+                    "the worker lost its lease on the last attempt"), Updates.unset(OWNER), Updates.unset(LEASE),
+                    Updates.inc(TOKEN, 1L))
+                    : Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.set(LAST_ERROR,
+                    "the worker lost its lease"), Updates.unset(OWNER), Updates.unset(LEASE),
+                    Updates.inc(TOKEN, 1L));
+            long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
+            // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
+            Bson guard = all ? eq(STATE, JobState.PROCESSING.name())
+                    : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+            GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
+                    () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token, guard, update));
+            Document now = r.document().orElse(null);
+            boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
+                    && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
+                    && !JobState.PROCESSING.name().equals(now.getString(STATE)));
+            if (!ours) {
+                counts[2]++;
+            } else if (last) {
+                counts[1]++;
+                dead.increment();
+                notify(() -> listener.onDead(new OperationId(id), job.getString(TYPE),
+                        "the worker lost its lease on the last attempt"));
+            } else {
+                counts[0]++;
+                requeued.increment();
+                notify(() -> listener.onRequeued(new OperationId(id), job.getString(TYPE)));
+            }
+        }
+        if (counts[0] + counts[1] > 0) {
+            LOG.info("[{}] sweeper: {} jobs requeued, {} dead after losing their worker", config.name(), counts[0],
+                    counts[1]);
+        }
+        return counts;
+    }
+
+    /**
+     * Requeues jobs whose worker went quiet (every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
+     * those whose lease expired), then runs, in this thread, every job that has been due for {@code staleAfter}.
+     */
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        Checks.notNegative("staleAfter", staleAfter);
+        long start = System.nanoTime();
+        int[] swept = sweep(staleAfter.isZero());
+        int examined = swept[0] + swept[1] + swept[2];
+        int forward = 0;
+        int back = swept[1];
+        int skipped = swept[2];
+        String owner = newOwner();
+        Set<Object> seen = new HashSet<>();
+        Date cutoff = Date.from(clock.now().minus(staleAfter));
+        while (true) {
+            List<Document> due = jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)))
+                    .projection(Projections.include(STATE)).sort(Sorts.ascending(RUN_AT)).limit(100)
+                    .into(new ArrayList<>());
+            due.removeIf(d -> !seen.add(d.get("_id")));
+            if (due.isEmpty()) {
+                break;
+            }
+            for (Document d : due) {
+                examined++;
+                Optional<Claimed> claimed = claim(owner, d.get("_id"));
+                if (claimed.isEmpty()) {
+                    skipped++;
+                    continue;
+                }
+                switch (run(claimed.get()).state()) {
+                    case DONE -> forward++;
+                    case DEAD -> back++;
+                    default -> skipped++;
+                }
+            }
+        }
+        settleDone();
+        releaseAbandoned();
+        return new RecoveryReport(config.name(), examined, forward, back, skipped,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+}

@@ -1,0 +1,430 @@
+package dev.consistencykit.jobqueue.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.Claim;
+import dev.consistencykit.core.ConditionalUpdates;
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.LeaseLostException;
+import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.OnceEffects;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.jobqueue.JobContext;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobState;
+
+/**
+ * Claiming and running a job: the lease and fencing token, the handler's apply-once effects, completion.
+ */
+public abstract class JobRunner extends JobOutbox {
+
+    JobRunner(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        super(config, database, clock, listener, ownerIds, handlers);
+    }
+
+    // ---------------------------------------------------------------- claiming and running
+
+    /** A claimed job. */
+    public record Claimed(Claim claim, Document job) {
+
+        Object id() {
+            return job.get("_id");
+        }
+    }
+
+    Bson claimUpdate() {
+        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.name()), Updates.inc(ATTEMPTS, 1),
+                Updates.currentDate(CLAIMED));
+    }
+
+    /** Claims the highest-priority due job, or the given one. */
+    public Optional<Claimed> claim(String owner, Object onlyId) {
+        List<Bson> filters = new ArrayList<>();
+        if (onlyId != null) {
+            filters.add(eq("_id", onlyId));
+        }
+        filters.add(in(STATE, DUE_STATES));
+        filters.add(lte(RUN_AT, Date.from(clock.now())));
+        Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job",
+                () -> ConditionalUpdates.claim(jobs, and(filters), Sorts.orderBy(Sorts.descending(PRIORITY),
+                        Sorts.ascending(RUN_AT)), owner, config.lease(), clock, LEASE_FIELDS, claimUpdate()));
+        return claim.map(c -> new Claimed(c, c.document()));
+    }
+
+    /** Where running a job left it. */
+    public record Ran(Object id, JobState state, boolean lostLease) {
+    }
+
+    /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
+    public Ran run(Claimed claimed) {
+        Document job = claimed.job();
+        Object id = claimed.id();
+        String type = job.getString(TYPE);
+        JobHandler handler = handlers.get(type);
+        if (handler == null) {
+            return finishDead(claimed, "no handler is registered for job type '" + type + "'");
+        }
+        Context context = new Context(claimed);
+        String error;
+        try {
+            handler.handle(context);
+            return complete(claimed, context.recorded);
+        } catch (LeaseLostException lost) {
+            return lost(claimed);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            error = "interrupted: " + e;
+        } catch (Exception e) {
+            error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+        }
+        LOG.debug("[{}] job {} ({}) attempt {} failed: {}", config.name(), id, type, job.getInteger(ATTEMPTS), error);
+        return fail(claimed, error);
+    }
+
+    Ran complete(Claimed claimed, boolean recordedEffects) {
+        boolean effects = recordedEffects || !claimed.job().getList(EFFECTS, Object.class, List.of()).isEmpty();
+        Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.name()), Updates.currentDate(COMPLETED),
+                Updates.unset(OWNER), Updates.unset(LEASE));
+        GuardedResult r = fenced(claimed, "complete", effects ? Updates.combine(toDone,
+                Updates.set(UNSETTLED, true)) : toDone);
+        if (isOurs(r, claimed, JobState.DONE)) {
+            if (effects) {
+                settleEffects(claimed.id(), r.document().orElse(null));
+            }
+            done.increment();
+            notify(() -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+            return new Ran(claimed.id(), JobState.DONE, false);
+        }
+        return lost(claimed);
+    }
+
+    Ran fail(Claimed claimed, String error) {
+        Document job = claimed.job();
+        int attempt = job.getInteger(ATTEMPTS);
+        if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
+            return finishDead(claimed, error);
+        }
+        Date runAt = Date.from(clock.now().plus(backoff(attempt)));
+        GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.name()),
+                Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
+                Updates.unset(LEASE)));
+        if (isOurs(r, claimed, JobState.FAILED)) {
+            failed.increment();
+            notify(() -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt, error));
+            return new Ran(claimed.id(), JobState.FAILED, false);
+        }
+        return lost(claimed);
+    }
+
+    Ran finishDead(Claimed claimed, String error) {
+        GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.name()),
+                Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
+        if (isOurs(r, claimed, JobState.DEAD)) {
+            dead.increment();
+            LOG.warn("[{}] job {} ({}) is dead: {}", config.name(), claimed.id(), claimed.job().getString(TYPE), error);
+            notify(() -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE), error));
+            return new Ran(claimed.id(), JobState.DEAD, false);
+        }
+        return lost(claimed);
+    }
+
+    /**
+     * A write on the job fenced by this claim: its token orders the claims of one job, its owner tells apart two jobs
+     * enqueued under one id, one after the other was pruned, whose tokens both start again.
+     */
+    GuardedResult fenced(Claimed claimed, String what, Bson update) {
+        return config.retryPolicy().execute(config.name(), claimed.id(), what,
+                () -> ConditionalUpdates.fenced(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        and(eq(STATE, JobState.PROCESSING.name()), eq(OWNER, claimed.claim().owner())), update));
+    }
+
+    /** Applied now, or applied by our own earlier attempt whose reply was lost (same token, target state). */
+    static boolean isOurs(GuardedResult r, Claimed claimed, JobState target) {
+        if (r.outcome() == UpdateOutcome.APPLIED) {
+            return true;
+        }
+        Document now = r.document().orElse(null);
+        return now != null && target.name().equals(now.getString(STATE))
+                && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == claimed.claim().fencingToken();
+    }
+
+    Ran lost(Claimed claimed) {
+        leaseLost.increment();
+        notify(() -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+        Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
+        JobState state = now == null ? JobState.DONE : JobState.valueOf(now.getString(STATE));
+        LOG.debug("[{}] job {} was taken over; it is now {}", config.name(), claimed.id(), state);
+        return new Ran(claimed.id(), state, true);
+    }
+
+    Duration backoff(int attempt) {
+        double nominal = (double) config.retryBackoff().toMillis() * Math.pow(2, Math.max(0, attempt - 1));
+        double bounded = Math.min(nominal, (double) config.maxRetryBackoff().toMillis());
+        double jittered = bounded * (0.5 + ThreadLocalRandom.current().nextDouble());
+        long capped = (long) Math.min(jittered, (double) config.maxRetryBackoff().toMillis());
+        return Duration.ofMillis(Math.max(1, capped));
+    }
+
+    /** Renews a claimed job's lease. */
+    public void heartbeat(Claimed claimed) {
+        GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "heartbeat",
+                () -> ConditionalUpdates.renew(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        config.lease(), clock));
+        if (r.outcome() != UpdateOutcome.APPLIED) {
+            throw new LeaseLostException(config.name(), claimed.id(), claimed.claim().fencingToken(),
+                    "another worker took job " + claimed.id() + " over");
+        }
+    }
+
+    /** Gives a claimed job back (graceful shutdown): {@code TODO} again, due now, the attempt not counted. */
+    public boolean release(Claimed claimed) {
+        GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
+                () -> ConditionalUpdates.release(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.inc(ATTEMPTS, -1),
+                                Updates.inc(TOKEN, 1L))));
+        return r.outcome() == UpdateOutcome.APPLIED;
+    }
+
+    /** The nonce of one claim of a job: its owner and fencing token. */
+    static String nonce(Claimed claimed) {
+        return OnceEffects.nonce(claimed.claim().owner(), claimed.claim().fencingToken());
+    }
+
+    /**
+     * One effect of a job's handler, by the {@link OnceEffects} lifecycle: reserve the document for this claim, check
+     * (and record on the job) that the claim still holds the job, then apply under this claim's reservation. A worker
+     * that lost its lease, however long ago, cannot apply: its check fails, or its reservation was consumed, released
+     * or taken over by the worker that holds the job now.
+     */
+    UpdateOutcome applyEffect(Claimed claimed, String collectionName, MongoCollection<Document> target,
+                                      Object documentId, Bson update) {
+        Object jobId = claimed.id();
+        String nonce = nonce(claimed);
+        for (int round = 0; ; round++) {
+            GuardedResult reserved = config.retryPolicy().execute(config.name(), jobId, "reserve effect",
+                    () -> OnceEffects.reserveOne(target, EFFECT_MARKER, jobId, nonce, documentId, null));
+            if (reserved.outcome() == UpdateOutcome.MISSING) {
+                return UpdateOutcome.MISSING;
+            }
+            Document current = reserved.document().orElseThrow();
+            tidyLegacy(target, current, jobId);
+            EffectMarker.Evidence evidence = EFFECT_MARKER.evidence(current, jobId, nonce);
+            if (evidence == EffectMarker.Evidence.APPLIED) {
+                recordEffect(claimed, collectionName, documentId);
+                return UpdateOutcome.ALREADY_APPLIED;
+            }
+            if (evidence == EffectMarker.Evidence.RESERVED) {
+                break;
+            }
+            if (round >= 3) {
+                throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "job " + jobId
+                        + " is being applied to " + collectionName + "/" + documentId + " by another claim");
+            }
+            if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
+                String holder = EFFECT_MARKER.reservedBy(current, jobId);
+                if (OnceEffects.tokenOf(holder) > claimed.claim().fencingToken()) {
+                    // a later claim holds it: this one was taken over and must not take it back
+                    throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
+                            "a later claim of job " + jobId + " holds " + collectionName + "/" + documentId);
+                }
+                // an earlier claim of this job reserved it and lost its lease: make the reservation ours
+                config.retryPolicy().execute(config.name(), jobId, "take over effect",
+                        () -> OnceEffects.takeOver(target, EFFECT_MARKER, documentId, jobId, holder, nonce));
+            }
+        }
+        if (!recordEffect(claimed, collectionName, documentId)) {
+            config.retryPolicy().run(config.name(), jobId, "release effect",
+                    () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));
+            throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
+                    "another worker took job " + jobId + " over");
+        }
+        GuardedResult r = config.retryPolicy().execute(config.name(), jobId, "apply effect",
+                () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce,
+                        List.of(MarkerWrite.of(documentId, update))).get(documentId));
+        if (r.outcome() != UpdateOutcome.GUARD_FAILED) {
+            return r.outcome();
+        }
+        throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "another worker took job "
+                + jobId + " over before its effect on " + collectionName + "/" + documentId + " applied");
+    }
+
+    /**
+     * Records {@code documentId} among the job's effects, fenced by the claim's token: the ownership check of the
+     * lifecycle, and what lets completion (or {@link JobEngine#prune}) settle every document the job touched.
+     *
+     * @return whether this claim still holds the job
+     */
+    boolean recordEffect(Claimed claimed, String collectionName, Object documentId) {
+        Document effect = new Document("c", collectionName).append("id", documentId);
+        long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> jobs.updateOne(
+                and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
+                        eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.name())),
+                Updates.addToSet(EFFECTS, effect)).getMatchedCount());
+        return matched == 1;
+    }
+
+    /**
+     * Settles a done job's effects: pulls its applied mark (and any reservation an earlier claim left) from every
+     * document it recorded. Best effort: {@link JobEngine#prune} settles what a crash left.
+     */
+    void settleEffects(Object jobId, Document job) {
+        Map<String, List<Object>> byCollection = new HashMap<>();
+        for (Object e : job == null ? List.of() : job.getList(EFFECTS, Object.class, List.of())) {
+            if (e instanceof Document d && d.get("c") instanceof String c && d.get("id") != null) {
+                byCollection.computeIfAbsent(c, k -> new ArrayList<>()).add(d.get("id"));
+            }
+        }
+        for (Map.Entry<String, List<Object>> group : byCollection.entrySet()) {
+            MongoCollection<Document> target = collections.computeIfAbsent(group.getKey(), database::getCollection);
+            List<MarkerWrite> writes = group.getValue().stream().distinct().map(id -> MarkerWrite.of(id, null))
+                    .toList();
+            try {
+                Map<Object, GuardedResult> settled = config.retryPolicy().execute(config.name(), jobId,
+                        "settle effects", () -> OnceEffects.settle(target, EFFECT_MARKER, jobId, writes));
+                List<Object> stillReserved = new ArrayList<>();
+                settled.forEach((id, r) -> r.document().filter(d -> EFFECT_MARKER.reservedBy(d, jobId) != null)
+                        .ifPresent(d -> stillReserved.add(id)));
+                if (!stillReserved.isEmpty()) {
+                    config.retryPolicy().run(config.name(), jobId, "release effects",
+                            () -> OnceEffects.release(target, EFFECT_MARKER, jobId, null, stillReserved));
+                }
+            } catch (ConsistencyException | MongoException e) {
+                LOG.warn("[{}] job {} is done but settling its marks on {} failed ({}); recovery will", config.name(),
+                        jobId, group.getKey(), e.toString());
+                return;
+            }
+        }
+        config.retryPolicy().run(config.name(), jobId, "effects settled", () -> jobs.updateOne(
+                and(eq("_id", jobId), eq(UNSETTLED, true)), Updates.unset(UNSETTLED)));
+    }
+
+    /** Settles the effects of done jobs whose worker died before it could, oldest first. */
+    int settleDone() {
+        List<Document> unsettled = config.retryPolicy().execute(config.name(), null, "find unsettled jobs",
+                () -> jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
+                        .into(new ArrayList<>()));
+        int settled = 0;
+        for (Document job : unsettled) {
+            if (JobState.DONE.name().equals(job.getString(STATE))) {
+                settleEffects(job.get("_id"), job);
+                settled++;
+            }
+        }
+        return settled;
+    }
+
+    /**
+     * Marks of the earlier format (kept forever) are removed as they are met: when a document carries more than a
+     * few applied marks, those of jobs that are done (or pruned) are pulled. A done job never runs again.
+     */
+    void tidyLegacy(MongoCollection<Document> target, Document current, Object jobId) {
+        List<?> applied = Inputs.arrayOf(current, APPLIED_JOBS);
+        if (applied.size() <= TIDY_THRESHOLD) {
+            return;
+        }
+        // read back from a business document: only values that are job ids reach the query
+        List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId))
+                .filter(Inputs::isOperationId).map(id -> (Object) id).distinct().toList();
+        if (others.isEmpty()) {
+            return;
+        }
+        Set<Object> notDone = new HashSet<>();
+        jobs.withReadPreference(ReadPreference.primary()).find(and(in("_id", others),
+                ne(STATE, JobState.DONE.name()))).projection(Projections.include("_id"))
+                .forEach(d -> notDone.add(Inputs.idKey(d.get("_id"))));
+        List<Object> done = others.stream().filter(id -> !notDone.contains(Inputs.idKey(id))).toList();
+        if (!done.isEmpty()) {
+            LOG.info("[{}] removing {} marks of done jobs from document {}", config.name(), done.size(),
+                    current.get("_id"));
+            config.retryPolicy().run(config.name(), current.get("_id"), "tidy marks", () -> target.updateOne(
+                    eq("_id", current.get("_id")), Updates.pullAll(APPLIED_JOBS, done)));
+        }
+    }
+
+    final class Context implements JobContext {
+        private final Claimed claimed;
+        private volatile boolean recorded;
+
+        Context(Claimed claimed) {
+            this.claimed = claimed;
+        }
+
+        @Override
+        public OperationId id() {
+            return new OperationId(claimed.id());
+        }
+
+        @Override
+        public String type() {
+            return claimed.job().getString(TYPE);
+        }
+
+        @Override
+        public Document payload() {
+            return claimed.job().get(PAYLOAD, Document.class);
+        }
+
+        @Override
+        public int attempt() {
+            return claimed.job().getInteger(ATTEMPTS);
+        }
+
+        @Override
+        public long fencingToken() {
+            return claimed.claim().fencingToken();
+        }
+
+        @Override
+        public UpdateOutcome applyOnce(String collection, Object documentId, Bson update) {
+            Inputs.fieldName(config.name(), "collection", collection);
+            MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
+            Object id = Inputs.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
+            BsonDocument checked = Inputs.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
+                    EFFECT_FIELDS);
+            recorded = true;
+            return applyEffect(claimed, collection, target, id, checked);
+        }
+
+        @Override
+        public void heartbeat() {
+            JobRunner.this.heartbeat(claimed);
+        }
+    }
+}
