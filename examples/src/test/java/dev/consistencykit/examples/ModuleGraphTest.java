@@ -214,4 +214,18 @@ class ModuleGraphTest {
                     .containsPattern("<automatic.module.name>dev\\.consistencykit\\.[a-z]+(\\.[a-z0-9]+)?</automatic.module.name>");
         }
     }
+
+    @Test
+    void shouldKeepEveryMainSourceFileOfAPatternModuleShort() {
+        List<String> tooLong = new ArrayList<>();
+        for (String module : List.of("sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning")) {
+            for (Path file : javaFiles(module, "main")) {
+                long lines = read(file).lines().count();
+                if (lines > 450) {
+                    tooLong.add(module + "/" + root().resolve(module).relativize(file) + ": " + lines + " lines");
+                }
+            }
+        }
+        assertThat(tooLong).as("one idea per file, at most 450 lines (docs/ARCHITECTURE.md)").isEmpty();
+    }
 }

@@ -264,9 +264,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /**
-     * Requeues (or, on their last attempt, kills) jobs whose lease expired.
-     *
-     * @return the jobs requeued or killed
+     * Requeues (or kills, on their last attempt) jobs whose lease expired; returns how many.
      * @deprecated {@link #requeue(Duration)} with a non-zero threshold, which returns a report
      */
     @Deprecated(since = "0.1.0", forRemoval = true)
@@ -276,9 +274,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /**
-     * The same as {@link #requeue(Duration)}, as a count.
-     *
-     * @return the jobs requeued or killed
+     * The same as {@link #requeue(Duration)}, as a count of the jobs requeued or killed.
      * @deprecated {@link #requeue(Duration)}, which returns a report
      */
     @Deprecated(since = "0.1.0", forRemoval = true)

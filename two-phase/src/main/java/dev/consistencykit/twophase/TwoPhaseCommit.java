@@ -30,6 +30,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.twophase.internal.TransactionCodec;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
 /**
@@ -108,7 +109,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationId submit(TwoPhaseTransaction transaction) {
-        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
+        TransactionCodec.Encoded encoded = engine.encode(transaction, Map.of());
         return calls.operation("submit", encoded.id(), () -> engine.submit(encoded));
     }
 
@@ -126,7 +127,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationResult apply(TwoPhaseTransaction transaction) {
-        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
+        TransactionCodec.Encoded encoded = engine.encode(transaction, Map.of());
         return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
@@ -140,14 +141,14 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * @throws InvalidInputException       for a non-positive amount, equal accounts or ids that are not plain values
      */
     public OperationResult transfer(Transfer transfer) {
-        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+        TransactionCodec.Encoded encoded = engine.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
         return calls.operation("transfer", encoded.id(), () -> engine.apply(encoded));
     }
 
     /** Records a transfer for a worker to run; see {@link #transfer(Transfer)}. */
     public OperationId submitTransfer(Transfer transfer) {
-        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+        TransactionCodec.Encoded encoded = engine.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
         return calls.operation("submit transfer", encoded.id(), () -> engine.submit(encoded));
     }

@@ -1,0 +1,116 @@
+package dev.consistencykit.twophase.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.in;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.twophase.Participant;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
+import dev.consistencykit.twophase.TwoPhaseTransaction;
+
+/**
+ * Encoding and validating a transaction before its first write.
+ */
+public abstract class TransactionCodec extends TransactionFields {
+
+    TransactionCodec(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        super(config, database, clock, listener, ownerIds);
+    }
+
+    // ---------------------------------------------------------------- encoding and validation
+
+    /** A validated transaction, in its stored form. */
+    public record Encoded(Object id, String label, List<Document> participants, String spec) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+
+        /** Which documents take part, as stored for queries and inspection: {@code [{c, id}]}. */
+        List<Document> index() {
+            List<Document> index = new ArrayList<>();
+            for (Document p : participants) {
+                index.add(new Document(P_COLLECTION, p.get(P_COLLECTION)).append(P_ID, p.get(P_ID)));
+            }
+            return index;
+        }
+    }
+
+    static final JsonWriterSettings SPEC_JSON = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED)
+            .build();
+
+    /**
+     * The full participant specs, stored as one canonical extended-JSON string: a string is far cheaper for the server
+     * to copy on every state change than a tree of small documents, stays readable, and replays exactly (extended
+     * JSON keeps every BSON type). Equal transactions render equal strings.
+     */
+    static String spec(String label, List<Document> participants) {
+        return new Document(LABEL, label).append(PARTICIPANTS, participants).toJson(SPEC_JSON);
+    }
+
+    /**
+     * Validates {@code tx} and renders it in stored form; nothing is written.
+     *
+     * @param fundsPaths for each participant index, the field whose unmet condition means insufficient funds
+     */
+    public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
+        Object id = Inputs.operationId(config.name(), "transaction id", tx.id().value());
+        if (tx.participants().isEmpty()) {
+            throw new InvalidInputException(config.name(), "participants", "participants must not be empty: a"
+                    + " transaction needs at least one participant");
+        }
+        Set<List<Object>> seen = new HashSet<>();
+        List<Document> participants = new ArrayList<>();
+        for (int i = 0; i < tx.participants().size(); i++) {
+            Participant p = tx.participants().get(i);
+            String where = "participants[" + i + "]";
+            Inputs.fieldName(config.name(), where + ".collection", p.collection());
+            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId(), registry());
+            if (p.collection().equals(config.transactionsCollection())) {
+                throw new InvalidInputException(config.name(), where + ".collection", where
+                        + " must not be the transactions collection '" + p.collection() + "'");
+            }
+            if (!seen.add(List.of(p.collection(), Inputs.idKey(docId, registry())))) {
+                throw new InvalidInputException(config.name(), where, where + " names document " + p
+                        + " a second time; a document takes part in a transaction once");
+            }
+            Document entry = new Document(P_COLLECTION, p.collection()).append(P_ID, docId)
+                    .append(P_PRE, codec.encodeCondition(where + ".precondition", p.precondition()))
+                    .append(P_PREPARE, codec.encodeUpdate(where + ".prepare", p.prepare()))
+                    .append(P_COMMIT, codec.encodeUpdate(where + ".commit", p.commit()))
+                    .append(P_ROLLBACK, codec.encodeUpdate(where + ".rollback", p.rollback()));
+            String funds = fundsPaths.get(i);
+            if (funds != null) {
+                entry.append(P_FUNDS, funds);
+            }
+            participants.add(entry);
+        }
+        Inputs.fieldName(config.name(), "label", tx.label());
+        return new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
+    }
+
+    static Encoded decode(Document tx) {
+        String spec = tx.getString(SPEC);
+        List<Document> participants = spec == null ? List.of()
+                : Document.parse(spec).getList(PARTICIPANTS, Document.class);
+        return new Encoded(tx.get("_id"), tx.getString(LABEL), participants, spec);
+    }
+}

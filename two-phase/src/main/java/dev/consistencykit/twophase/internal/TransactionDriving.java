@@ -1,0 +1,218 @@
+package dev.consistencykit.twophase.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConditionalUpdates;
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.Transition;
+import dev.consistencykit.twophase.InsufficientFundsException;
+import dev.consistencykit.twophase.ParticipantMissingException;
+import dev.consistencykit.twophase.ParticipantRejectedException;
+import dev.consistencykit.twophase.PreconditionFailedException;
+import dev.consistencykit.twophase.TooManyPendingTransactionsException;
+import dev.consistencykit.twophase.TransactionCanceledException;
+import dev.consistencykit.twophase.TransactionState;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
+
+/**
+ * Driving a transaction through its states, and its result.
+ */
+public abstract class TransactionDriving extends TransactionSettlement {
+
+    TransactionDriving(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        super(config, database, clock, listener, ownerIds);
+    }
+
+    // ---------------------------------------------------------------- driving
+
+    /** Where a drive ended. */
+    record Outcome(TransactionState state, boolean lost, Document reason, boolean stillOurs) {
+
+        static Outcome of(TransactionState state, Document tx) {
+            return new Outcome(state, false, tx == null ? null : tx.get(REASON, Document.class), false);
+        }
+
+        static Outcome inFlight(TransactionState state) {
+            return new Outcome(state, true, null, false);
+        }
+    }
+
+    Outcome drive(Encoded tx, TransactionState start, String owner, long token, boolean rollBackPending) {
+        for (int round = 1; ; round++) {
+            Outcome outcome = driveOnce(tx, start, owner, token, rollBackPending);
+            if (!outcome.stillOurs() || round >= 5) {
+                return outcome;
+            }
+            // a step found this attempt's evidence gone while the record still names it: an owner taken over earlier,
+            // not yet aware of it, moved what it touched; the record says this attempt owns it, so drive on from there
+            LOG.debug("[{}] transaction {}: still ours after a lost step, driving on from {}", config.name(), tx.id(),
+                    outcome.state());
+            start = outcome.state();
+        }
+    }
+
+    Outcome driveOnce(Encoded tx, TransactionState start, String owner, long token,
+                              boolean rollBackPending) {
+        TransactionState state = start;
+        try {
+            while (true) {
+                switch (state) {
+                    case INITIAL, PENDING -> {
+                        if (rollBackPending) {
+                            state = decide(tx, owner, token, TransactionState.CANCELING, reason(STALE, null,
+                                    "recovered after going stale in pending"));
+                            break;
+                        }
+                        Prepared prepared = prepareAll(tx, owner, token, nonce(owner, token));
+                        if (prepared.lost()) {
+                            releaseOwn(tx, nonce(owner, token));
+                            Document now = readPrimary(tx.id());
+                            throw new LostOwnership(now);
+                        }
+                        state = prepared.failure() == null ? decide(tx, owner, token, TransactionState.APPLIED, null)
+                                : decide(tx, owner, token, TransactionState.CANCELING, prepared.failure());
+                    }
+                    case APPLIED -> {
+                        commitAll(tx, token);
+                        state = finish(tx, owner, token, TransactionState.APPLIED, TransactionState.DONE);
+                    }
+                    case CANCELING -> {
+                        rollbackAll(tx);
+                        state = finish(tx, owner, token, TransactionState.CANCELING, TransactionState.CANCELED);
+                    }
+                    case DONE -> {
+                        committed.increment();
+                        notify(() -> listener.onCommitted(tx.operationId()));
+                        return new Outcome(TransactionState.DONE, false, null, false);
+                    }
+                    case CANCELED -> {
+                        Document done = readPrimary(tx.id());
+                        Document reason = done == null ? null : done.get(REASON, Document.class);
+                        canceled.increment();
+                        String code = reason == null ? null : reason.getString("code");
+                        notify(() -> listener.onCanceled(tx.operationId(), code));
+                        return new Outcome(TransactionState.CANCELED, false, reason, false);
+                    }
+                    default -> throw new IllegalStateException("unknown state " + state);
+                }
+            }
+        } catch (LostOwnership lost) {
+            leaseLost.increment();
+            notify(() -> listener.onLeaseLost(tx.operationId()));
+            Document now = lost.current;
+            if (now == null) {
+                return Outcome.inFlight(state);
+            }
+            TransactionState current = TransactionState.fromStored(now.getString(STATE));
+            if (!current.isTerminal() && owner.equals(now.getString(OWNER))
+                    && Objects.equals(now.get(TOKEN), token)) {
+                return new Outcome(current, true, null, true);
+            }
+            LOG.debug("[{}] transaction {} taken over by {}, now {}", config.name(), tx.id(), now.get(OWNER),
+                    current);
+            return current.isTerminal() ? Outcome.of(current, now) : Outcome.inFlight(current);
+        }
+    }
+
+    /** The decision: one fenced compare-and-set from {@code pending}. */
+    TransactionState decide(Encoded tx, String owner, long token, TransactionState to, Document reason) {
+        Bson extra = reason == null ? null : Updates.set(REASON, reason);
+        return move(tx, owner, token, TransactionState.PENDING, to, extra);
+    }
+
+    TransactionState finish(Encoded tx, String owner, long token, TransactionState from,
+                                    TransactionState to) {
+        return move(tx, owner, token, from, to, null);
+    }
+
+    /**
+     * A state change carrying this drive's owner and fencing token: the token orders owners of one transaction, the
+     * owner (unique per drive) tells two transactions apart that were recorded under the same id, one after the
+     * other was pruned, whose tokens both start at 1.
+     */
+    TransactionState move(Encoded tx, String owner, long token, TransactionState from, TransactionState to,
+                                  Bson extra) {
+        List<Bson> updates = new ArrayList<>();
+        updates.add(Updates.push(HISTORY, to.stored()));
+        updates.add(Updates.set(LEASE, leaseExpiry()));
+        if (extra != null) {
+            updates.add(extra);
+        }
+        Transition transition = Transition.of(STATE, from.stored(), to.stored())
+                .guardedBy(and(eq(TOKEN, token), eq(OWNER, owner)))
+                .alsoUpdating(Updates.combine(updates)).returningNothing();
+        GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
+                + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
+        Document doc = result.document().orElse(null);
+        switch (result.outcome()) {
+            case APPLIED:
+                LOG.debug("[{}] transaction {} {} -> {}", config.name(), tx.id(), from.stored(), to.stored());
+                return to;
+            case MISSING:
+                throw new ConsistencyException(config.name(), tx.id(), "the transaction document disappeared while"
+                        + " in " + from.stored());
+            default:
+                if (doc != null && ConditionalUpdates.tokenOf(doc, tokenFields()) == token
+                        && owner.equals(doc.getString(OWNER))) {
+                    // our own earlier attempt applied (its reply was lost), or we are behind our own state
+                    return TransactionState.fromStored(doc.getString(STATE));
+                }
+                throw new LostOwnership(doc);
+        }
+    }
+
+    static dev.consistencykit.core.LeaseFields tokenFields() {
+        return new dev.consistencykit.core.LeaseFields(OWNER, LEASE, TOKEN);
+    }
+
+    // ---------------------------------------------------------------- results
+
+    OperationResult toResult(Encoded tx, Outcome outcome, boolean throwOnPrecondition) {
+        OperationId id = tx.operationId();
+        return switch (outcome.state()) {
+            case DONE -> OperationResult.committed(id, TransactionState.DONE.stored());
+            case CANCELED -> {
+                Document reason = outcome.reason();
+                String code = reason == null ? null : reason.getString("code");
+                String message = reason == null ? "canceled" : reason.getString("message");
+                if (throwOnPrecondition && code != null && CALLER_REASONS.contains(code)) {
+                    throw canceledException(id, code, reason.getString("participant"), message);
+                }
+                yield OperationResult.aborted(id, TransactionState.CANCELED.stored(), message);
+            }
+            default -> OperationResult.inFlight(id, outcome.state().stored());
+        };
+    }
+
+    TransactionCanceledException canceledException(OperationId id, String code, String participant,
+                                                           String message) {
+        return switch (code) {
+            case INSUFFICIENT_FUNDS -> new InsufficientFundsException(config.name(), id, code, participant, message);
+            case PARTICIPANT_MISSING -> new ParticipantMissingException(config.name(), id, code, participant, message);
+            case TOO_MANY_PENDING -> new TooManyPendingTransactionsException(config.name(), id, code, participant,
+                    message);
+            case PARTICIPANT_REJECTED -> new ParticipantRejectedException(config.name(), id, code, participant,
+                    message);
+            default -> new PreconditionFailedException(config.name(), id, code, participant, message);
+        };
+    }
+}

@@ -1,0 +1,92 @@
+package dev.consistencykit.twophase.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.twophase.TransactionState;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
+
+/**
+ * Recording the intent: the transaction document, in one write.
+ */
+public abstract class TransactionRecording extends TransactionCodec {
+
+    TransactionRecording(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        super(config, database, clock, listener, ownerIds);
+    }
+
+    // ---------------------------------------------------------------- recording the intent
+
+    record Recorded(boolean inserted, Document existing) {
+    }
+
+    /**
+     * Records {@code tx} with one upsert whose filter never matches an existing document, so a reused id is a
+     * duplicate-key error rather than a change to the existing transaction.
+     */
+    Recorded record(Encoded tx, TransactionState state, String owner) {
+        Document fields = new Document(STATE, state.stored()).append(LABEL, tx.label())
+                .append(PARTICIPANTS, tx.index()).append(SPEC, tx.spec()).append(HISTORY, List.of(state.stored()))
+                .append(TOKEN, owner == null ? 0L : 1L);
+        if (owner != null) {
+            fields.append(OWNER, owner).append(LEASE, leaseExpiry());
+        }
+        Bson update = Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(CREATED),
+                Updates.currentDate(LAST_MODIFIED));
+        Document existing = config.retryPolicy().execute(config.name(), tx.id(), "record transaction", () -> {
+            try {
+                UpdateResult r = transactions.updateOne(and(eq("_id", tx.id()), exists(STATE, false)), update,
+                        new UpdateOptions().upsert(true));
+                if (r.getUpsertedId() != null) {
+                    return null;
+                }
+                throw new ConsistencyException(config.name(), tx.id(), "recording the transaction matched an"
+                        + " existing document without a state; the transactions collection holds foreign data");
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                return readPrimary(tx.id());
+            }
+        });
+        if (existing == null) {
+            return new Recorded(true, null);
+        }
+        // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the write
+        // concern before going on from it
+        config.retryPolicy().run(config.name(), tx.id(), "confirm record",
+                () -> WriteConcerns.confirm(transactions, tx.id(), config.name(), "record transaction"));
+        if (!tx.spec().equals(existing.getString(SPEC))) {
+            throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
+                    + " is already used by a transaction with other participants; nothing was written");
+        }
+        return new Recorded(false, existing);
+    }
+
+    Document readPrimary(Object id) {
+        return transactions.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+    }
+
+}

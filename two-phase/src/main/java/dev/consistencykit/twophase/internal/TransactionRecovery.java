@@ -1,0 +1,136 @@
+package dev.consistencykit.twophase.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Sorts;
+
+import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.twophase.CommitStuckException;
+import dev.consistencykit.twophase.StalePendingPolicy;
+import dev.consistencykit.twophase.TransactionState;
+import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
+
+/**
+ * Recovery: taking over stale transactions and finishing or undoing them.
+ */
+public abstract class TransactionRecovery extends TransactionDriving {
+
+    TransactionRecovery(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        super(config, database, clock, listener, ownerIds);
+    }
+
+    // ---------------------------------------------------------------- recovery
+
+    /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
+    public RecoveryReport recover(Duration staleAfter) {
+        Objects.requireNonNull(staleAfter, "staleAfter");
+        Checks.notNegative("staleAfter", staleAfter);
+        long start = System.nanoTime();
+        // Zero means every transaction not terminal: a time filter would miss one stamped by the server within the
+        // error of our estimate of server time.
+        Bson stale = staleAfter.isZero() ? in(STATE, IN_FLIGHT)
+                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)));
+        int examined = 0;
+        int forward = 0;
+        int back = 0;
+        int skipped = 0;
+        Set<Object> seen = new HashSet<>();
+        while (true) {
+            List<Document> batch = transactions.find(stale)
+                    .projection(Projections.include(STATE, TOKEN, LAST_MODIFIED))
+                    .sort(Sorts.ascending(LAST_MODIFIED)).limit(RECOVERY_BATCH).into(new ArrayList<>());
+            batch.removeIf(d -> !seen.add(d.get("_id")));
+            if (batch.isEmpty()) {
+                break;
+            }
+            for (Document candidate : batch) {
+                examined++;
+                switch (recoverOne(candidate)) {
+                    case DONE -> forward++;
+                    case CANCELED -> back++;
+                    default -> skipped++;
+                }
+            }
+        }
+        releaseAbandoned();
+        RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
+                Duration.ofNanos(System.nanoTime() - start));
+        if (examined > 0) {
+            LOG.info("[{}] recovery: {} stale transactions, {} rolled forward, {} rolled back, {} left to others",
+                    config.name(), examined, forward, back, skipped);
+        }
+        return report;
+    }
+
+    TransactionState recoverOne(Document candidate) {
+        TransactionState from = TransactionState.fromStored(candidate.getString(STATE));
+        String owner = ownerIds.get();
+        Optional<Document> claimed = takeOver(candidate, owner);
+        if (claimed.isEmpty()) {
+            return from;
+        }
+        Document doc = claimed.get();
+        Encoded tx = decode(doc);
+        TransactionState state = TransactionState.fromStored(doc.getString(STATE));
+        boolean rollBack = from == TransactionState.PENDING
+                && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
+        Outcome outcome;
+        try {
+            outcome = drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
+        } catch (CommitStuckException stuck) {
+            return TransactionState.APPLIED;
+        }
+        if (outcome.state() == TransactionState.DONE) {
+            recoveredForward.increment();
+        } else if (outcome.state() == TransactionState.CANCELED) {
+            recoveredBack.increment();
+        }
+        LOG.info("[{}] recovered transaction {}: {} -> {}", config.name(), tx.id(), from.stored(),
+                outcome.state().stored());
+        TransactionState end = outcome.lost() ? from : outcome.state();
+        notify(() -> listener.onRecovered(tx.operationId(), from, end));
+        return outcome.lost() ? from : outcome.state();
+    }
+
+    /** Takes {@code seen} over by a compare-and-set on its state and fencing token; empty if another won. */
+    Optional<Document> takeOver(Document seen, String owner) {
+        boolean initial = TransactionState.INITIAL.stored().equals(seen.getString(STATE));
+        Bson filter = and(eq("_id", seen.get("_id")), eq(STATE, seen.getString(STATE)),
+                eq(TOKEN, seen.get(TOKEN)));
+        Document claimed = config.retryPolicy().execute(config.name(), seen.get("_id"), "take over transaction",
+                () -> transactions.findOneAndUpdate(filter, claimUpdate(owner, initial),
+                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false)));
+        if (claimed == null) {
+            // a retried claim whose first attempt applied finds the token moved on: ours if the owner is ours
+            Document now = readPrimary(seen.get("_id"));
+            if (now != null && owner.equals(now.getString(OWNER))) {
+                return Optional.of(now);
+            }
+            return Optional.empty();
+        }
+        return Optional.of(claimed);
+    }
+}
