@@ -379,6 +379,13 @@ public final class ChaosRunner {
             return this;
         }
 
+        /** The workload's seed, operations (each with its worker's seeded random), recovery and invariants. */
+        public Builder workload(Workload value) {
+            Objects.requireNonNull(value, "workload");
+            return setup(value::seed).operation(ctx -> value.operate(ctx.database(), ctx.random()))
+                    .recovery(value::recover).invariants(value::invariants);
+        }
+
         /** Creates the run's data on its fresh database. */
         public Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");

@@ -337,6 +337,13 @@ public final class CrashPointExplorer {
             return this;
         }
 
+        /** The workload's seed, one operation (its random seeded with 0), its recovery and its invariants. */
+        public Builder workload(Workload value) {
+            Objects.requireNonNull(value, "workload");
+            return setup(value::seed).operation(db -> value.operate(db, new java.util.Random(0)))
+                    .recovery(value::recover).invariants(value::invariants);
+        }
+
         /** Creates the scenario's data on a fresh database (no faults). */
         public Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");

@@ -328,6 +328,16 @@ public final class InterleavingExplorer {
             return this;
         }
 
+        /**
+         * The workload's seed, one operation (its random seeded with 0), its recovery as the finish and its
+         * invariants; add the actors with {@link #actor}.
+         */
+        public Builder workload(Workload value) {
+            Objects.requireNonNull(value, "workload");
+            return setup(value::seed).operation(db -> value.operate(db, new java.util.Random(0)))
+                    .finish(value::recover).invariants(value::invariants);
+        }
+
         /** Seeds each fresh database. */
         public Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");

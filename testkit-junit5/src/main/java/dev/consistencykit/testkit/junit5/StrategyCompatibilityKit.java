@@ -18,6 +18,7 @@ import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.Workload;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.OperationId;
@@ -230,22 +231,46 @@ public abstract class StrategyCompatibilityKit<C> {
         assertThat(DatabaseSnapshot.of(database).documentCount()).isZero();
     }
 
+    /**
+     * This strategy as a {@link Workload}: seeded, one operation ({@link #change} of a fixed id, applied), recovery of
+     * everything in flight, and the invariants plus "nothing left in flight"; what the crash exploration runs, and
+     * what a pattern's own explorers and chaos runs can take too.
+     */
+    protected Workload workload() {
+        OperationId id = OperationId.of("kit-crash");
+        return new Workload() {
+            @Override
+            public void seed(MongoDatabase database) {
+                ready(database);
+            }
+
+            @Override
+            public void operate(MongoDatabase database, java.util.Random random) {
+                newStrategy(database).apply(change(id));
+            }
+
+            @Override
+            public void recover(MongoDatabase database) {
+                newStrategy(database).recover(Duration.ZERO);
+            }
+
+            @Override
+            public List<String> invariants(MongoDatabase database) {
+                List<String> problems = new java.util.ArrayList<>(StrategyCompatibilityKit.this.invariants(database));
+                long inFlight = newStrategy(database).status().inFlight();
+                if (inFlight != 0) {
+                    problems.add(inFlight + " operations still in flight after recovery");
+                }
+                return problems;
+            }
+        };
+    }
+
     @Test
     void shouldKeepInvariantsWhenCrashedAtEveryWriteSite(MongoClient client) {
-        OperationId id = OperationId.of("kit-crash");
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name(getClass().getSimpleName())
-                .setup(db -> ready(db))
-                .operation(db -> newStrategy(db).apply(change(id)))
-                .recovery(db -> newStrategy(db).recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new java.util.ArrayList<>(invariants(db));
-                    long inFlight = newStrategy(db).status().inFlight();
-                    if (inFlight != 0) {
-                        problems.add(inFlight + " operations still in flight after recovery");
-                    }
-                    return problems;
-                })
+                .workload(workload())
                 .modes(faultModes())
                 .build()
                 .explore();
