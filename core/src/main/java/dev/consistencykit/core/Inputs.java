@@ -296,8 +296,12 @@ public final class Inputs {
 
     /** Whether {@code name} passes {@link #fieldName}: for names read back, which are input again. */
     public static boolean isFieldName(String name) {
-        return name != null && !name.isBlank() && !name.startsWith("$") && name.indexOf('.') < 0
-                && name.indexOf('\0') < 0;
+        try {
+            fieldName(null, "field", name);
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
     }
 
     /**

@@ -302,7 +302,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public List<MaintenanceStep> maintenance() {
-        return List.of(MaintenanceStep.of(name() + " commit pending", Duration.ofSeconds(5), this::recover));
+        return List.of(MaintenanceStep.of(name() + " recover", Duration.ofSeconds(5), this::recover));
     }
 
     @Override

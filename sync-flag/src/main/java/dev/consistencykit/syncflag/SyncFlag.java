@@ -282,7 +282,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     /** The sweeper every 10 s: flags older than {@code staleAfter} are propagated. */
     @Override
     public List<MaintenanceStep> maintenance() {
-        return List.of(MaintenanceStep.of(name() + " sweep", Duration.ofSeconds(10), this::recover));
+        return List.of(MaintenanceStep.of(name() + " recover", Duration.ofSeconds(10), this::recover));
     }
 
     @Override

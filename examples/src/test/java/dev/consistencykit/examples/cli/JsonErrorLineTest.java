@@ -2,7 +2,6 @@ package dev.consistencykit.examples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -56,7 +55,6 @@ class JsonErrorLineTest {
     @MethodSource("failures")
     void shouldEndWithAJsonErrorLineCarryingTheExitCode(List<String> args, int exitCode, String reason) {
         String[] withJson = Stream.concat(Stream.of("--json"), args.stream()).toArray(String[]::new);
-        long start = System.nanoTime();
 
         CliTestSupport.Run run = CliTestSupport.run(withJson);
 
@@ -67,10 +65,6 @@ class JsonErrorLineTest {
         assertThat(last.getString("error")).contains(reason);
         assertThat(run.err()).startsWith("consistency-kit: ").doesNotContain("\tat ").doesNotContain("Exception:");
         assertThat(run.out() + run.err()).doesNotContain("s3cretPW").doesNotContain("alice:").doesNotContain("bob:");
-        if (exitCode == ExitCodes.SERVER_UNREACHABLE) {
-            // 300 ms configured; the driver's own default would wait 30 s before the first failure
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(25));
-        }
     }
 
     @Test
