@@ -1,5 +1,6 @@
 package dev.consistencykit.examples;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import java.util.List;
@@ -9,9 +10,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 
 /**
  * The module graph and the {@code internal} rule, checked on compiled classes (every reference counts, qualified
@@ -96,6 +102,27 @@ class ArchitectureTest {
         noClasses().that().resideInAnyPackage(library)
                 .should().accessField(System.class, "out").orShould().accessField(System.class, "err")
                 .orShould().callMethod(Throwable.class, "printStackTrace")
+                .check(MAIN);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("patterns")
+    void shouldBuildEveryConfigurationThroughItsBuilderOnly(String pattern) {
+        classes().that().resideInAPackage("dev.consistencykit." + pattern).and().haveSimpleNameEndingWith("Config")
+                .should(new ArchCondition<JavaClass>(
+                        "not be a record and have no public constructor") {
+                    @Override
+                    public void check(JavaClass item, ConditionEvents events) {
+                        boolean publicConstructor = item.getConstructors().stream().anyMatch(c -> c.getModifiers()
+                                .contains(JavaModifier.PUBLIC));
+                        boolean record = item.reflect().isRecord();
+                        if (publicConstructor || record) {
+                            events.add(SimpleConditionEvent.violated(item,
+                                    item.getName() + (record ? " is a record" : " has a public constructor")));
+                        }
+                    }
+                })
+                .because("a public constructor or record of settings breaks every caller when a setting is added")
                 .check(MAIN);
     }
 

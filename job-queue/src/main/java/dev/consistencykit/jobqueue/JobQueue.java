@@ -364,7 +364,24 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
         public Builder collection(String value) {
-            this.collection = Objects.requireNonNull(value, "collection");
+            this.collection = Inputs.fieldName(name, "collection", value);
+            return this;
+        }
+
+        /**
+         * Every setting of {@code config}: name, collection, attempts, lease, back-off, retention, staleness, retry
+         * policy and clock. Handlers, listener and owner ids are not part of a configuration and stay as they are.
+         */
+        public Builder from(JobQueueConfig config) {
+            Objects.requireNonNull(config, "config");
+            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+            this.collection = config.collection();
+            this.maxAttempts = config.maxAttempts();
+            this.lease = config.lease();
+            this.retryBackoff = config.retryBackoff();
+            this.maxRetryBackoff = config.maxRetryBackoff();
+            this.retention = config.retention();
+            this.staleAfter = config.staleAfter();
             return this;
         }
 

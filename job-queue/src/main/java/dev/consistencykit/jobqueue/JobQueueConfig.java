@@ -9,29 +9,17 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
- * The immutable settings of a {@link JobQueue}; built by {@link JobQueue.Builder}.
+ * The immutable settings of a {@link JobQueue}; built only by {@link JobQueue.Builder}
+ * (from {@link JobQueue#builder}, or from an existing configuration with {@link #toBuilder} or
+ * {@link JobQueue.Builder#from}), so that a new setting never breaks a caller.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
  * doubling to at most 1 h ({@link #DEFAULT_MAX_RETRY_BACKOFF}) with ±50% jitter; done jobs kept 7 days
  * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER});
  * {@link RetryPolicy#DEFAULT} for transient errors; the system clock.
- *
- * @param name               the instance name
- * @param collection         the jobs collection
- * @param maxAttempts        attempts before a job goes dead, unless the job says otherwise
- * @param lease              how long a worker holds a claimed job without a heartbeat
- * @param retryBackoff       the delay before the second attempt
- * @param maxRetryBackoff    the longest delay between attempts
- * @param retention          how long done jobs are kept, so that a repeated enqueue with the same id or dedupe key
- *                           finds them; safety does not depend on it
- * @param staleAfter         how long a job must have been due before {@code recover()} runs it
- * @param retryPolicy        retry of transient errors
- * @param clock              the local clock server time is estimated from
  */
-public record JobQueueConfig(String name, String collection, int maxAttempts, Duration lease, Duration retryBackoff,
-                             Duration maxRetryBackoff, Duration retention, Duration staleAfter,
-                             RetryPolicy retryPolicy, Clock clock) {
+public final class JobQueueConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "job-queue";
@@ -50,12 +38,24 @@ public record JobQueueConfig(String name, String collection, int maxAttempts, Du
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
+    private final String name;
+    private final String collection;
+    private final int maxAttempts;
+    private final Duration lease;
+    private final Duration retryBackoff;
+    private final Duration maxRetryBackoff;
+    private final Duration retention;
+    private final Duration staleAfter;
+    private final RetryPolicy retryPolicy;
+    private final Clock clock;
+
     /**
      * @throws NullPointerException     for a null setting
      * @throws IllegalArgumentException for a value out of range
      * @throws IllegalStateException    for settings that contradict each other
      */
-    public JobQueueConfig {
+    JobQueueConfig(String name, String collection, int maxAttempts, Duration lease, Duration retryBackoff,
+            Duration maxRetryBackoff, Duration retention, Duration staleAfter, RetryPolicy retryPolicy, Clock clock) {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "collection", collection);
         Checks.atLeast("maxAttempts", maxAttempts, 1);
@@ -73,6 +73,113 @@ public record JobQueueConfig(String name, String collection, int maxAttempts, Du
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
+        this.name = name;
+        this.collection = collection;
+        this.maxAttempts = maxAttempts;
+        this.lease = lease;
+        this.retryBackoff = retryBackoff;
+        this.maxRetryBackoff = maxRetryBackoff;
+        this.retention = retention;
+        this.staleAfter = staleAfter;
+        this.retryPolicy = retryPolicy;
+        this.clock = clock;
+    }
+
+    /**
+     * A builder of a new instance on {@code database} with every setting of this one.
+     *
+     * @param database the database the new instance works on
+     */
+    public JobQueue.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+        return JobQueue.builder(database).from(this);
+    }
+
+    /** Returns the instance name. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the jobs collection. */
+    public String collection() {
+        return collection;
+    }
+
+    /** Returns attempts before a job goes dead, unless the job says otherwise. */
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** Returns how long a worker holds a claimed job without a heartbeat. */
+    public Duration lease() {
+        return lease;
+    }
+
+    /** Returns the delay before the second attempt. */
+    public Duration retryBackoff() {
+        return retryBackoff;
+    }
+
+    /** Returns the longest delay between attempts. */
+    public Duration maxRetryBackoff() {
+        return maxRetryBackoff;
+    }
+
+    /**
+     * Returns how long done jobs are kept, so that a repeated enqueue with the same id or dedupe key finds them;
+     * safety does not depend on it.
+     */
+    public Duration retention() {
+        return retention;
+    }
+
+    /** Returns how long a job must have been due before {@code recover()} runs it. */
+    public Duration staleAfter() {
+        return staleAfter;
+    }
+
+    /** Returns retry of transient errors. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** Returns the local clock server time is estimated from. */
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof JobQueueConfig o
+                && name.equals(o.name)
+                && collection.equals(o.collection)
+                && maxAttempts == o.maxAttempts
+                && lease.equals(o.lease)
+                && retryBackoff.equals(o.retryBackoff)
+                && maxRetryBackoff.equals(o.maxRetryBackoff)
+                && retention.equals(o.retention)
+                && staleAfter.equals(o.staleAfter)
+                && retryPolicy.equals(o.retryPolicy)
+                && clock.equals(o.clock);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, collection, maxAttempts, lease, retryBackoff, maxRetryBackoff, retention,
+                staleAfter, retryPolicy, clock);
+    }
+
+    @Override
+    public String toString() {
+        return "JobQueueConfig[" + "name=" + name
+                + ", collection=" + collection
+                + ", maxAttempts=" + maxAttempts
+                + ", lease=" + lease
+                + ", retryBackoff=" + retryBackoff
+                + ", maxRetryBackoff=" + maxRetryBackoff
+                + ", retention=" + retention
+                + ", staleAfter=" + staleAfter
+                + ", retryPolicy=" + retryPolicy
+                + ", clock=" + clock + "]";
     }
 
     static void positive(String what, Duration value) {

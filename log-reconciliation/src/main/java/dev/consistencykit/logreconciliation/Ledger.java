@@ -341,6 +341,22 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
             return this;
         }
 
+        /**
+         * Every setting of {@code config}: name, collections, sequence allocation, overdraft floor, staleness, retry
+         * policy and clock. The listener is not part of a configuration and stays as it is.
+         */
+        public Builder from(LedgerConfig config) {
+            Objects.requireNonNull(config, "config");
+            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+            this.ledgerCollection = config.ledgerCollection();
+            this.accountsCollection = config.accountsCollection();
+            this.archiveCollection = config.archiveCollection();
+            this.seqAllocation = config.seqAllocation();
+            this.overdraftFloor = config.overdraftFloor();
+            this.staleAfter = config.staleAfter();
+            return this;
+        }
+
         /** How sequence numbers are picked. Default {@link SeqAllocation#QUERY}. */
         public Builder seqAllocation(SeqAllocation value) {
             this.seqAllocation = Objects.requireNonNull(value, "seqAllocation");

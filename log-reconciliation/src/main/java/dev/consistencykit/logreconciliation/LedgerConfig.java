@@ -10,28 +10,16 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
- * The immutable settings of a {@link Ledger}; built by {@link Ledger.Builder}.
+ * The immutable settings of a {@link Ledger}; built only by {@link Ledger.Builder}
+ * (from {@link Ledger#builder}, or from an existing configuration with {@link #toBuilder} or
+ * {@link Ledger.Builder#from}), so that a new setting never breaks a caller.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_LEDGER_COLLECTION}, account caches in
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}, archived transactions in {@value #DEFAULT_ARCHIVE_COLLECTION}; sequence
  * numbers learned by query ({@link SeqAllocation#QUERY}); no overdraft rule; the committer takes over transactions
  * uncommitted for 5 s ({@link #DEFAULT_STALE_AFTER}); {@link RetryPolicy#DEFAULT}; the system clock.
- *
- * @param name               the instance name
- * @param ledgerCollection   the transactions
- * @param accountsCollection the account caches: {@code {_id, balance, seqId}} (plus {@code head} with
- *                           {@link SeqAllocation#COUNTER}, and {@code checkpoint} once archived)
- * @param archiveCollection  where {@link Ledger#archive} moves old committed transactions
- * @param seqAllocation      how sequence numbers are picked
- * @param overdraftFloor     if present, a debit that would take its account below it is cancelled (with its whole
- *                           transaction) by the committer, in log order
- * @param staleAfter         how long a transaction stays uncommitted before {@link Ledger#recover()} takes it
- * @param retryPolicy        retry of transient errors
- * @param clock              the local clock server time is estimated from
  */
-public record LedgerConfig(String name, String ledgerCollection, String accountsCollection, String archiveCollection,
-                           SeqAllocation seqAllocation, OptionalLong overdraftFloor, Duration staleAfter,
-                           RetryPolicy retryPolicy, Clock clock) {
+public final class LedgerConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "ledger";
@@ -44,11 +32,23 @@ public record LedgerConfig(String name, String ledgerCollection, String accounts
     /** Default staleness before the committer takes a transaction over: 5 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(5);
 
+    private final String name;
+    private final String ledgerCollection;
+    private final String accountsCollection;
+    private final String archiveCollection;
+    private final SeqAllocation seqAllocation;
+    private final OptionalLong overdraftFloor;
+    private final Duration staleAfter;
+    private final RetryPolicy retryPolicy;
+    private final Clock clock;
+
     /**
      * @throws NullPointerException     for a null setting
      * @throws IllegalArgumentException for a threshold {@code <= 0}
      */
-    public LedgerConfig {
+    LedgerConfig(String name, String ledgerCollection, String accountsCollection, String archiveCollection,
+            SeqAllocation seqAllocation, OptionalLong overdraftFloor, Duration staleAfter, RetryPolicy retryPolicy,
+            Clock clock) {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "ledgerCollection", ledgerCollection);
         Inputs.fieldName(name, "accountsCollection", accountsCollection);
@@ -63,5 +63,107 @@ public record LedgerConfig(String name, String ledgerCollection, String accounts
                 || accountsCollection.equals(archiveCollection)) {
             throw new IllegalStateException("the ledger, accounts and archive collections must differ");
         }
+        this.name = name;
+        this.ledgerCollection = ledgerCollection;
+        this.accountsCollection = accountsCollection;
+        this.archiveCollection = archiveCollection;
+        this.seqAllocation = seqAllocation;
+        this.overdraftFloor = overdraftFloor;
+        this.staleAfter = staleAfter;
+        this.retryPolicy = retryPolicy;
+        this.clock = clock;
+    }
+
+    /**
+     * A builder of a new instance on {@code database} with every setting of this one.
+     *
+     * @param database the database the new instance works on
+     */
+    public Ledger.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+        return Ledger.builder(database).from(this);
+    }
+
+    /** Returns the instance name. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the transactions. */
+    public String ledgerCollection() {
+        return ledgerCollection;
+    }
+
+    /**
+     * Returns the account caches: {@code {_id, balance, seqId}} (plus {@code head} with {@link
+     * SeqAllocation#COUNTER}, and {@code checkpoint} once archived).
+     */
+    public String accountsCollection() {
+        return accountsCollection;
+    }
+
+    /** Returns where {@link Ledger#archive} moves old committed transactions. */
+    public String archiveCollection() {
+        return archiveCollection;
+    }
+
+    /** Returns how sequence numbers are picked. */
+    public SeqAllocation seqAllocation() {
+        return seqAllocation;
+    }
+
+    /**
+     * Returns if present, a debit that would take its account below it is cancelled (with its whole transaction) by
+     * the committer, in log order.
+     */
+    public OptionalLong overdraftFloor() {
+        return overdraftFloor;
+    }
+
+    /** Returns how long a transaction stays uncommitted before {@link Ledger#recover()} takes it. */
+    public Duration staleAfter() {
+        return staleAfter;
+    }
+
+    /** Returns retry of transient errors. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** Returns the local clock server time is estimated from. */
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof LedgerConfig o
+                && name.equals(o.name)
+                && ledgerCollection.equals(o.ledgerCollection)
+                && accountsCollection.equals(o.accountsCollection)
+                && archiveCollection.equals(o.archiveCollection)
+                && seqAllocation.equals(o.seqAllocation)
+                && overdraftFloor.equals(o.overdraftFloor)
+                && staleAfter.equals(o.staleAfter)
+                && retryPolicy.equals(o.retryPolicy)
+                && clock.equals(o.clock);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, ledgerCollection, accountsCollection, archiveCollection, seqAllocation,
+                overdraftFloor, staleAfter, retryPolicy, clock);
+    }
+
+    @Override
+    public String toString() {
+        return "LedgerConfig[" + "name=" + name
+                + ", ledgerCollection=" + ledgerCollection
+                + ", accountsCollection=" + accountsCollection
+                + ", archiveCollection=" + archiveCollection
+                + ", seqAllocation=" + seqAllocation
+                + ", overdraftFloor=" + overdraftFloor
+                + ", staleAfter=" + staleAfter
+                + ", retryPolicy=" + retryPolicy
+                + ", clock=" + clock + "]";
     }
 }

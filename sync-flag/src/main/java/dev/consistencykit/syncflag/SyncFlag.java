@@ -328,6 +328,24 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
             return this;
         }
 
+        /**
+         * Every setting of {@code config}: name, master, targets, staleness, remembered updates, sweep batch, retry
+         * policy and clock. The listener is not part of a configuration and stays as it is.
+         */
+        public Builder from(SyncFlagConfig config) {
+            Objects.requireNonNull(config, "config");
+            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+            this.masterCollection = config.masterCollection();
+            this.masterFields.clear();
+            this.masterFields.addAll(config.masterFields());
+            this.targets.clear();
+            this.targets.addAll(config.targets());
+            this.staleAfter = config.staleAfter();
+            this.rememberedUpdates = config.rememberedUpdates();
+            this.sweepBatch = config.sweepBatch();
+            return this;
+        }
+
         /** Adds a target. */
         public Builder target(SyncTarget value) {
             targets.add(Objects.requireNonNull(value, "target"));
@@ -335,7 +353,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
         }
 
         /**
-         * How old a flag must be (by server time) before {@link SyncFlag#sweep()} takes it over. Default 60 s.
+         * How old a flag must be (by server time) before {@link SyncFlag#recover()} takes it over. Default 60 s.
          *
          * @throws IllegalArgumentException if zero or negative
          */

@@ -13,7 +13,9 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
- * The immutable settings of a {@link SyncFlag}; built by {@link SyncFlag.Builder}.
+ * The immutable settings of a {@link SyncFlag}; built only by {@link SyncFlag.Builder}
+ * (from {@link SyncFlag#builder}, or from an existing configuration with {@link #toBuilder} or
+ * {@link SyncFlag.Builder#from}), so that a new setting never breaks a caller.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; the sweeper takes over flags older than 60 s ({@link #DEFAULT_STALE_AFTER});
  * each master remembers the ids of its last {@value #DEFAULT_REMEMBERED_UPDATES} updates; the sweeper reads
@@ -23,21 +25,8 @@ import dev.consistencykit.core.RetryPolicy;
  * <p>Fields the module keeps in master documents (an update must not touch them): {@value #FLAG_FIELD} (the flag:
  * {@code {op, at}}), {@value #VERSION_FIELD} (a counter of propagated changes) and {@value #OPS_FIELD} (the last
  * operation ids, for idempotency).
- *
- * @param name              the instance name
- * @param masterCollection  the collection of master documents
- * @param masterFields      the master fields that have copies
- * @param targets           where the copies live
- * @param staleAfter        how old a flag must be before {@link SyncFlag#sweep()} takes it over; must exceed the time
- *                          a normal propagation takes, or sweepers duplicate live work (never unsafe, only wasteful)
- * @param rememberedUpdates how many recent operation ids a master keeps, for idempotent retries
- * @param sweepBatch        flagged masters read per sweeper query
- * @param retryPolicy       retry of transient errors
- * @param clock             the local clock server time is estimated from
  */
-public record SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
-                             Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy,
-                             Clock clock) {
+public final class SyncFlagConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "sync-flag";
@@ -62,6 +51,16 @@ public record SyncFlagConfig(String name, String masterCollection, List<String> 
     /** Fields an update of a master must not touch. */
     public static final Set<String> RESERVED_FIELDS = Set.of("_id", FLAG_FIELD, VERSION_FIELD, OPS_FIELD);
 
+    private final String name;
+    private final String masterCollection;
+    private final List<String> masterFields;
+    private final List<SyncTarget> targets;
+    private final Duration staleAfter;
+    private final int rememberedUpdates;
+    private final int sweepBatch;
+    private final RetryPolicy retryPolicy;
+    private final Clock clock;
+
     /**
      * @throws NullPointerException     for a null setting
      * @throws IllegalArgumentException for a duration or count out of range
@@ -69,7 +68,8 @@ public record SyncFlagConfig(String name, String masterCollection, List<String> 
      *                                  field, no targets, a target with no copies, a target copying a field the
      *                                  master does not declare, two targets writing the same version field
      */
-    public SyncFlagConfig {
+    SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
+            Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy, Clock clock) {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "masterCollection", masterCollection);
         masterFields = List.copyOf(masterFields);
@@ -119,5 +119,104 @@ public record SyncFlagConfig(String name, String masterCollection, List<String> 
                         + ": declare their copies on one target, or give one its own versionField");
             }
         }
+        this.name = name;
+        this.masterCollection = masterCollection;
+        this.masterFields = masterFields;
+        this.targets = targets;
+        this.staleAfter = staleAfter;
+        this.rememberedUpdates = rememberedUpdates;
+        this.sweepBatch = sweepBatch;
+        this.retryPolicy = retryPolicy;
+        this.clock = clock;
+    }
+
+    /**
+     * A builder of a new instance on {@code database} with every setting of this one.
+     *
+     * @param database the database the new instance works on
+     */
+    public SyncFlag.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+        return SyncFlag.builder(database).from(this);
+    }
+
+    /** Returns the instance name. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the collection of master documents. */
+    public String masterCollection() {
+        return masterCollection;
+    }
+
+    /** Returns the master fields that have copies. */
+    public List<String> masterFields() {
+        return masterFields;
+    }
+
+    /** Returns where the copies live. */
+    public List<SyncTarget> targets() {
+        return targets;
+    }
+
+    /**
+     * Returns how old a flag must be before {@link SyncFlag#recover()} takes it over; must exceed the time a normal
+     * propagation takes, or sweepers duplicate live work (never unsafe, only wasteful).
+     */
+    public Duration staleAfter() {
+        return staleAfter;
+    }
+
+    /** Returns how many recent operation ids a master keeps, for idempotent retries. */
+    public int rememberedUpdates() {
+        return rememberedUpdates;
+    }
+
+    /** Returns flagged masters read per sweeper query. */
+    public int sweepBatch() {
+        return sweepBatch;
+    }
+
+    /** Returns retry of transient errors. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** Returns the local clock server time is estimated from. */
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof SyncFlagConfig o
+                && name.equals(o.name)
+                && masterCollection.equals(o.masterCollection)
+                && masterFields.equals(o.masterFields)
+                && targets.equals(o.targets)
+                && staleAfter.equals(o.staleAfter)
+                && rememberedUpdates == o.rememberedUpdates
+                && sweepBatch == o.sweepBatch
+                && retryPolicy.equals(o.retryPolicy)
+                && clock.equals(o.clock);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, masterCollection, masterFields, targets, staleAfter, rememberedUpdates, sweepBatch,
+                retryPolicy, clock);
+    }
+
+    @Override
+    public String toString() {
+        return "SyncFlagConfig[" + "name=" + name
+                + ", masterCollection=" + masterCollection
+                + ", masterFields=" + masterFields
+                + ", targets=" + targets
+                + ", staleAfter=" + staleAfter
+                + ", rememberedUpdates=" + rememberedUpdates
+                + ", sweepBatch=" + sweepBatch
+                + ", retryPolicy=" + retryPolicy
+                + ", clock=" + clock + "]";
     }
 }

@@ -316,19 +316,42 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
         public Builder transactionsCollection(String value) {
-            this.transactionsCollection = Objects.requireNonNull(value, "transactionsCollection");
+            this.transactionsCollection = Inputs.fieldName(name, "transactionsCollection", value);
             return this;
         }
 
         /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
         public Builder accountsCollection(String value) {
-            this.accountsCollection = Objects.requireNonNull(value, "accountsCollection");
+            this.accountsCollection = Inputs.fieldName(name, "accountsCollection", value);
             return this;
         }
 
         /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
         public Builder balanceField(String value) {
-            this.balanceField = Objects.requireNonNull(value, "balanceField");
+            this.balanceField = Inputs.fieldPath(name, "balanceField", value);
+            return this;
+        }
+
+        /**
+         * Every setting of {@code config}: name, collections, fields, variant, lease, staleness, stale-pending policy,
+         * cap, retention, retry policy and clock. Listener and owner ids are not part of a configuration and stay as
+         * they are.
+         */
+        public Builder from(TwoPhaseConfig config) {
+            Objects.requireNonNull(config, "config");
+            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+            this.transactionsCollection = config.transactionsCollection();
+            this.accountsCollection = config.accountsCollection();
+            this.balanceField = config.balanceField();
+            this.transferVariant = config.transferVariant();
+            this.markerField = config.markerField();
+            this.reservationField = config.reservationField();
+            this.tombstoneField = config.tombstoneField();
+            this.lease = config.lease();
+            this.staleAfter = config.staleAfter();
+            this.stalePendingPolicy = config.stalePendingPolicy();
+            this.maxPendingPerDocument = config.maxPendingPerDocument();
+            this.retention = config.retention();
             return this;
         }
 
@@ -344,14 +367,15 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
          * {@value TwoPhaseConfig#DEFAULT_TOMBSTONE_FIELD}).
          */
         public Builder markerFields(String marker, String tombstone) {
-            this.markerField = Objects.requireNonNull(marker, "marker");
-            this.tombstoneField = Objects.requireNonNull(tombstone, "tombstone");
+            String checkedMarker = Inputs.fieldName(name, "markerField", marker);
+            this.tombstoneField = Inputs.fieldName(name, "tombstoneField", tombstone);
+            this.markerField = checkedMarker;
             return this;
         }
 
         /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
         public Builder reservationField(String value) {
-            this.reservationField = Objects.requireNonNull(value, "reservationField");
+            this.reservationField = Inputs.fieldName(name, "reservationField", value);
             return this;
         }
 

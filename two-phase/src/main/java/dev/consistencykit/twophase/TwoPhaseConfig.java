@@ -9,7 +9,9 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
- * The immutable settings of a {@link TwoPhaseCommit} instance; built by {@link TwoPhaseCommit.Builder}.
+ * The immutable settings of a {@link TwoPhaseCommit} instance; built only by {@link TwoPhaseCommit.Builder}
+ * (from {@link TwoPhaseCommit#builder}, or from an existing configuration with {@link #toBuilder} or
+ * {@link TwoPhaseCommit.Builder#from}), so that a new setting never breaks a caller.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}.{@value #DEFAULT_BALANCE_FIELD} in {@link TransferVariant#RESERVE_THEN_CREDIT};
@@ -19,32 +21,8 @@ import dev.consistencykit.core.RetryPolicy;
  * ({@link #DEFAULT_STALE_AFTER}) and rolls stale {@code pending} transactions back; at most
  * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; terminal transactions kept 24 h
  * ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
- *
- * @param name                  the instance name, in logs, metrics and exceptions
- * @param transactionsCollection the collection of transaction documents
- * @param accountsCollection    the collection the transfer preset works on
- * @param balanceField          the balance field the transfer preset works on
- * @param transferVariant       how the transfer preset moves money
- * @param markerField           the array on participant documents holding the ids of transactions applied there and
- *                              not yet settled
- * @param reservationField      the array on participant documents holding the transactions about to apply there,
- *                              {@code {o: id, n: attempt}}
- * @param tombstoneField        the array in which the earlier format kept settled transaction ids; removed from a
- *                              document whenever a transaction settles on it
- * @param lease                 how long an owner holds a transaction before workers may take it over
- * @param staleAfter            how long without progress before {@code recover()} takes a transaction over
- * @param stalePendingPolicy    what recovery does with a stale {@code pending} transaction
- * @param maxPendingPerDocument the most unsettled transactions one participant document may carry
- * @param retention             how long terminal transactions are kept, so that a repeated {@code apply} with the
- *                              same id finds its result; safety does not depend on it
- * @param retryPolicy           retry of transient errors
- * @param clock                 the local clock, from which server time is estimated
  */
-public record TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection,
-                             String balanceField, TransferVariant transferVariant, String markerField,
-                             String reservationField, String tombstoneField, Duration lease, Duration staleAfter,
-                             StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument, Duration retention,
-                             RetryPolicy retryPolicy, Clock clock) {
+public final class TwoPhaseConfig {
 
     /** Default instance name: {@value}. */
     public static final String DEFAULT_NAME = "two-phase";
@@ -69,12 +47,31 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
     /** Default retention of terminal transactions: 24 h. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
+    private final String name;
+    private final String transactionsCollection;
+    private final String accountsCollection;
+    private final String balanceField;
+    private final TransferVariant transferVariant;
+    private final String markerField;
+    private final String reservationField;
+    private final String tombstoneField;
+    private final Duration lease;
+    private final Duration staleAfter;
+    private final StalePendingPolicy stalePendingPolicy;
+    private final int maxPendingPerDocument;
+    private final Duration retention;
+    private final RetryPolicy retryPolicy;
+    private final Clock clock;
+
     /**
      * @throws NullPointerException     for a null setting
      * @throws IllegalArgumentException for a value out of range
      * @throws IllegalStateException    for settings that contradict each other
      */
-    public TwoPhaseConfig {
+    TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection, String balanceField,
+            TransferVariant transferVariant, String markerField, String reservationField, String tombstoneField,
+            Duration lease, Duration staleAfter, StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument,
+            Duration retention, RetryPolicy retryPolicy, Clock clock) {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "transactionsCollection", transactionsCollection);
         Inputs.fieldName(name, "accountsCollection", accountsCollection);
@@ -102,6 +99,162 @@ public record TwoPhaseConfig(String name, String transactionsCollection, String 
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
+        this.name = name;
+        this.transactionsCollection = transactionsCollection;
+        this.accountsCollection = accountsCollection;
+        this.balanceField = balanceField;
+        this.transferVariant = transferVariant;
+        this.markerField = markerField;
+        this.reservationField = reservationField;
+        this.tombstoneField = tombstoneField;
+        this.lease = lease;
+        this.staleAfter = staleAfter;
+        this.stalePendingPolicy = stalePendingPolicy;
+        this.maxPendingPerDocument = maxPendingPerDocument;
+        this.retention = retention;
+        this.retryPolicy = retryPolicy;
+        this.clock = clock;
+    }
+
+    /**
+     * A builder of a new instance on {@code database} with every setting of this one.
+     *
+     * @param database the database the new instance works on
+     */
+    public TwoPhaseCommit.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+        return TwoPhaseCommit.builder(database).from(this);
+    }
+
+    /** Returns the instance name, in logs, metrics and exceptions. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the collection of transaction documents. */
+    public String transactionsCollection() {
+        return transactionsCollection;
+    }
+
+    /** Returns the collection the transfer preset works on. */
+    public String accountsCollection() {
+        return accountsCollection;
+    }
+
+    /** Returns the balance field the transfer preset works on. */
+    public String balanceField() {
+        return balanceField;
+    }
+
+    /** Returns how the transfer preset moves money. */
+    public TransferVariant transferVariant() {
+        return transferVariant;
+    }
+
+    /**
+     * Returns the array on participant documents holding the ids of transactions applied there and not yet settled.
+     */
+    public String markerField() {
+        return markerField;
+    }
+
+    /**
+     * Returns the array on participant documents holding the transactions about to apply there, {@code {o: id, n:
+     * attempt}}.
+     */
+    public String reservationField() {
+        return reservationField;
+    }
+
+    /**
+     * Returns the array in which the earlier format kept settled transaction ids; removed from a document whenever a
+     * transaction settles on it.
+     */
+    public String tombstoneField() {
+        return tombstoneField;
+    }
+
+    /** Returns how long an owner holds a transaction before workers may take it over. */
+    public Duration lease() {
+        return lease;
+    }
+
+    /** Returns how long without progress before {@code recover()} takes a transaction over. */
+    public Duration staleAfter() {
+        return staleAfter;
+    }
+
+    /** Returns what recovery does with a stale {@code pending} transaction. */
+    public StalePendingPolicy stalePendingPolicy() {
+        return stalePendingPolicy;
+    }
+
+    /** Returns the most unsettled transactions one participant document may carry. */
+    public int maxPendingPerDocument() {
+        return maxPendingPerDocument;
+    }
+
+    /**
+     * Returns how long terminal transactions are kept, so that a repeated {@code apply} with the same id finds its
+     * result; safety does not depend on it.
+     */
+    public Duration retention() {
+        return retention;
+    }
+
+    /** Returns retry of transient errors. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** Returns the local clock, from which server time is estimated. */
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof TwoPhaseConfig o
+                && name.equals(o.name)
+                && transactionsCollection.equals(o.transactionsCollection)
+                && accountsCollection.equals(o.accountsCollection)
+                && balanceField.equals(o.balanceField)
+                && transferVariant.equals(o.transferVariant)
+                && markerField.equals(o.markerField)
+                && reservationField.equals(o.reservationField)
+                && tombstoneField.equals(o.tombstoneField)
+                && lease.equals(o.lease)
+                && staleAfter.equals(o.staleAfter)
+                && stalePendingPolicy.equals(o.stalePendingPolicy)
+                && maxPendingPerDocument == o.maxPendingPerDocument
+                && retention.equals(o.retention)
+                && retryPolicy.equals(o.retryPolicy)
+                && clock.equals(o.clock);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, transactionsCollection, accountsCollection, balanceField, transferVariant,
+                markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                maxPendingPerDocument, retention, retryPolicy, clock);
+    }
+
+    @Override
+    public String toString() {
+        return "TwoPhaseConfig[" + "name=" + name
+                + ", transactionsCollection=" + transactionsCollection
+                + ", accountsCollection=" + accountsCollection
+                + ", balanceField=" + balanceField
+                + ", transferVariant=" + transferVariant
+                + ", markerField=" + markerField
+                + ", reservationField=" + reservationField
+                + ", tombstoneField=" + tombstoneField
+                + ", lease=" + lease
+                + ", staleAfter=" + staleAfter
+                + ", stalePendingPolicy=" + stalePendingPolicy
+                + ", maxPendingPerDocument=" + maxPendingPerDocument
+                + ", retention=" + retention
+                + ", retryPolicy=" + retryPolicy
+                + ", clock=" + clock + "]";
     }
 
     private static void positive(String what, Duration value) {

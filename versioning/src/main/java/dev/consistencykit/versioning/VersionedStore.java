@@ -371,6 +371,23 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         }
 
         /**
+         * Every setting of {@code config}: name, collections, staleness, settle threshold, retention, conflict
+         * attempts, retry policy and clock. The listener is not part of a configuration and stays as it is.
+         */
+        public Builder from(VersionedStoreConfig config) {
+            Objects.requireNonNull(config, "config");
+            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+            this.rootsCollection = config.rootsCollection();
+            this.itemsCollection = config.itemsCollection();
+            this.historyCollection = config.historyCollection();
+            this.staleAfter = config.staleAfter();
+            this.settleThreshold = config.settleThreshold();
+            this.retention = config.retention();
+            this.conflictAttempts = config.conflictAttempts();
+            return this;
+        }
+
+        /**
          * How long a change set stays staged before {@link VersionedStore#recover()} takes it over. Default 30 s.
          *
          * @throws IllegalArgumentException if zero or negative

@@ -9,7 +9,9 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
- * The immutable settings of a {@link VersionedStore}; built by {@link VersionedStore.Builder}.
+ * The immutable settings of a {@link VersionedStore}; built only by {@link VersionedStore.Builder}
+ * (from {@link VersionedStore#builder}, or from an existing configuration with {@link #toBuilder} or
+ * {@link VersionedStore.Builder#from}), so that a new setting never breaks a caller.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; roots in {@value #DEFAULT_ROOTS_COLLECTION}, item versions in
  * {@value #DEFAULT_ITEMS_COLLECTION}, one record per settled version in {@value #DEFAULT_HISTORY_COLLECTION};
@@ -17,21 +19,8 @@ import dev.consistencykit.core.RetryPolicy;
  * once {@value #DEFAULT_SETTLE_THRESHOLD} versions are unsettled; {@link Retention#KEEP_ALL};
  * {@link VersionedStore#update} tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; {@link RetryPolicy#DEFAULT}; the system
  * clock.
- *
- * @param name               the instance name
- * @param rootsCollection    the roots: committed version, staged and unsettled attempts
- * @param itemsCollection    the item versions
- * @param historyCollection  one record per settled version (change set, time, meta)
- * @param staleAfter         how long a change set stays staged before {@link VersionedStore#recover()} takes it over
- * @param settleThreshold    unsettled versions on a root at which the committing writer settles them
- * @param retention          what {@link VersionedStore#prune()} keeps
- * @param conflictAttempts   attempts of {@link VersionedStore#update} before it gives up on conflicts
- * @param retryPolicy        retry of transient errors
- * @param clock              the local clock server time is estimated from
  */
-public record VersionedStoreConfig(String name, String rootsCollection, String itemsCollection,
-                                   String historyCollection, Duration staleAfter, int settleThreshold,
-                                   Retention retention, int conflictAttempts, RetryPolicy retryPolicy, Clock clock) {
+public final class VersionedStoreConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "versions";
@@ -48,12 +37,25 @@ public record VersionedStoreConfig(String name, String rootsCollection, String i
     /** Default attempts of {@link VersionedStore#update}: {@value}. */
     public static final int DEFAULT_CONFLICT_ATTEMPTS = 10;
 
+    private final String name;
+    private final String rootsCollection;
+    private final String itemsCollection;
+    private final String historyCollection;
+    private final Duration staleAfter;
+    private final int settleThreshold;
+    private final Retention retention;
+    private final int conflictAttempts;
+    private final RetryPolicy retryPolicy;
+    private final Clock clock;
+
     /**
      * @throws NullPointerException     for a null setting
      * @throws IllegalArgumentException for a value out of range
      * @throws IllegalStateException    if two collections have the same name
      */
-    public VersionedStoreConfig {
+    VersionedStoreConfig(String name, String rootsCollection, String itemsCollection, String historyCollection,
+            Duration staleAfter, int settleThreshold, Retention retention, int conflictAttempts,
+            RetryPolicy retryPolicy, Clock clock) {
         Objects.requireNonNull(name, "name");
         Inputs.fieldName(name, "rootsCollection", rootsCollection);
         Inputs.fieldName(name, "itemsCollection", itemsCollection);
@@ -69,5 +71,109 @@ public record VersionedStoreConfig(String name, String rootsCollection, String i
                 || itemsCollection.equals(historyCollection)) {
             throw new IllegalStateException("the roots, items and history collections must differ");
         }
+        this.name = name;
+        this.rootsCollection = rootsCollection;
+        this.itemsCollection = itemsCollection;
+        this.historyCollection = historyCollection;
+        this.staleAfter = staleAfter;
+        this.settleThreshold = settleThreshold;
+        this.retention = retention;
+        this.conflictAttempts = conflictAttempts;
+        this.retryPolicy = retryPolicy;
+        this.clock = clock;
+    }
+
+    /**
+     * A builder of a new instance on {@code database} with every setting of this one.
+     *
+     * @param database the database the new instance works on
+     */
+    public VersionedStore.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+        return VersionedStore.builder(database).from(this);
+    }
+
+    /** Returns the instance name. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the roots: committed version, staged and unsettled attempts. */
+    public String rootsCollection() {
+        return rootsCollection;
+    }
+
+    /** Returns the item versions. */
+    public String itemsCollection() {
+        return itemsCollection;
+    }
+
+    /** Returns one record per settled version (change set, time, meta). */
+    public String historyCollection() {
+        return historyCollection;
+    }
+
+    /** Returns how long a change set stays staged before {@link VersionedStore#recover()} takes it over. */
+    public Duration staleAfter() {
+        return staleAfter;
+    }
+
+    /** Returns unsettled versions on a root at which the committing writer settles them. */
+    public int settleThreshold() {
+        return settleThreshold;
+    }
+
+    /** Returns what {@link VersionedStore#prune()} keeps. */
+    public Retention retention() {
+        return retention;
+    }
+
+    /** Returns attempts of {@link VersionedStore#update} before it gives up on conflicts. */
+    public int conflictAttempts() {
+        return conflictAttempts;
+    }
+
+    /** Returns retry of transient errors. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** Returns the local clock server time is estimated from. */
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof VersionedStoreConfig o
+                && name.equals(o.name)
+                && rootsCollection.equals(o.rootsCollection)
+                && itemsCollection.equals(o.itemsCollection)
+                && historyCollection.equals(o.historyCollection)
+                && staleAfter.equals(o.staleAfter)
+                && settleThreshold == o.settleThreshold
+                && retention.equals(o.retention)
+                && conflictAttempts == o.conflictAttempts
+                && retryPolicy.equals(o.retryPolicy)
+                && clock.equals(o.clock);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, rootsCollection, itemsCollection, historyCollection, staleAfter, settleThreshold,
+                retention, conflictAttempts, retryPolicy, clock);
+    }
+
+    @Override
+    public String toString() {
+        return "VersionedStoreConfig[" + "name=" + name
+                + ", rootsCollection=" + rootsCollection
+                + ", itemsCollection=" + itemsCollection
+                + ", historyCollection=" + historyCollection
+                + ", staleAfter=" + staleAfter
+                + ", settleThreshold=" + settleThreshold
+                + ", retention=" + retention
+                + ", conflictAttempts=" + conflictAttempts
+                + ", retryPolicy=" + retryPolicy
+                + ", clock=" + clock + "]";
     }
 }
