@@ -13,7 +13,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Maintenance;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.Change;
@@ -22,14 +22,14 @@ import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.micrometer.ConsistencyKitMeters;
 import dev.consistencykit.syncflag.SyncFlag;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.versioning.ChangeSet;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStore;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -50,15 +50,15 @@ class MicrometerBindingTest {
         TwoPhaseCommit payments = TwoPhaseCommit.builder(db).name("payments")
                 .listener(ConsistencyKitMeters.listener(TwoPhaseListener.class, registry, "payments")).build();
         JobQueue jobs = JobQueue.builder(db).name("mail")
-                .listener(ConsistencyKitMeters.listener(JobListener.class, registry, "mail"))
+                .listener(ConsistencyKitMeters.listener(JobQueueListener.class, registry, "mail"))
                 .handler("send", ctx -> ctx.applyOnce("accounts", "a", Updates.inc("mails", 1))).build();
         Ledger ledger = Ledger.builder(db).name("ledger")
                 .listener(ConsistencyKitMeters.listener(LedgerListener.class, registry, "ledger")).build();
         VersionedStore catalogue = VersionedStore.builder(db).name("catalogue")
-                .listener(ConsistencyKitMeters.listener(VersionListener.class, registry, "catalogue")).build();
+                .listener(ConsistencyKitMeters.listener(VersionedStoreListener.class, registry, "catalogue")).build();
         SyncFlag profiles = SyncFlag.builder(db).name("profiles").master("users", "name")
                 .target(SyncTarget.in("comments", "authorId").copy("name", "authorName"))
-                .listener(ConsistencyKitMeters.listener(SyncListener.class, registry, "profiles")).build();
+                .listener(ConsistencyKitMeters.listener(SyncFlagListener.class, registry, "profiles")).build();
         for (var strategy : List.of(payments, jobs, ledger, catalogue, profiles)) {
             ConsistencyKitMeters.bind(registry, strategy);
         }

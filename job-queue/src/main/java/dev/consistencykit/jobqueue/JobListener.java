@@ -1,47 +1,11 @@
 package dev.consistencykit.jobqueue;
 
-import dev.consistencykit.core.OperationId;
-
-/** Hooks called as jobs progress. Every method has a no-op default; a listener's exception is logged and ignored. */
-public interface JobListener {
-
-    /** A job's handler succeeded and the job was marked done. */
-    default void onDone(OperationId id, String type) {
-    }
-
-    /** An attempt failed; the job will be retried. */
-    default void onFailed(OperationId id, String type, int attempt, String error) {
-    }
-
-    /** A job went dead: its last attempt failed, or it can never run. */
-    default void onDead(OperationId id, String type, String error) {
-    }
-
-    /** The sweeper requeued a job whose worker's lease expired. */
-    default void onRequeued(OperationId id, String type) {
-    }
-
-    /** A worker's completion was refused because another worker took the job over. */
-    default void onLeaseLost(OperationId id, String type) {
-    }
-
-    /**
-     * A worker met an exception (in a claim, a heartbeat, a completion, or a server call) and goes on after a
-     * back-off.
-     *
-     * @param worker the worker thread's name
-     * @param error  what it met
-     */
-    default void onWorkerError(String worker, Exception error) {
-    }
-
-    /**
-     * A worker thread died of an exception the library does not catch (an {@link Error} from a handler); its job was
-     * given back and a new thread took its place.
-     *
-     * @param worker the dead thread's name
-     * @param error  what killed it
-     */
-    default void onWorkerDied(String worker, Throwable error) {
-    }
+/**
+ * The earlier name of {@link JobQueueListener}, kept so that existing listeners compile; every pattern's hooks are now named after
+ * its entry type ({@code <Entry>Listener}, like {@code <Entry>Config} and {@code <Entry>Metrics}).
+ *
+ * @deprecated implement {@link JobQueueListener}; this name goes in a later release.
+ */
+@Deprecated(since = "0.1.0", forRemoval = true)
+public interface JobListener extends JobQueueListener {
 }

@@ -355,7 +355,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         private Duration maxRetryBackoff = JobQueueConfig.DEFAULT_MAX_RETRY_BACKOFF;
         private Duration retention = JobQueueConfig.DEFAULT_RETENTION;
         private Duration staleAfter = JobQueueConfig.DEFAULT_STALE_AFTER;
-        private JobListener listener = new JobListener() { };
+        private JobQueueListener listener = new JobQueueListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
@@ -435,7 +435,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         }
 
         /** Hooks called as jobs progress. */
-        public Builder listener(JobListener value) {
+        public Builder listener(JobQueueListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
             return this;
         }

@@ -30,9 +30,9 @@ import dev.consistencykit.jobqueue.internal.JobRunner;
  * backs off from 10 ms to 500 ms.
  *
  * <p>A pool never dies silently. Every exception in a claim, a handler's outcome, a heartbeat or a completion is
- * logged, counted, reported to {@link JobListener#onWorkerError} and backed off, and the loop goes on. A worker thread
+ * logged, counted, reported to {@link JobQueueListener#onWorkerError} and backed off, and the loop goes on. A worker thread
  * that dies anyway (an {@link Error} from a handler: the library never catches one) is reported to
- * {@link JobListener#onWorkerDied}, its job is given back, and a new thread takes its place. {@link #health()} shows
+ * {@link JobQueueListener#onWorkerDied}, its job is given back, and a new thread takes its place. {@link #health()} shows
  * all of it.
  *
  * <p>{@link #shutdown(Duration)} stops claiming, lets running jobs finish within the grace period, gives back the jobs
@@ -86,7 +86,7 @@ public final class JobWorkers implements AutoCloseable {
     private final Calls calls;
     private final String name;
     private final Duration lease;
-    private final JobListener listener;
+    private final JobQueueListener listener;
     private final ThreadFactory threadFactory;
     private final Thread[] threads;
     private final List<AtomicReference<JobRunner.Claimed>> running = new ArrayList<>();
@@ -97,7 +97,7 @@ public final class JobWorkers implements AutoCloseable {
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private volatile boolean stopping;
 
-    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, JobListener listener,
+    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, JobQueueListener listener,
                ThreadFactory threadFactory) {
         Checks.atLeast("workers", workers, 1);
         this.engine = engine;

@@ -195,7 +195,7 @@ class JobQueueBehaviourTest {
                 .handler("bad", ctx -> {
                     throw new IllegalStateException("nope");
                 })
-                .listener(new JobListener() {
+                .listener(new JobQueueListener() {
                     @Override
                     public void onDone(OperationId id, String type) {
                         events.add("done " + id);

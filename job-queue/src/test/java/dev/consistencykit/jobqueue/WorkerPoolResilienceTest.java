@@ -38,7 +38,7 @@ class WorkerPoolResilienceTest {
     private static final long WAIT_SECONDS = 60;   // a bound for a latch, never a speed the test depends on
 
     /** Records what the pool reports, and counts down on each report. */
-    private static final class Reports implements JobListener {
+    private static final class Reports implements JobQueueListener {
         final List<String> errors = new CopyOnWriteArrayList<>();
         final List<String> deaths = new CopyOnWriteArrayList<>();
         final CountDownLatch anError = new CountDownLatch(1);

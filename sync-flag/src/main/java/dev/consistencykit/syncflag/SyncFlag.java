@@ -207,7 +207,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public RecoveryReport recover() {
-        return calls.idempotent("recover", () -> engine.sweep(config.staleAfter(), SyncListener.Source.SWEEP));
+        return calls.idempotent("recover", () -> engine.sweep(config.staleAfter(), SyncFlagListener.Source.SWEEP));
     }
 
     /**
@@ -229,7 +229,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
-        return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncListener.Source.SWEEP));
+        return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncFlagListener.Source.SWEEP));
     }
 
     /**
@@ -305,7 +305,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
         private Duration staleAfter = SyncFlagConfig.DEFAULT_STALE_AFTER;
         private int rememberedUpdates = SyncFlagConfig.DEFAULT_REMEMBERED_UPDATES;
         private int sweepBatch = SyncFlagConfig.DEFAULT_SWEEP_BATCH;
-        private SyncListener listener = new SyncListener() { };
+        private SyncFlagListener listener = new SyncFlagListener() { };
 
         private Builder(MongoDatabase database) {
             super(database, SyncFlagConfig.DEFAULT_NAME);
@@ -386,7 +386,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
         }
 
         /** Hooks called as masters change and copies follow. */
-        public Builder listener(SyncListener value) {
+        public Builder listener(SyncFlagListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
             return this;
         }

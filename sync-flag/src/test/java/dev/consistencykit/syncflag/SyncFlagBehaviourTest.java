@@ -161,7 +161,7 @@ class SyncFlagBehaviourTest {
     void shouldReportStatusMetricsAndListenerCalls(MongoDatabase db) {
         Blog.seed(db, 3, 2);
         List<String> calls = new CopyOnWriteArrayList<>();
-        SyncListener listener = new SyncListener() {
+        SyncFlagListener listener = new SyncFlagListener() {
             @Override
             public void onMasterUpdated(OperationId id, Object masterId, long version, boolean flagged) {
                 calls.add("updated " + masterId + " v" + version + (flagged ? " flagged" : ""));
@@ -169,7 +169,7 @@ class SyncFlagBehaviourTest {
 
             @Override
             public void onPropagated(Object masterId, long version, long copiesWritten, boolean cleared,
-                                     SyncListener.Source source) {
+                                     SyncFlagListener.Source source) {
                 calls.add("propagated " + masterId + " v" + version + " " + copiesWritten + " " + source);
                 throw new IllegalStateException("a failing listener is ignored");
             }

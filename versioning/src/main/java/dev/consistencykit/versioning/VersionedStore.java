@@ -356,7 +356,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         private int settleThreshold = VersionedStoreConfig.DEFAULT_SETTLE_THRESHOLD;
         private Retention retention = Retention.KEEP_ALL;
         private int conflictAttempts = VersionedStoreConfig.DEFAULT_CONFLICT_ATTEMPTS;
-        private VersionListener listener = new VersionListener() { };
+        private VersionedStoreListener listener = new VersionedStoreListener() { };
 
         private Builder(MongoDatabase database) {
             super(database, VersionedStoreConfig.DEFAULT_NAME);
@@ -428,7 +428,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         }
 
         /** Hooks called as change sets are staged, committed and abandoned. */
-        public Builder listener(VersionListener value) {
+        public Builder listener(VersionedStoreListener value) {
             this.listener = Objects.requireNonNull(value, "listener");
             return this;
         }

@@ -41,7 +41,7 @@ import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
 import dev.consistencykit.jobqueue.JobState;
@@ -59,7 +59,7 @@ import dev.consistencykit.jobqueue.JobState;
 public final class JobEngine extends JobRecovery {
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
-    public JobEngine(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    public JobEngine(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         super(config, database, clock, listener, ownerIds, handlers);
     }

@@ -31,7 +31,7 @@ import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 
@@ -90,7 +90,7 @@ public abstract class JobFields {
     final MongoDatabase database;
     final MongoCollection<Document> jobs;
     final ServerClock clock;
-    final JobListener listener;
+    final JobQueueListener listener;
     final Supplier<String> ownerIds;
     final Map<String, JobHandler> handlers;
     final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
@@ -112,7 +112,7 @@ public abstract class JobFields {
      * @param ownerIds unique worker names
      * @param handlers handler per job type
      */
-    JobFields(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    JobFields(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         database = ReadSettings.ownReads(database);
         this.config = config;
@@ -125,7 +125,7 @@ public abstract class JobFields {
     }
 
     /** The application's listener. */
-    public JobListener listener() {
+    public JobQueueListener listener() {
         return listener;
     }
 

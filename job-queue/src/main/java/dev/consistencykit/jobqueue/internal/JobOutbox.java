@@ -34,7 +34,7 @@ import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 
@@ -43,7 +43,7 @@ import dev.consistencykit.jobqueue.JobRequest;
  */
 public abstract class JobOutbox extends JobRecording {
 
-    JobOutbox(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    JobOutbox(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         super(config, database, clock, listener, ownerIds, handlers);
     }

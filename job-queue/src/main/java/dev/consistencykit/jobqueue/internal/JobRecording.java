@@ -33,7 +33,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
@@ -43,7 +43,7 @@ import dev.consistencykit.jobqueue.JobState;
  */
 public abstract class JobRecording extends JobFields {
 
-    JobRecording(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    JobRecording(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         super(config, database, clock, listener, ownerIds, handlers);
     }

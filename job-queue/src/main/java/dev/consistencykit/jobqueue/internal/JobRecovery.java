@@ -32,7 +32,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 
@@ -41,7 +41,7 @@ import dev.consistencykit.jobqueue.JobState;
  */
 public abstract class JobRecovery extends JobRunner {
 
-    JobRecovery(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    JobRecovery(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         super(config, database, clock, listener, ownerIds, handlers);
     }

@@ -45,7 +45,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobListener;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 
@@ -54,7 +54,7 @@ import dev.consistencykit.jobqueue.JobState;
  */
 public abstract class JobRunner extends JobOutbox {
 
-    JobRunner(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobListener listener,
+    JobRunner(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         super(config, database, clock, listener, ownerIds, handlers);
     }

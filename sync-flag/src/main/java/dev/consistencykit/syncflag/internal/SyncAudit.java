@@ -33,7 +33,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
 
@@ -42,7 +42,7 @@ import dev.consistencykit.syncflag.SyncVerification;
  */
 public abstract class SyncAudit extends SyncRecovery {
 
-    SyncAudit(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    SyncAudit(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -24,7 +24,7 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 
 /**
@@ -34,7 +34,7 @@ import dev.consistencykit.syncflag.SyncTarget;
 public final class SyncEngine extends SyncAudit {
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
-    public SyncEngine(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    public SyncEngine(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -28,7 +28,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 
 /**
@@ -58,7 +58,7 @@ public abstract class SyncFields {
     final MongoCollection<Document> registry;
     final Map<SyncTarget, MongoCollection<Document>> targets = new LinkedHashMap<>();
     final ServerClock clock;
-    final SyncListener listener;
+    final SyncFlagListener listener;
     final Bson masterProjection;
 
     final LongAdder updates = new LongAdder();
@@ -78,7 +78,7 @@ public abstract class SyncFields {
     }
 
     /** Builds the engine's state (see {@link SyncEngine}). */
-    SyncFields(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    SyncFields(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         database = ReadSettings.ownReads(database);
         this.config = Objects.requireNonNull(config, "config");
         this.masters = database.getCollection(config.masterCollection());

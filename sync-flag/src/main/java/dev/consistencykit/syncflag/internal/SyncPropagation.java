@@ -21,8 +21,8 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncListener.Source;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener.Source;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 
 /**
@@ -30,7 +30,7 @@ import dev.consistencykit.syncflag.SyncTarget;
  */
 public abstract class SyncPropagation extends SyncFields {
 
-    SyncPropagation(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    SyncPropagation(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         super(config, database, clock, listener);
     }
 

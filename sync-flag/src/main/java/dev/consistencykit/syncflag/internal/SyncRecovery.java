@@ -29,15 +29,15 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncListener.Source;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener.Source;
+import dev.consistencykit.syncflag.SyncFlagListener;
 
 /**
  * Recovery: the sweeper's take-over of stale flags, and read repair.
  */
 public abstract class SyncRecovery extends SyncUpdates {
 
-    SyncRecovery(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    SyncRecovery(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -30,8 +30,8 @@ import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.MasterMissingException;
 import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncListener.Source;
-import dev.consistencykit.syncflag.SyncListener;
+import dev.consistencykit.syncflag.SyncFlagListener.Source;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.UpdateRejectedException;
 
 /**
@@ -39,7 +39,7 @@ import dev.consistencykit.syncflag.UpdateRejectedException;
  */
 public abstract class SyncUpdates extends SyncPropagation {
 
-    SyncUpdates(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncListener listener) {
+    SyncUpdates(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -26,7 +26,7 @@ import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.WriteConcerns;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedStoreMetrics;
 
@@ -39,7 +39,7 @@ public final class VersionEngine extends VersionMaintenance {
 
     /** The engine over {@code database} (already checked for an acknowledged write concern). */
     public VersionEngine(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionListener listener) {
+                         VersionedStoreListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -28,7 +28,7 @@ import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.UnknownRootException;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 
 /**
@@ -90,7 +90,7 @@ public abstract class VersionFields {
     final MongoCollection<Document> history;
     final MongoDatabase database;
     final ServerClock clock;
-    final VersionListener listener;
+    final VersionedStoreListener listener;
     final RetryPolicy retry;
 
     final LongAdder staged = new LongAdder();
@@ -104,7 +104,7 @@ public abstract class VersionFields {
 
     /** Builds the engine's state (see {@link VersionEngine}). */
     VersionFields(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionListener listener) {
+                         VersionedStoreListener listener) {
         database = ReadSettings.ownReads(database);
         this.config = Objects.requireNonNull(config, "config");
         this.name = config.name();

@@ -41,7 +41,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.Retention;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 
 /**
@@ -50,7 +50,7 @@ import dev.consistencykit.versioning.VersionedStoreConfig;
 public abstract class VersionMaintenance extends VersionReads {
 
     VersionMaintenance(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionListener listener) {
+                         VersionedStoreListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -31,7 +31,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.ItemVersion;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionInfo;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionPrunedException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
@@ -42,7 +42,7 @@ import dev.consistencykit.versioning.VersionedTree;
 public abstract class VersionReads extends VersionWrites {
 
     VersionReads(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionListener listener) {
+                         VersionedStoreListener listener) {
         super(config, database, clock, listener);
     }
 

@@ -43,7 +43,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.VersionConflictException;
-import dev.consistencykit.versioning.VersionListener;
+import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
 
@@ -53,7 +53,7 @@ import dev.consistencykit.versioning.VersionedTree;
 public abstract class VersionWrites extends VersionFields {
 
     VersionWrites(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionListener listener) {
+                         VersionedStoreListener listener) {
         super(config, database, clock, listener);
     }
 
