@@ -1,10 +1,13 @@
 package dev.consistencykit.jobqueue;
 
+import java.util.Locale;
 import java.util.Set;
 
 /**
- * The states of a job, stored under their names: {@code TODO → PROCESSING → DONE}; a failed attempt goes to
- * {@code FAILED} (due again after a back-off) and the last failed attempt to {@code DEAD}.
+ * The states of a job, stored in its {@code state} field under their lower-case names ({@link #stored()}), like every
+ * pattern's states: {@code todo → processing → done}; a failed attempt goes to {@code failed} (due again after a
+ * back-off) and the last failed attempt to {@code dead}. The same names key {@code status().counts()} and are the
+ * {@code state} of an {@link dev.consistencykit.core.OperationResult}.
  */
 public enum JobState {
     /** Enqueued, due at its run-at time. */
@@ -20,6 +23,25 @@ public enum JobState {
 
     /** States a job leaves only by being worked on. */
     public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED);
+
+    /** The name stored in the database, in status counts and in results: the constant's name in lower case. */
+    public String stored() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The state stored under {@code name}.
+     *
+     * @throws IllegalArgumentException for a name no state is stored under
+     */
+    public static JobState fromStored(String name) {
+        for (JobState s : values()) {
+            if (s.stored().equals(name)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("unknown job state: " + name);
+    }
 
     /** Whether no worker will touch it again (unless replayed). */
     public boolean isTerminal() {

@@ -180,7 +180,7 @@ class BoundedMarksTest {
             zombie.release();
             OperationResult late = paused.get(30, TimeUnit.SECONDS);
 
-            assertThat(late.state()).as("the zombie reports what became of the job, site " + site).isEqualTo("DONE");
+            assertThat(late.state()).as("the zombie reports what became of the job, site " + site).isEqualTo("done");
             assertThat(zombieQueue.metrics().leaseLost()).as("site " + site).isEqualTo(1);
             Document after = fresh.getCollection(Friends.COUNTERS).find().first();
             assertThat(after.getLong("n")).as("site " + site).isEqualTo(1);

@@ -79,11 +79,11 @@ final class Friends {
         List<String> problems = new ArrayList<>();
         for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
             String state = job.getString("state");
-            if (!JobState.valueOf(state).isTerminal()) {
+            if (!JobState.fromStored(state).isTerminal()) {
                 problems.add("job " + job.get("_id") + " not terminal: " + state);
             }
             Document p = job.get("payload", Document.class);
-            if ("DONE".equals(state) && "befriend".equals(job.getString("type"))) {
+            if ("done".equals(state) && "befriend".equals(job.getString("type"))) {
                 for (String[] pair : new String[][] {{p.getString("a"), p.getString("b")},
                         {p.getString("b"), p.getString("a")}}) {
                     Document user = db.getCollection(USERS).find(eq("_id", pair[0])).first();
@@ -92,7 +92,7 @@ final class Friends {
                     }
                 }
             }
-            if ("DONE".equals(state) && "count".equals(job.getString("type"))) {
+            if ("done".equals(state) && "count".equals(job.getString("type"))) {
                 Document counter = db.getCollection(COUNTERS).find(eq("_id", p.get("counter"))).first();
                 if (counter == null || !counter.getList(WITNESS, Object.class, List.of()).contains(job.get("_id"))) {
                     problems.add("done job " + job.get("_id") + " left no effect on " + p.get("counter"));
@@ -134,7 +134,7 @@ final class Friends {
                 }
                 for (Object id : marks) {
                     Document job = jobs.get(id);
-                    if (job == null || "DONE".equals(job.getString("state"))) {
+                    if (job == null || "done".equals(job.getString("state"))) {
                         problems.add(collection + "/" + d.get("_id") + " still carries a mark of done job " + id);
                     }
                 }

@@ -69,7 +69,7 @@ class InterleavingTest {
                     // new job, applied again: ids are idempotency keys while their record is kept)
                     Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", JOB.value()))
                             .first();
-                    if (job != null && !"DONE".equals(job.getString("state"))) {
+                    if (job != null && !"done".equals(job.getString("state"))) {
                         db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).deleteOne(eq("_id", JOB.value()));
                         queue(db).apply(Friends.befriend("ann", "bob").withId(JOB));
                     }
@@ -100,7 +100,7 @@ class InterleavingTest {
             problems.add("ann's friends " + annFriends + " (" + ann.get(Friends.WITNESS) + "), bob's " + bobFriends
                     + " (" + bob.get(Friends.WITNESS) + ")");
         }
-        if (job != null && !"DONE".equals(job.getString("state"))) {
+        if (job != null && !"done".equals(job.getString("state"))) {
             problems.add("job j1 is " + job.getString("state") + " after recovery");
         }
         for (Document user : List.of(ann, bob)) {
@@ -149,7 +149,7 @@ class InterleavingTest {
                 .name("sweep")
                 .setup(db -> db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).insertOne(new Document("_id", "j1")
                         .append("type", "befriend").append("payload", new Document("a", "ann").append("b", "bob"))
-                        .append("state", "PROCESSING").append("priority", 0).append("attempts", 1)
+                        .append("state", "processing").append("priority", 0).append("attempts", 1)
                         .append("maxAttempts", 5).append("owner", "w1").append("fencingToken", 1L)
                         .append("leaseExpiresAt", java.util.Date.from(LEASE_END))))
                 // the sweeper's clock stands ten minutes past the lease
@@ -158,14 +158,14 @@ class InterleavingTest {
                         .requeue(Duration.ofSeconds(1)))
                 .actor("owner heartbeat", db -> {
                     db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(com.mongodb.client.model.Filters.and(
-                            eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "PROCESSING")), Updates.combine(
+                            eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "processing")), Updates.combine(
                             Updates.set("leaseExpiresAt", java.util.Date.from(LEASE_END.plus(Duration.ofDays(1)))),
                             Updates.set("renewed", true)));
                     return List.of();
                 })
                 .invariants(db -> {
                     Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", "j1")).first();
-                    if (job.getBoolean("renewed", false) && !("PROCESSING".equals(job.getString("state"))
+                    if (job.getBoolean("renewed", false) && !("processing".equals(job.getString("state"))
                             && job.getLong("fencingToken") == 1L)) {
                         return List.of("the worker renewed its lease, yet the sweeper took the job: " + job.toJson());
                     }

@@ -69,7 +69,7 @@ class JobQueueBehaviourTest {
 
         OperationResult result = queue.processNext().orElseThrow();
 
-        assertThat(result.state()).isEqualTo("DEAD");
+        assertThat(result.state()).isEqualTo("dead");
         assertThat(job(db, "j1").getString("lastError")).contains("no handler is registered for job type 'teleport'");
         assertThat(queue.processNext()).isEmpty();
     }
@@ -103,7 +103,7 @@ class JobQueueBehaviourTest {
                 }).build();
 
         OperationResult first = queue.apply(JobRequest.of("flaky", new Document()).withId(OperationId.of("j1")));
-        assertThat(first.state()).isEqualTo("FAILED");
+        assertThat(first.state()).isEqualTo("failed");
         assertThat(queue.processNext()).as("not due before its back-off").isEmpty();
         assertThat(job(db, "j1").getString("lastError")).contains("not yet (1)");
         OperationResult end = null;
@@ -132,10 +132,10 @@ class JobQueueBehaviourTest {
 
         assertThat(dead.outcome()).isEqualTo(OperationResult.Outcome.ABORTED);
         assertThat(dead.reason()).get().asString().contains("broken input");
-        assertThat(job(db, "j1").getString("state")).isEqualTo("DEAD");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("dead");
         assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
-        assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
-        assertThat(queue.processNext().orElseThrow().state()).isEqualTo("DEAD");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("todo");
+        assertThat(queue.processNext().orElseThrow().state()).isEqualTo("dead");
         assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
         assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
         assertThat(queue.replayDead(OperationId.of("j1"))).as("only dead jobs are replayed").isFalse();
@@ -155,7 +155,7 @@ class JobQueueBehaviourTest {
         }
 
         assertThat(order).containsExactly("high", "low");
-        assertThat(queue.status().count("TODO")).isEqualTo(1);
+        assertThat(queue.status().count("todo")).isEqualTo(1);
     }
 
     @Test
@@ -181,10 +181,10 @@ class JobQueueBehaviourTest {
         queue.enqueue(JobRequest.of("count", new Document("counter", "c0")));
         queue.enqueue(JobRequest.of("count", new Document("counter", "c0")).delayedBy(Duration.ofHours(1)));
 
-        assertThat(queue.status().count("TODO")).isEqualTo(3);
+        assertThat(queue.status().count("todo")).isEqualTo(3);
         assertThat(queue.status().inFlight()).isEqualTo(3);
         assertThat(queue.status().oldestInFlightAge()).isPresent();
-        assertThat(queue.countsByType().get("TODO")).containsEntry("befriend", 1L).containsEntry("count", 2L);
+        assertThat(queue.countsByType().get("todo")).containsEntry("befriend", 1L).containsEntry("count", 2L);
     }
 
     @Test
@@ -234,12 +234,12 @@ class JobQueueBehaviourTest {
                 Thread.sleep(200);
                 assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).as("the lease is renewed, nothing to requeue").isZero();
             }
-            for (int i = 0; i < 200 && !"DONE".equals(job(db, "j1").getString("state")); i++) {
+            for (int i = 0; i < 200 && !"done".equals(job(db, "j1").getString("state")); i++) {
                 Thread.sleep(50);
             }
         }
 
-        assertThat(job(db, "j1").getString("state")).isEqualTo("DONE");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("done");
         assertThat(job(db, "j1").getInteger("attempts")).isEqualTo(1);
     }
 
@@ -255,14 +255,14 @@ class JobQueueBehaviourTest {
         JobQueue dying = JobQueue.builder(dies.wrap(db)).lease(Duration.ofSeconds(2)).serverClock(time)
                 .retention(Duration.ofDays(1)).handler("log", ctx -> { }).build();
         assertThatThrownBy(dying::processNext).isInstanceOf(Error.class);
-        assertThat(job(db, "j1").getString("state")).isEqualTo("PROCESSING");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("processing");
 
         clock.advance(Duration.ofMillis(1_900));
         assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).as("the lease has not expired yet").isZero();
         clock.advance(Duration.ofMillis(200));
         assertThat(queue.requeue(Duration.ofSeconds(1)).rolledBack()).isEqualTo(1);
 
-        assertThat(job(db, "j1").getString("state")).isEqualTo("TODO");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("todo");
         assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
     }
 
@@ -282,7 +282,7 @@ class JobQueueBehaviourTest {
 
         assertThat(clean).isFalse();
         Document j = job(db, "j1");
-        assertThat(j.getString("state")).as("given back").isIn("TODO", "FAILED");
+        assertThat(j.getString("state")).as("given back").isIn("todo", "failed");
         assertThat(j.containsKey("owner")).isFalse();
     }
 

@@ -44,8 +44,8 @@ class ScaleAndChaosTest {
             assertThat(workers.shutdown(Duration.ofSeconds(10))).isTrue();
         }
 
-        assertThat(queue.status().count("DONE")).isEqualTo(jobs);
-        assertThat(queue.status().count("PROCESSING")).isZero();
+        assertThat(queue.status().count("done")).isEqualTo(jobs);
+        assertThat(queue.status().count("processing")).isZero();
         long total = 0;
         for (Document c : db.getCollection(Friends.COUNTERS).find()) {
             assertThat(c.getLong("n")).as(c.getString("_id")).isEqualTo(jobs / counters);

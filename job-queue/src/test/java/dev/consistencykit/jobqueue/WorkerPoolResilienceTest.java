@@ -96,7 +96,7 @@ class WorkerPoolResilienceTest {
         assertThat(workers.health().threadDeaths()).isEqualTo(1);
         assertThat(boom.get()).isEqualTo(2);
         Document job = db.getCollection("jobs").find(eq("_id", "boom")).first();
-        assertThat(job.getString("state")).isEqualTo(JobState.DONE.name());
+        assertThat(job.getString("state")).isEqualTo(JobState.DONE.stored());
     }
 
     @Test

@@ -49,7 +49,7 @@ class ZombieAndOutboxTest {
             zombie.release();
             OperationResult late = paused.get(30, TimeUnit.SECONDS);
 
-            assertThat(late.state()).as("site " + site).isEqualTo("DONE");
+            assertThat(late.state()).as("site " + site).isEqualTo("done");
             assertThat(zombieQueue.metrics().leaseLost()).as("the zombie's completion was refused").isEqualTo(1);
             assertThat(zombieQueue.metrics().done()).isZero();
             assertThat(job(db, "j1").getInteger("attempts")).isEqualTo(2);
@@ -80,7 +80,7 @@ class ZombieAndOutboxTest {
                     Document ann = db.getCollection(Friends.USERS).find(eq("_id", "ann")).first();
                     boolean business = "friendly".equals(ann.getString("status"));
                     Document j = job(db, "j1");
-                    if (business && (j == null || !"DONE".equals(j.getString("state")))) {
+                    if (business && (j == null || !"done".equals(j.getString("state")))) {
                         problems.add("the business change is there but its job is " + (j == null ? "lost" : j));
                     }
                     if (!business && j != null) {
@@ -117,7 +117,7 @@ class ZombieAndOutboxTest {
         assertThat(queue.relayOutbox(db.getCollection(Friends.USERS))).isEqualTo(1);
         assertThat(queue.relayOutbox(db.getCollection(Friends.USERS))).as("moved once").isZero();
         queue.recover(Duration.ZERO);
-        assertThat(job(db, "j1").getString("state")).isEqualTo("DONE");
+        assertThat(job(db, "j1").getString("state")).isEqualTo("done");
         assertThat(Friends.invariants(db)).isEmpty();
     }
 

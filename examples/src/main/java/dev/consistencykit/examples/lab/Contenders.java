@@ -435,7 +435,7 @@ public final class Contenders {
             List<String> problems = new ArrayList<>();
             Map<Object, Long> effects = new HashMap<>();
             for (Document job : db.getCollection("jobs").find()) {
-                if (!"DONE".equals(job.getString("state"))) {
+                if (!"done".equals(job.getString("state"))) {
                     problems.add("job " + job.get("_id") + " ended " + job.getString("state"));
                     continue;
                 }
@@ -677,7 +677,7 @@ public final class Contenders {
         public List<String> invariants(MongoDatabase db) {
             List<String> problems = new ArrayList<>();
             for (Document job : db.getCollection("jobs").find()) {
-                if (!"DONE".equals(job.getString("state"))) {
+                if (!"done".equals(job.getString("state"))) {
                     problems.add("job " + job.get("_id") + " ended " + job.getString("state"));
                 }
             }

@@ -80,7 +80,7 @@ public final class JobQueueLab implements PatternLab {
         Map<Object, Document> jobs = new HashMap<>();
         for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
             jobs.put(job.get("_id"), job);
-            if (!JobState.valueOf(job.getString("state")).isTerminal()) {
+            if (!JobState.fromStored(job.getString("state")).isTerminal()) {
                 problems.add("job " + job.get("_id") + " not terminal: " + job.getString("state"));
             }
         }
@@ -112,14 +112,14 @@ public final class JobQueueLab implements PatternLab {
                 }
                 for (Object id : marks) {
                     Document job = jobs.get(id);
-                    if (job == null || "DONE".equals(job.getString("state"))) {
+                    if (job == null || "done".equals(job.getString("state"))) {
                         problems.add(collection + "/" + d.get("_id") + " still carries a mark of done job " + id);
                     }
                 }
             }
         }
         for (Document job : jobs.values()) {
-            if ("DONE".equals(job.getString("state")) && "count".equals(job.getString("type"))) {
+            if ("done".equals(job.getString("state")) && "count".equals(job.getString("type"))) {
                 Object counter = job.get("payload", Document.class).get("counter");
                 Document c = db.getCollection(COUNTERS).find(eq("_id", counter)).first();
                 if (!c.getList(WITNESS, Object.class, List.of()).contains(job.get("_id"))) {

@@ -186,7 +186,7 @@ class InspectRecoverCommandTest {
         assertThat(recover.lastLineJson().getInteger("repaired")).as(recover.out()).isGreaterThanOrEqualTo(5);
         assertThat(after.lastLineJson().getInteger("count")).as(after.out()).isZero();
         assertThat(db.getCollection("comments").find().first().getString("authorName")).isEqualTo("Ann Smith");
-        assertThat(db.getCollection("jobs").find().first().getString("state")).isEqualTo("TODO");
+        assertThat(db.getCollection("jobs").find().first().getString("state")).isEqualTo("todo");
         assertThat(db.getCollection("accounts").find().into(new java.util.ArrayList<>())).extracting(d -> d.getLong(
                 "balance")).containsOnly(100L);
         assertThat(Ledger.on(db).status().inFlight()).isZero();

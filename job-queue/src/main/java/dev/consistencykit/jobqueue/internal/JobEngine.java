@@ -74,7 +74,7 @@ public final class JobEngine extends JobRecovery {
             return toResult(run(claimed.get()));
         }
         Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id.value())).first();
-        JobState state = now == null ? JobState.TODO : JobState.valueOf(now.getString(STATE));
+        JobState state = now == null ? JobState.TODO : JobState.fromStored(now.getString(STATE));
         return toResult(new Ran(id.value(), state, false), now);
     }
 
@@ -87,10 +87,10 @@ public final class JobEngine extends JobRecovery {
     static OperationResult toResult(Ran ran, Document job) {
         OperationId id = new OperationId(ran.id());
         return switch (ran.state()) {
-            case DONE -> OperationResult.committed(id, JobState.DONE.name());
-            case DEAD -> OperationResult.aborted(id, JobState.DEAD.name(), job == null ? "dead"
+            case DONE -> OperationResult.committed(id, JobState.DONE.stored());
+            case DEAD -> OperationResult.aborted(id, JobState.DEAD.stored(), job == null ? "dead"
                     : job.getString(LAST_ERROR));
-            default -> OperationResult.inFlight(id, ran.state().name());
+            default -> OperationResult.inFlight(id, ran.state().stored());
         };
     }
 
@@ -106,13 +106,13 @@ public final class JobEngine extends JobRecovery {
      * those whose lease expired, as {@link #recover} requeues them. Queued jobs are waiting, not interrupted.
      */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.name())
-                : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+        Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.stored())
+                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document job : jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED))
                 .sort(Sorts.ascending(CLAIMED)).limit(limit)) {
             Date claimed = job.getDate(CLAIMED);
-            out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.name(),
+            out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.stored(),
                     claimed == null ? Duration.ZERO : clock.ageOf(claimed.toInstant()),
                     "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)));
         }
@@ -123,15 +123,15 @@ public final class JobEngine extends JobRecovery {
     public StrategyStatus status() {
         Map<String, Long> counts = new HashMap<>();
         for (JobState s : JobState.values()) {
-            long n = jobs.countDocuments(eq(STATE, s.name()));
+            long n = jobs.countDocuments(eq(STATE, s.stored()));
             if (n > 0) {
-                counts.put(s.name(), n);
+                counts.put(s.stored(), n);
             }
         }
-        long inFlight = JobState.IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s.name(), 0L)).sum();
+        long inFlight = JobState.IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s.stored(), 0L)).sum();
         Optional<Duration> lag = oldestDueAge();
         if (lag.isEmpty()) {
-            Document processing = jobs.find(eq(STATE, JobState.PROCESSING.name()))
+            Document processing = jobs.find(eq(STATE, JobState.PROCESSING.stored()))
                     .projection(Projections.include(CLAIMED)).sort(Sorts.ascending(CLAIMED)).first();
             lag = Optional.ofNullable(processing).map(d -> d.getDate(CLAIMED))
                     .map(date -> clock.ageOf(date.toInstant()));
@@ -151,10 +151,10 @@ public final class JobEngine extends JobRecovery {
         Map<String, Map<String, Long>> counts = new HashMap<>();
         for (JobState s : JobState.values()) {
             for (Document d : jobs.aggregate(List.of(
-                    com.mongodb.client.model.Aggregates.match(eq(STATE, s.name())),
+                    com.mongodb.client.model.Aggregates.match(eq(STATE, s.stored())),
                     com.mongodb.client.model.Aggregates.group("$" + TYPE,
                             com.mongodb.client.model.Accumulators.sum("n", 1L))))) {
-                counts.computeIfAbsent(s.name(), k -> new HashMap<>()).put(String.valueOf(d.get("_id")),
+                counts.computeIfAbsent(s.stored(), k -> new HashMap<>()).put(String.valueOf(d.get("_id")),
                         ((Number) d.get("n")).longValue());
             }
         }
@@ -164,7 +164,7 @@ public final class JobEngine extends JobRecovery {
     /** Deletes {@code DONE} jobs completed more than {@code retention} ago whose effects are settled. */
     public long prune(Duration retention) {
         long n = config.retryPolicy().execute(config.name(), null, "prune", () -> jobs.deleteMany(and(
-                eq(STATE, JobState.DONE.name()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false)))
+                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false)))
                 .getDeletedCount());
         pruned.add(n);
         return n;
@@ -174,8 +174,8 @@ public final class JobEngine extends JobRecovery {
     public boolean replay(Object id) {
         Inputs.operationId(config.name(), "id", id);
         GuardedResult r = config.retryPolicy().execute(config.name(), id, "replay",
-                () -> ConditionalUpdates.transition(jobs, id, Transition.of(STATE, JobState.DEAD.name(),
-                        JobState.TODO.name()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),
+                () -> ConditionalUpdates.transition(jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
+                        JobState.TODO.stored()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),
                         Updates.set(RUN_AT, Date.from(clock.now())), Updates.inc(TOKEN, 1L)))));
         return r.outcome() == UpdateOutcome.APPLIED;
     }

@@ -84,7 +84,7 @@ public abstract class JobFields {
     /** The fields this queue keeps on business documents: no caller's update may touch them. */
     public static final Set<String> EFFECT_FIELDS = Set.of(RESERVED_JOBS, APPLIED_JOBS, OUTBOX, OUTBOX_RESERVED,
             OUTBOX_WRITTEN);
-    static final List<String> DUE_STATES = List.of(JobState.TODO.name(), JobState.FAILED.name());
+    static final List<String> DUE_STATES = List.of(JobState.TODO.stored(), JobState.FAILED.stored());
 
     final JobQueueConfig config;
     final MongoDatabase database;
@@ -161,7 +161,7 @@ public abstract class JobFields {
                     .forEach(d -> byId.put(Inputs.idKey(d.get("_id")), d)));
             for (OnceEffects.Reservation r : reservations) {
                 Document job = byId.get(Inputs.idKey(r.operationId()));
-                boolean held = job != null && JobState.PROCESSING.name().equals(job.getString(STATE))
+                boolean held = job != null && JobState.PROCESSING.stored().equals(job.getString(STATE))
                         && r.nonce().equals(job.get(OWNER) + "/" + ConditionalUpdates.tokenOf(job, LEASE_FIELDS));
                 if (!held) {
                     long n = config.retryPolicy().execute(config.name(), r.operationId(), "release reservation",

@@ -82,7 +82,7 @@ public abstract class JobRecording extends JobFields {
         }
         Document fields = new Document(TYPE, type).append(PAYLOAD, payload).append(PRIORITY, job.priority())
                 .append(ATTEMPTS, 0).append(MAX_ATTEMPTS, maxAttempts).append(TOKEN, 0L)
-                .append(STATE, JobState.TODO.name());
+                .append(STATE, JobState.TODO.stored());
         if (job.dedupeKey().isPresent()) {
             String key = job.dedupeKey().get();
             if (key.isBlank()) {

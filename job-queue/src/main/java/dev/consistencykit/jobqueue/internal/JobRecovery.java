@@ -55,30 +55,30 @@ public abstract class JobRecovery extends JobRunner {
      * @return {@code [requeued, dead, skipped]}
      */
     public int[] sweep(boolean all) {
-        Bson filter = all ? eq(STATE, JobState.PROCESSING.name())
-                : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+        Bson filter = all ? eq(STATE, JobState.PROCESSING.stored())
+                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
         int[] counts = new int[3];
         for (Document job : jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS))
                 .into(new ArrayList<>())) {
             Object id = job.get("_id");
             boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
             Bson update = last
-                    ? Updates.combine(Updates.set(STATE, JobState.DEAD.name()), Updates.set(LAST_ERROR,
+                    ? Updates.combine(Updates.set(STATE, JobState.DEAD.stored()), Updates.set(LAST_ERROR,
                     "the worker lost its lease on the last attempt"), Updates.unset(OWNER), Updates.unset(LEASE),
                     Updates.inc(TOKEN, 1L))
-                    : Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.set(LAST_ERROR,
+                    : Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.set(LAST_ERROR,
                     "the worker lost its lease"), Updates.unset(OWNER), Updates.unset(LEASE),
                     Updates.inc(TOKEN, 1L));
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
-            Bson guard = all ? eq(STATE, JobState.PROCESSING.name())
-                    : and(eq(STATE, JobState.PROCESSING.name()), lte(LEASE, Date.from(clock.now())));
+            Bson guard = all ? eq(STATE, JobState.PROCESSING.stored())
+                    : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
             GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
                     () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token, guard, update));
             Document now = r.document().orElse(null);
             boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
                     && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
-                    && !JobState.PROCESSING.name().equals(now.getString(STATE)));
+                    && !JobState.PROCESSING.stored().equals(now.getString(STATE)));
             if (!ours) {
                 counts[2]++;
             } else if (last) {

@@ -70,7 +70,7 @@ public abstract class JobRunner extends JobOutbox {
     }
 
     Bson claimUpdate() {
-        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.name()), Updates.inc(ATTEMPTS, 1),
+        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.stored()), Updates.inc(ATTEMPTS, 1),
                 Updates.currentDate(CLAIMED));
     }
 
@@ -120,7 +120,7 @@ public abstract class JobRunner extends JobOutbox {
 
     Ran complete(Claimed claimed, boolean recordedEffects) {
         boolean effects = recordedEffects || !claimed.job().getList(EFFECTS, Object.class, List.of()).isEmpty();
-        Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.name()), Updates.currentDate(COMPLETED),
+        Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.stored()), Updates.currentDate(COMPLETED),
                 Updates.unset(OWNER), Updates.unset(LEASE));
         GuardedResult r = fenced(claimed, "complete", effects ? Updates.combine(toDone,
                 Updates.set(UNSETTLED, true)) : toDone);
@@ -142,7 +142,7 @@ public abstract class JobRunner extends JobOutbox {
             return finishDead(claimed, error);
         }
         Date runAt = Date.from(clock.now().plus(backoff(attempt)));
-        GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.name()),
+        GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
                 Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.FAILED)) {
@@ -154,7 +154,7 @@ public abstract class JobRunner extends JobOutbox {
     }
 
     Ran finishDead(Claimed claimed, String error) {
-        GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.name()),
+        GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.DEAD)) {
             dead.increment();
@@ -172,7 +172,7 @@ public abstract class JobRunner extends JobOutbox {
     GuardedResult fenced(Claimed claimed, String what, Bson update) {
         return config.retryPolicy().execute(config.name(), claimed.id(), what,
                 () -> ConditionalUpdates.fenced(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
-                        and(eq(STATE, JobState.PROCESSING.name()), eq(OWNER, claimed.claim().owner())), update));
+                        and(eq(STATE, JobState.PROCESSING.stored()), eq(OWNER, claimed.claim().owner())), update));
     }
 
     /** Applied now, or applied by our own earlier attempt whose reply was lost (same token, target state). */
@@ -181,7 +181,7 @@ public abstract class JobRunner extends JobOutbox {
             return true;
         }
         Document now = r.document().orElse(null);
-        return now != null && target.name().equals(now.getString(STATE))
+        return now != null && target.stored().equals(now.getString(STATE))
                 && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == claimed.claim().fencingToken();
     }
 
@@ -189,7 +189,7 @@ public abstract class JobRunner extends JobOutbox {
         leaseLost.increment();
         notify(() -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
         Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
-        JobState state = now == null ? JobState.DONE : JobState.valueOf(now.getString(STATE));
+        JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
         LOG.debug("[{}] job {} was taken over; it is now {}", config.name(), claimed.id(), state);
         return new Ran(claimed.id(), state, true);
     }
@@ -217,7 +217,7 @@ public abstract class JobRunner extends JobOutbox {
     public boolean release(Claimed claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
                 () -> ConditionalUpdates.release(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
-                        Updates.combine(Updates.set(STATE, JobState.TODO.name()), Updates.inc(ATTEMPTS, -1),
+                        Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.inc(ATTEMPTS, -1),
                                 Updates.inc(TOKEN, 1L))));
         return r.outcome() == UpdateOutcome.APPLIED;
     }
@@ -295,7 +295,7 @@ public abstract class JobRunner extends JobOutbox {
         Document effect = new Document("c", collectionName).append("id", documentId);
         long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> jobs.updateOne(
                 and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
-                        eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.name())),
+                        eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.stored())),
                 Updates.addToSet(EFFECTS, effect)).getMatchedCount());
         return matched == 1;
     }
@@ -342,7 +342,7 @@ public abstract class JobRunner extends JobOutbox {
                         .into(new ArrayList<>()));
         int settled = 0;
         for (Document job : unsettled) {
-            if (JobState.DONE.name().equals(job.getString(STATE))) {
+            if (JobState.DONE.stored().equals(job.getString(STATE))) {
                 settleEffects(job.get("_id"), job);
                 settled++;
             }
@@ -367,7 +367,7 @@ public abstract class JobRunner extends JobOutbox {
         }
         Set<Object> notDone = new HashSet<>();
         jobs.withReadPreference(ReadPreference.primary()).find(and(in("_id", others),
-                ne(STATE, JobState.DONE.name()))).projection(Projections.include("_id"))
+                ne(STATE, JobState.DONE.stored()))).projection(Projections.include("_id"))
                 .forEach(d -> notDone.add(Inputs.idKey(d.get("_id"))));
         List<Object> done = others.stream().filter(id -> !notDone.contains(Inputs.idKey(id))).toList();
         if (!done.isEmpty()) {
