@@ -38,14 +38,14 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
  *
  * <p><b>What it guarantees.</b> A transaction is all its changes or none (one insert). Per account, changes are
  * numbered 1, 2, 3… without gaps ({@link SeqAllocation#COUNTER} fills a gap left by an append that never happened with
- * a void change) and committed strictly in that order, each exactly once: the decision (valid, or cancelled by the
+ * a void change) and committed strictly in that order, each exactly once: the decision (valid, or canceled by the
  * overdraft rule) is one compare-and-set taken while every account of the transaction stands just before it, so every
  * process computes the same one, and each cache moves by compare-and-set on its seqId. Committers may run in any
  * number of processes. Safety never depends on clocks.
  *
  * <p><b>What a reader may see.</b> {@link #balance} counts every valid change, committed or not: a transfer shows on
  * both accounts as soon as it is appended (never on one only). With the overdraft rule, an appended withdrawal may
- * still be cancelled when the committer reaches it; the cache ({@code balance} field) lags the log until the committer
+ * still be canceled when the committer reaches it; the cache ({@code balance} field) lags the log until the committer
  * runs; a {@link LedgerCursor} sees committed changes only, in order.
  *
  * <p>Thread-safe; any number of instances in any number of processes may share the collections.
@@ -126,7 +126,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * Appends {@code tx} and commits it in this thread (committing first any earlier transaction of its accounts that
      * is still uncommitted).
      *
-     * @return committed; aborted when cancelled (by the overdraft rule, or by {@link #cancel} before the commit); in
+     * @return committed; aborted when canceled (by the overdraft rule, or by {@link #cancel} before the commit); in
      *         flight only when an earlier sequence number of one of its accounts is missing from the log
      * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
      */
@@ -280,7 +280,9 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
-    /** Transactions by {@code proc} ({@code UNCOMMITTED}, {@code COMMITTED}) and the oldest uncommitted one's age. */
+    /**
+     * Transactions by {@link LedgerState} ({@code uncommitted}, {@code committed}) and the oldest uncommitted one's age.
+     */
     @Override
     public StrategyStatus status() {
         return calls.idempotent("status", engine::status);

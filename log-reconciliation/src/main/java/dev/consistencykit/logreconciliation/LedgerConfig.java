@@ -112,7 +112,7 @@ public final class LedgerConfig {
     }
 
     /**
-     * Returns if present, a debit that would take its account below it is cancelled (with its whole transaction) by
+     * Returns if present, a debit that would take its account below it is canceled (with its whole transaction) by
      * the committer, in log order.
      */
     public OptionalLong overdraftFloor() {

@@ -10,7 +10,7 @@ import dev.consistencykit.core.OperationId;
  * @param seqId         its position in the account's log, from 1, without gaps
  * @param type          credit or debit
  * @param value         the amount
- * @param valid         false when its transaction was cancelled (it then changed no balance)
+ * @param valid         false when its transaction was canceled (it then changed no balance)
  * @param cacheBal      the account's balance after it
  */
 public record LedgerEntry(OperationId transactionId, String account, long seqId, ChangeType type, long value,

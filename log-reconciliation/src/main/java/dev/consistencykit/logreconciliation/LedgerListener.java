@@ -9,7 +9,7 @@ public interface LedgerListener {
     default void onAppended(OperationId id, int collisions) {
     }
 
-    /** A transaction was committed; {@code valid} false when it was cancelled (by request or the overdraft rule). */
+    /** A transaction was committed; {@code valid} false when it was canceled (by request or the overdraft rule). */
     default void onCommitted(OperationId id, boolean valid, String reason) {
     }
 

@@ -7,10 +7,20 @@ package dev.consistencykit.logreconciliation;
  * @param collisions    sequence-number collisions its appends retried after
  * @param headQueries   sequence heads it learned by query (cache misses and refreshes)
  * @param committed     transactions it committed
- * @param cancelled     of those, committed as cancelled (by request or the overdraft rule)
+ * @param canceled      of those, committed as canceled (by request or the overdraft rule)
  * @param gapsFilled    gaps it filled with void changes ({@link SeqAllocation#COUNTER} only)
  * @param archived      transactions it moved to the archive
  */
-public record LedgerMetrics(long appended, long collisions, long headQueries, long committed, long cancelled,
+public record LedgerMetrics(long appended, long collisions, long headQueries, long committed, long canceled,
                             long gapsFilled, long archived) {
+
+    /**
+     * The same as {@link #canceled()}.
+     *
+     * @deprecated spelled {@link #canceled()}, like every pattern's state names
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public long cancelled() {
+        return canceled;
+    }
 }

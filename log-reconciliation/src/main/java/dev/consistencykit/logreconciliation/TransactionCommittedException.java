@@ -2,7 +2,7 @@ package dev.consistencykit.logreconciliation;
 
 import dev.consistencykit.core.ConsistencyException;
 
-/** A transaction cannot be cancelled because the committer already decided it; reverse it instead. */
+/** A transaction cannot be canceled because the committer already decided it; reverse it instead. */
 public class TransactionCommittedException extends ConsistencyException {
 
     private static final long serialVersionUID = 1L;

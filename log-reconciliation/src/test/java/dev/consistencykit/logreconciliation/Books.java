@@ -49,7 +49,7 @@ final class Books {
         List<String> problems = new ArrayList<>();
         Ledger ledger = ledger(db).build();
         for (Document tx : db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).find(
-                Filters.ne("proc", "COMMITTED"))) {
+                Filters.ne("proc", "committed"))) {
             problems.add("transaction " + tx.get("_id") + " is " + tx.get("proc"));
         }
         long total = 0;

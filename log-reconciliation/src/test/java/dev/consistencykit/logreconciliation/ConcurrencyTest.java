@@ -96,13 +96,13 @@ class ConcurrencyTest {
 
         assertThat(Books.invariants(db, opening, true, 0L)).isEmpty();
         assertThat(replayProblems(db, opening, 0)).isEmpty();
-        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments(eq("state", "CANCELLED")))
-                .as("some withdrawals were cancelled").isPositive();
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments(eq("state", "canceled")))
+                .as("some withdrawals were canceled").isPositive();
     }
 
     /**
      * Replays each account's log in seqId order: every valid transaction kept each of its accounts at or above the
-     * floor, and every cancelled one had a debit that would have gone below it at its place in the log.
+     * floor, and every canceled one had a debit that would have gone below it at its place in the log.
      */
     private static List<String> replayProblems(MongoDatabase db, Map<String, Long> opening, long floor) {
         Map<String, Long> running = new HashMap<>(opening);
@@ -122,7 +122,7 @@ class ConcurrencyTest {
             String account = c.getString("account");
             long b = running.get(account);
             before.put(c.get("tx") + "/" + account, b);
-            if ("VALID".equals(txs.get(c.get("tx")).getString("state"))) {
+            if ("valid".equals(txs.get(c.get("tx")).getString("state"))) {
                 running.put(account, b + c.getLong("value"));
             }
         }
@@ -135,7 +135,7 @@ class ConcurrencyTest {
                     wouldOverdraw = true;
                 }
             }
-            boolean valid = "VALID".equals(tx.getString("state"));
+            boolean valid = "valid".equals(tx.getString("state"));
             if (valid == wouldOverdraw) {
                 problems.add(tx.get("_id") + " is " + tx.getString("state") + " but the log order says it "
                         + (wouldOverdraw ? "overdraws" : "does not overdraw"));

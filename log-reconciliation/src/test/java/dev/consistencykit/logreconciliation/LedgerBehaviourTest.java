@@ -81,7 +81,7 @@ class LedgerBehaviourTest {
 
         assertThat(third.isCommitted()).isTrue();
         Document second = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).find(eq("_id", "second")).first();
-        assertThat(second.getString("state")).isEqualTo("CANCELLED");
+        assertThat(second.getString("state")).isEqualTo("canceled");
         assertThat(second.getString("reason")).contains("a0 would go from 200 to -600, below the floor 0");
         assertThat(ledger.balance("a0")).isEqualTo(100);
         assertThat(ledger.apply(LedgerTransaction.transfer("a0", "a1", 101)).outcome())
@@ -187,7 +187,7 @@ class LedgerBehaviourTest {
         ledger.apply(LedgerTransaction.transfer("a2", "a3", 1));
 
         StrategyStatus status = ledger.status();
-        assertThat(status.count("COMMITTED")).as("the apply commits its predecessors first").isEqualTo(3);
+        assertThat(status.count("committed")).as("the apply commits its predecessors first").isEqualTo(3);
         ledger.append(LedgerTransaction.transfer("a3", "a0", 1));
         assertThat(ledger.status().inFlight()).isEqualTo(1);
         assertThat(ledger.status().oldestInFlightAge()).isPresent();

@@ -218,7 +218,7 @@ public final class LedgerLab implements PatternLab {
                 balanceTrips = counter.snapshot().commandsPer(20);
             }
             long uncommitted = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION)
-                    .countDocuments(Filters.eq("proc", "UNCOMMITTED"));
+                    .countDocuments(Filters.eq("proc", "uncommitted"));
             progress.accept("committing " + uncommitted + " appended transactions");
             long start = System.nanoTime();
             RecoveryReport committed = ledger.recover(Duration.ZERO);

@@ -76,9 +76,9 @@ public abstract class LedgerCommitter extends LedgerAppends {
         if (!COMMITTED.equals(doc.getString("proc"))) {
             return OperationResult.inFlight(id, UNCOMMITTED);
         }
-        if (CANCELLED.equals(doc.getString("state"))) {
-            return OperationResult.aborted(id, CANCELLED, Optional.ofNullable(doc.getString("reason"))
-                    .orElse("cancelled"));
+        if (CANCELED.equals(doc.getString("state"))) {
+            return OperationResult.aborted(id, CANCELED, Optional.ofNullable(doc.getString("reason"))
+                    .orElse("canceled"));
         }
         return OperationResult.committed(id, COMMITTED);
     }
@@ -149,7 +149,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
     /**
      * Gives {@code tx}, still undecided, new sequence numbers after everything reserved so far (taken in one canonical
      * order, by account name), in one compare-and-set on its exact changes, then fills the numbers it held (those the
-     * account caches have not passed) with cancelled gap entries. Its changes, values and id stay as they were, so a
+     * account caches have not passed) with canceled gap entries. Its changes, values and id stay as they were, so a
      * reader counts it exactly as before; it only moves behind the transactions it conflicted with. Used to break a
      * wait cycle (numbers reserved from counters in opposite orders) and to repair an append made with a stale
      * process-local head. If another committer decided or moved it first, nothing happens here.
@@ -271,7 +271,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
             }
             tx = reread(tx);
             if (!tx.getBoolean("decided", false)) {
-                return Step.RETRY;      // cancelled between our read and our decision: decide again
+                return Step.RETRY;      // canceled between our read and our decision: decide again
             }
             changes = tx.getList(CHANGES, Document.class);
         }
@@ -299,10 +299,10 @@ public abstract class LedgerCommitter extends LedgerAppends {
             boolean valid = VALID.equals(tx.getString("state"));
             committed.increment();
             if (!valid) {
-                cancelled.increment();
+                canceled.increment();
             }
             String reason = tx.getString("reason");
-            LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "cancelled: " + reason);
+            LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "canceled: " + reason);
             notify(() -> listener.onCommitted(new OperationId(id), valid, reason));
         }
         return Step.DONE;
@@ -376,20 +376,20 @@ public abstract class LedgerCommitter extends LedgerAppends {
             sets.add(Updates.set(CHANGES + "." + i + "." + CACHE_BAL, valid ? after[i] : before));
         }
         sets.add(Updates.set("decided", true));
-        sets.add(Updates.set("state", valid ? VALID : CANCELLED));
+        sets.add(Updates.set("state", valid ? VALID : CANCELED));
         if (reason != null) {
             sets.add(Updates.set("reason", reason));
         }
         config.retryPolicy().run(config.name(), id, "decide", () -> ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state)),
                 Updates.combine(sets)));
-        // whether this call or another decided, the transaction is decided now (or was cancelled meanwhile: retry)
+        // whether this call or another decided, the transaction is decided now (or was canceled meanwhile: retry)
         return Step.DONE;
     }
 
     void fillGap(String account, long seq) {
         Object id = "gap:" + account + ":" + seq;
-        Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELLED).append("reason", "gap")
+        Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
                 .append("h", "gap").append("transfer", false).append(CHANGES, List.of(new Document(ACCOUNT, account)
                         .append(TYPE, ChangeType.CREDIT.name()).append(VALUE, 0L).append(SEQ, seq)));
         try {
@@ -434,7 +434,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
             }
         }
         if (forward + back > 0) {
-            LOG.info("[{}] committer committed {} transactions ({} cancelled), {} already done or blocked",
+            LOG.info("[{}] committer committed {} transactions ({} canceled), {} already done or blocked",
                     config.name(), forward + back, back, skipped);
         }
         return new RecoveryReport(config.name(), examined, forward, back, skipped,

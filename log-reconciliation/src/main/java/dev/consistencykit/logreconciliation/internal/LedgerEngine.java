@@ -102,7 +102,7 @@ public final class LedgerEngine extends LedgerReconciler {
 
     /** The counters since this engine was built. */
     public LedgerMetrics metrics() {
-        return new LedgerMetrics(appended.sum(), collisions.sum(), headQueries.sum(), committed.sum(), cancelled.sum(),
+        return new LedgerMetrics(appended.sum(), collisions.sum(), headQueries.sum(), committed.sum(), canceled.sum(),
                 gapsFilled.sum(), archived.sum());
     }
 }

@@ -23,6 +23,7 @@ import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerListener;
+import dev.consistencykit.logreconciliation.LedgerState;
 
 /**
  * The ledger's stored fields, collections and counters, and the helpers every step uses: the base of the {@link LedgerEngine} layers.
@@ -30,13 +31,13 @@ import dev.consistencykit.logreconciliation.LedgerListener;
 public abstract class LedgerFields {
 
     /** Stored {@code proc} of a transaction not yet committed. */
-    public static final String UNCOMMITTED = "UNCOMMITTED";
+    public static final String UNCOMMITTED = LedgerState.UNCOMMITTED.stored();
     /** Stored {@code proc} of a committed transaction. */
-    public static final String COMMITTED = "COMMITTED";
+    public static final String COMMITTED = LedgerState.COMMITTED.stored();
     /** Stored {@code state} of a transaction whose changes count. */
-    public static final String VALID = "VALID";
+    public static final String VALID = LedgerState.VALID;
     /** Stored {@code state} of a transaction whose changes do not count. */
-    public static final String CANCELLED = "CANCELLED";
+    public static final String CANCELED = LedgerState.CANCELED.stored();
 
     static final Logger LOG = LoggerFactory.getLogger(LedgerEngine.class);
     static final String CHANGES = "changes";
@@ -65,7 +66,7 @@ public abstract class LedgerFields {
     final LongAdder collisions = new LongAdder();
     final LongAdder headQueries = new LongAdder();
     final LongAdder committed = new LongAdder();
-    final LongAdder cancelled = new LongAdder();
+    final LongAdder canceled = new LongAdder();
     final LongAdder gapsFilled = new LongAdder();
     final LongAdder archived = new LongAdder();
 

@@ -49,7 +49,7 @@ public abstract class LedgerReads extends LedgerCommitter {
         Inputs.operationId(config.name(), "id", id);
         long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false)),
-                Updates.combine(Updates.set("state", CANCELLED), Updates.set("reason", "cancelled")))
+                Updates.combine(Updates.set("state", CANCELED), Updates.set("reason", "canceled")))
                 .getMatchedCount());
         if (matched > 0) {
             return;
@@ -58,7 +58,7 @@ public abstract class LedgerReads extends LedgerCommitter {
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);
         }
-        if (!CANCELLED.equals(tx.getString("state"))) {
+        if (!CANCELED.equals(tx.getString("state"))) {
             throw new TransactionCommittedException(config.name(), id);
         }
     }
