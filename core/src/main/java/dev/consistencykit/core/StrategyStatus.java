@@ -1,6 +1,7 @@
 package dev.consistencykit.core;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -26,9 +27,13 @@ public record StrategyStatus(String instanceName, Map<String, Long> countsByStat
         }
     }
 
-    /** The count for one state, zero when absent. */
+    /**
+     * The count for one state, zero when absent. Every pattern names its states in lower case (its state enum's
+     * {@code stored()}); the name is looked up in any case, so {@code count("DONE")} and {@code count("done")} agree.
+     */
     public long count(String state) {
-        return countsByState.getOrDefault(state, 0L);
+        Long exact = countsByState.get(state);
+        return exact != null ? exact : countsByState.getOrDefault(state.toLowerCase(Locale.ROOT), 0L);
     }
 
     /** All operations of every state. */

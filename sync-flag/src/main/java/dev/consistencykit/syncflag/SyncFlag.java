@@ -260,8 +260,8 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     }
 
     /**
-     * Operations by state: {@code SYNCING} (flagged masters, each one propagation in flight) and {@code SYNCED}
-     * (remembered operations whose copies are in step). The age is the oldest flag's, by server time. Counting
+     * Operations by {@link SyncState}: {@code syncing} (flagged masters, each one propagation in flight) and
+     * {@code synced} (remembered operations whose copies are in step). The age is the oldest flag's, by server time. Counting
      * remembered operations reads every master that has any.
      */
     @Override

@@ -180,8 +180,8 @@ class SyncFlagBehaviourTest {
         writer.submit(MasterUpdate.of("u2", Updates.set("email", "c@x")));
 
         StrategyStatus pending = writer.status();
-        assertThat(pending.count("SYNCING")).isEqualTo(2);
-        assertThat(pending.count("SYNCED")).isEqualTo(1);
+        assertThat(pending.count("syncing")).isEqualTo(2);
+        assertThat(pending.count("synced")).isEqualTo(1);
         assertThat(pending.oldestInFlightAge()).isPresent();
 
         SyncFlag sweeper = Blog.sync(db).listener(listener).build();
@@ -193,7 +193,7 @@ class SyncFlagBehaviourTest {
         assertThat(writer.metrics().updates()).isEqualTo(3);
         StrategyStatus settled = writer.status();
         assertThat(settled.inFlight()).isZero();
-        assertThat(settled.count("SYNCED")).isEqualTo(3);
+        assertThat(settled.count("synced")).isEqualTo(3);
         assertThat(settled.oldestInFlightAge()).isEmpty();
     }
 

@@ -307,7 +307,10 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
     }
 
-    /** Change sets {@code STAGED}, {@code COMMITTED} and {@code ABANDONED} over every root; the oldest staged one. */
+    /**
+     * Change sets by {@link VersionState} ({@code staged}, {@code committed}, {@code abandoned}) over every root; the
+     * oldest staged one.
+     */
     @Override
     public StrategyStatus status() {
         return calls.idempotent("status", engine::status);

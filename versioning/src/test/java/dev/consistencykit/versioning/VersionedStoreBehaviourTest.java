@@ -161,7 +161,7 @@ class VersionedStoreBehaviourTest {
 
         assertThat(report.rolledBack()).isEqualTo(1);
         assertThat(store.read(ROOT).items()).containsKey("z").doesNotContainKey("x");
-        assertThat(store.status().count("ABANDONED")).isEqualTo(1);
+        assertThat(store.status().count("abandoned")).isEqualTo(1);
     }
 
     @Test
@@ -266,12 +266,12 @@ class VersionedStoreBehaviourTest {
         store.submit(ChangeSet.on(ROOT, 1).put("x", Catalogue.product("X", 1)).build());
         store.commit(ChangeSet.on(ROOT, 1).put("y", Catalogue.product("Y", 1)).build());
 
-        assertThat(store.status().count("STAGED")).isEqualTo(1);
-        assertThat(store.status().count("COMMITTED")).isEqualTo(2);
+        assertThat(store.status().count("staged")).isEqualTo(1);
+        assertThat(store.status().count("committed")).isEqualTo(2);
         assertThat(store.status().oldestInFlightAge()).isPresent();
         store.recover(Duration.ZERO);
-        assertThat(store.status().countsByState()).containsEntry("STAGED", 0L).containsEntry("COMMITTED", 2L)
-                .containsEntry("ABANDONED", 1L);
+        assertThat(store.status().countsByState()).containsEntry("staged", 0L).containsEntry("committed", 2L)
+                .containsEntry("abandoned", 1L);
         assertThat(store.metrics().staged()).isEqualTo(2);
         assertThat(store.metrics().abandoned()).isEqualTo(1);
         assertThat(store.get(ROOT, "y")).contains(Catalogue.product("Y", 1));

@@ -258,7 +258,7 @@ class InspectRecoverCommandTest {
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("looked in database " + db.getName())
                 .contains("5 operation(s) with no progress for 0s or more (--stale-after)").contains("flagged")
-                .contains("STAGED");
+                .contains("staged");
         assertThat(dev.consistencykit.testkit.DatabaseSnapshot.of(db)).isEqualTo(snapshot);
         assertThat(db.getCollection("users").countDocuments(Filters.exists("syncing"))).isEqualTo(1);
     }

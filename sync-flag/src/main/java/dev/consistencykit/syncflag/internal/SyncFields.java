@@ -30,6 +30,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
+import dev.consistencykit.syncflag.SyncState;
 
 /**
  * The sync flag's stored fields, the engine's collections and counters, and the helpers every step uses: the base of the {@link SyncEngine} layers.
@@ -37,9 +38,9 @@ import dev.consistencykit.syncflag.SyncTarget;
 public abstract class SyncFields {
 
     /** State of an operation whose propagation is pending: its flag is on its master. */
-    public static final String SYNCING = "SYNCING";
+    public static final String SYNCING = SyncState.SYNCING.stored();
     /** State of an operation whose copies are in step (or carried by a newer update's propagation). */
-    public static final String SYNCED = "SYNCED";
+    public static final String SYNCED = SyncState.SYNCED.stored();
 
     static final Logger LOG = LoggerFactory.getLogger(SyncEngine.class);
     static final String FLAG = SyncFlagConfig.FLAG_FIELD;

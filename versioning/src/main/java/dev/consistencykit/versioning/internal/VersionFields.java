@@ -29,6 +29,7 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionedStoreListener;
+import dev.consistencykit.versioning.VersionState;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 
 /**
@@ -37,11 +38,11 @@ import dev.consistencykit.versioning.VersionedStoreConfig;
 public abstract class VersionFields {
 
     /** Status name of a staged change set. */
-    public static final String STAGED = "STAGED";
+    public static final String STAGED = VersionState.STAGED.stored();
     /** Status name of a committed change set. */
-    public static final String COMMITTED_STATE = "COMMITTED";
+    public static final String COMMITTED_STATE = VersionState.COMMITTED.stored();
     /** Status name of an abandoned change set. */
-    public static final String ABANDONED_STATE = "ABANDONED";
+    public static final String ABANDONED_STATE = VersionState.ABANDONED.stored();
 
     /** Stored {@code until} of an item version no committed version replaced yet. */
     public static final long OPEN = Long.MAX_VALUE;
