@@ -29,6 +29,7 @@ import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.testkit.Accounts;
+import dev.consistencykit.testkit.Workload;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TransferVariant;
@@ -91,7 +92,51 @@ public final class Contenders {
         default Optional<String> noConsistentRead() {
             return Optional.empty();
         }
+
+        /**
+         * The contender as the testkit's {@link Workload}, so that the crash explorer, the interleaving explorer and
+         * the chaos runner run the comparison's workloads unchanged: seeding is {@link #setup}; one operation is one
+         * process's instance making one {@link Instance#operation} and then the background work the README puts
+         * beside it (the ledger's committer, the queue's worker) until none is left; recovery is a fresh process's
+         * {@link Instance#recover} of everything in flight; the invariants are {@link #invariants}.
+         */
+        default Workload asWorkload() {
+            Contender contender = this;
+            return new Workload() {
+                @Override
+                public void seed(MongoDatabase database) {
+                    contender.setup(database);
+                }
+
+                @Override
+                public void operate(MongoDatabase database, Random random) {
+                    Instance process = contender.start(database);
+                    process.operation(random);
+                    for (int pass = 0; pass < MAX_BACKGROUND_PASSES && process.background(); pass++) {
+                        // each pass does one unit of the background work; stop when it finds none
+                    }
+                }
+
+                @Override
+                public void recover(MongoDatabase database) {
+                    contender.start(database).recover(Duration.ZERO);
+                }
+
+                @Override
+                public List<String> invariants(MongoDatabase database) {
+                    return contender.invariants(database);
+                }
+
+                @Override
+                public String toString() {
+                    return contender.name();
+                }
+            };
+        }
     }
+
+    /** The most background passes {@link Contender#asWorkload()} runs after one operation. */
+    static final int MAX_BACKGROUND_PASSES = 100;
 
     /** One process's instance of a contender. */
     public interface Instance {
