@@ -67,7 +67,7 @@ class BoundedMarksTest {
                 fresh.getCollection(Friends.USERS).updateOne(eq("_id", "ann"), Updates.set("status", "new"));
                 // write #1 reserves the job id on ann, #2 is the business write: it lands, its reply is lost, and the
                 // caller stops before retrying it
-                FaultInjector lost = FaultInjector.at(2, FaultMode.PAUSE_AFTER);
+                FaultInjector lost = FaultInjector.atWrite("updateOne", "users", 2, FaultMode.PAUSE_AFTER);
                 JobQueue caller = Friends.queue(lost.wrap(fresh)).build();
                 Bson filter = withFilter ? Filters.eq("status", "new") : null;
                 CompletableFuture<Optional<OperationId>> call = CompletableFuture.supplyAsync(() -> caller.enqueueWith(
@@ -77,7 +77,7 @@ class BoundedMarksTest {
                 assertThat(lost.awaitPaused(Duration.ofSeconds(10))).isTrue();
 
                 JobQueue other = Friends.queue(fresh).build();
-                FaultInjector relayPause = FaultInjector.at(2, FaultMode.PAUSE);
+                FaultInjector relayPause = FaultInjector.atWrite("updateOne", "users", 1, FaultMode.PAUSE);
                 CompletableFuture<Integer> halfway = null;
                 switch (relayer) {
                     case RELAYED -> other.relayOutbox(fresh.getCollection(Friends.USERS));
@@ -120,7 +120,7 @@ class BoundedMarksTest {
     void shouldReportAnUnknownOutcomeAndChargeOnceWhenTheCallerWakesAfterItsJobWasRunAndPruned(MongoDatabase db)
             throws Exception {
         Friends.seedUsers(db, "ann", "bob");
-        FaultInjector lost = FaultInjector.at(2, FaultMode.PAUSE_AFTER);
+        FaultInjector lost = FaultInjector.atWrite("updateOne", "users", 2, FaultMode.PAUSE_AFTER);
         JobQueue caller = Friends.queue(lost.wrap(db)).build();
         CompletableFuture<Optional<OperationId>> call = CompletableFuture.supplyAsync(() -> caller.enqueueWith(
                 lost.wrap(db).getCollection(Friends.USERS), "ann", null, Updates.inc("charged", 1),
@@ -196,14 +196,14 @@ class BoundedMarksTest {
     void shouldRefuseAZombieWorkerWhoseJobIdWasReusedAfterItWasPruned(MongoDatabase db) throws Exception {
         Friends.seedUsers(db, "ann", "bob", "cid");
         // worker 1 claimed j1 (ann and bob) and pauses before its first effect (write #3 reserves ann)
-        FaultInjector zombie = FaultInjector.at(3, FaultMode.PAUSE);
+        FaultInjector zombie = FaultInjector.atWrite("findOneAndUpdate", "users", 1, FaultMode.PAUSE);
         CompletableFuture<OperationResult> first = CompletableFuture.supplyAsync(() -> Friends.queue(zombie.wrap(db))
                 .build().apply(Friends.befriend("ann", "bob").withId(JOB)));
         assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
         Friends.queue(db).build().recover(Duration.ZERO);
         assertThat(later(db).prune()).isEqualTo(1);
         // the id is free again: another j1 (ann and cid), claimed by worker 2, which pauses at the same point
-        FaultInjector second = FaultInjector.at(3, FaultMode.PAUSE);
+        FaultInjector second = FaultInjector.atWrite("findOneAndUpdate", "users", 1, FaultMode.PAUSE);
         CompletableFuture<OperationResult> reused = CompletableFuture.supplyAsync(() -> Friends.queue(second.wrap(db))
                 .build().apply(Friends.befriend("ann", "cid").withId(JOB)));
         assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();

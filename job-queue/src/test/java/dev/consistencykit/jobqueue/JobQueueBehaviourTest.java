@@ -250,7 +250,8 @@ class JobQueueBehaviourTest {
         JobQueue queue = JobQueue.builder(db).lease(Duration.ofSeconds(2)).retention(Duration.ofDays(1))
                 .serverClock(time).handler("log", ctx -> { }).build();
         queue.enqueue(JobRequest.of("log", new Document()).withId(OperationId.of("j1")));
-        dev.consistencykit.testkit.FaultInjector dies = dev.consistencykit.testkit.FaultInjector.at(1,
+        dev.consistencykit.testkit.FaultInjector dies = dev.consistencykit.testkit.FaultInjector.atWrite(
+                "findOneAndUpdate", "jobs", 1,
                 dev.consistencykit.testkit.FaultMode.CRASH_AFTER);
         JobQueue dying = JobQueue.builder(dies.wrap(db)).lease(Duration.ofSeconds(2)).serverClock(time)
                 .retention(Duration.ofDays(1)).handler("log", ctx -> { }).build();

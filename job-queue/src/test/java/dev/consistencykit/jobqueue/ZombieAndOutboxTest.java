@@ -105,7 +105,7 @@ class ZombieAndOutboxTest {
     void shouldKeepTheJobWhenTheProcessDiesRightAfterTheBusinessWrite(MongoDatabase db) {
         Friends.seedUsers(db, "ann", "bob");
         // write #1 reserves the job id on ann, #2 is the business write with the job
-        FaultInjector crash = FaultInjector.at(2, FaultMode.CRASH_AFTER);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "users", 2, FaultMode.CRASH_AFTER);
 
         MongoDatabase dying = crash.wrap(db);
         assertThatThrownBy(() -> Friends.queue(dying).build().enqueueWith(dying.getCollection(Friends.USERS),

@@ -39,7 +39,7 @@ class InterleavingsTest {
         ledger.ensureIndexes();
         ledger.apply(LedgerTransaction.transfer("alice", "bob", 1));      // alice:1, bob:1
         // alice -> bob reserves alice's number (its write #1), then pauses before reserving bob's (#2) ...
-        FaultInjector pause = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector pause = FaultInjector.atWrite("findOneAndUpdate", "ledgerAccounts", 2, FaultMode.PAUSE);
         Ledger paused = Books.ledger(pause.wrap(db)).seqAllocation(SeqAllocation.COUNTER).build();
         CompletableFuture<OperationId> aliceToBob = CompletableFuture.supplyAsync(() -> paused.append(
                 LedgerTransaction.transfer("alice", "bob", 5).withId(OperationId.of("alice-to-bob"))));

@@ -142,7 +142,7 @@ class ConcurrencyTest {
         Blog.seed(db, 3, 2);
         ServerClock behind = ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofHours(-3)));
         ServerClock ahead = ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofHours(5)));
-        FaultInjector zombie = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector zombie = FaultInjector.atWrite("updateMany", "comments", 1, FaultMode.PAUSE);
         SyncFlag updater = Blog.sync(zombie.wrap(db)).serverClock(behind).build();
         CompletableFuture<OperationResult> live = CompletableFuture.supplyAsync(
                 () -> updater.apply(rename("op", "u0", "Ann Smith")));

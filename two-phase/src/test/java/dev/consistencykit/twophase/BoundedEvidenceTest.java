@@ -94,7 +94,7 @@ class BoundedEvidenceTest {
     void shouldRefuseAZombieWhoseTransactionIdWasReusedAfterItWasPruned(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
         // owner 1 recorded t1 (a0 -> a1, 100) and pauses before reserving its participants (write #2)
-        FaultInjector zombie = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector zombie = FaultInjector.atWrite("bulkWrite", "accounts", 1, FaultMode.PAUSE);
         CompletableFuture<OperationResult> first = CompletableFuture.supplyAsync(
                 () -> tpc(zombie.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
         assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
@@ -102,7 +102,7 @@ class BoundedEvidenceTest {
         assertThat(TwoPhaseCommit.builder(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(
                 Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build().prune()).isEqualTo(1);
         // the id is free again: owner 2 records another t1 (a1 -> a2, 50) and pauses at the same point
-        FaultInjector second = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector second = FaultInjector.atWrite("bulkWrite", "accounts", 1, FaultMode.PAUSE);
         CompletableFuture<OperationResult> reused = CompletableFuture.supplyAsync(
                 () -> tpc(second.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a1", "a2", 50)));
         assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();
@@ -125,16 +125,17 @@ class BoundedEvidenceTest {
             throws Exception {
         Bank.seed(db, ACCOUNTS);
         // the owner reserved both accounts and died before its prepare (write #3)
-        assertThatThrownByCrash(() -> rollForward(FaultInjector.at(3, FaultMode.CRASH_BEFORE).wrap(db))
+        assertThatThrownByCrash(() -> rollForward(FaultInjector.atWrite("bulkWrite", "accounts", 2,
+                FaultMode.CRASH_BEFORE).wrap(db))
                 .transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
         // recoverer 1 takes the transaction over (token 2) and pauses before reserving (its write #2)
-        FaultInjector first = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector first = FaultInjector.atWrite("bulkWrite", "accounts", 1, FaultMode.PAUSE);
         CompletableFuture<RecoveryReport> one = CompletableFuture.supplyAsync(
                 () -> rollForward(first.wrap(db)).recover(Duration.ZERO));
         assertThat(first.awaitPaused(Duration.ofSeconds(10))).isTrue();
         // recoverer 2 takes it over from recoverer 1 (token 3), takes both reservations, pauses before its prepare
         // (claim #1, reserve #2, take over a0 #3 and a1 #4, prepare #5)
-        FaultInjector second = FaultInjector.at(5, FaultMode.PAUSE);
+        FaultInjector second = FaultInjector.atWrite("bulkWrite", "accounts", 2, FaultMode.PAUSE);
         CompletableFuture<RecoveryReport> two = CompletableFuture.supplyAsync(
                 () -> rollForward(second.wrap(db)).recover(Duration.ZERO));
         assertThat(second.awaitPaused(Duration.ofSeconds(10))).isTrue();

@@ -85,7 +85,7 @@ class OperationsTest {
         TwoPhaseCommit tpc = tpc(db);
         tpc.transfer(Transfer.of(OperationId.of("done-1"), "a0", "a1", 5));
         tpc.submitTransfer(Transfer.of(OperationId.of("waiting"), "a0", "a1", 5));
-        FaultInjector crash = FaultInjector.at(5, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("bulkWrite", "accounts", 3, FaultMode.CRASH_BEFORE);
         try {
             tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("half"), "a2", "a3", 5));
         } catch (Error expected) {
@@ -141,7 +141,7 @@ class OperationsTest {
     @Test
     void shouldAnswerInFlightWhenATransactionStaysUnsettled(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
         try {
             tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("half"), "a0", "a1", 5));
         } catch (Error expected) {
@@ -182,7 +182,7 @@ class OperationsTest {
         } catch (InsufficientFundsException expected) {
             // canceled
         }
-        FaultInjector crash = FaultInjector.at(5, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("bulkWrite", "accounts", 3, FaultMode.CRASH_BEFORE);
         try {
             tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("half"), "a2", "a3", 5));
         } catch (Error expected) {
@@ -213,7 +213,7 @@ class OperationsTest {
             }
             tpc.submitTransfer(Transfer.of(OperationId.of("t3"), "a2", "a3", 5));
             tpc.processNext();
-            FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+            FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
             try {
                 tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t4"), "a2", "a3", 5));
             } catch (Error expected) {

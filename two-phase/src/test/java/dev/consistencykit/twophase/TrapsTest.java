@@ -88,7 +88,7 @@ class TrapsTest {
     @Test
     void shouldLetExactlyOneRecovererTakeOverWhenTwoRace(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         CountDownLatch start = new CountDownLatch(1);
@@ -108,11 +108,11 @@ class TrapsTest {
     void shouldLetTheSecondRecovererSkipWhenTheFirstClaimedBetweenItsReadAndItsClaim(MongoDatabase db)
             throws Exception {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         // recoverer B claims the transaction, then pauses before its first step
-        FaultInjector pauseB = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector pauseB = FaultInjector.atWrite("updateOne", "transactions", 1, FaultMode.PAUSE);
         TwoPhaseCommit b = tpc(pauseB.wrap(db));
         List<CompletableFuture<RecoveryReport>> bRun = new java.util.ArrayList<>(List.of(
                 CompletableFuture.completedFuture(null)));
@@ -268,7 +268,7 @@ class TrapsTest {
     @Test
     void shouldOnlyChangeWhenRecoveryTakesOverWhenClockIsSkewed(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
-        FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
         assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
                 .isInstanceOf(Error.class);
         ServerClock behind = ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(), Duration.ofHours(-2)));
@@ -373,7 +373,7 @@ class TrapsTest {
                 .retryPolicy(TestPolicies.FAST_RETRY).build();
         for (int i = 0; i < 3; i++) {
             // three transactions stuck half-way on a1 (their owners died after preparing)
-            FaultInjector crash = FaultInjector.at(4, FaultMode.CRASH_BEFORE);
+            FaultInjector crash = FaultInjector.atWrite("updateOne", "transactions", 2, FaultMode.CRASH_BEFORE);
             int n = i;
             TwoPhaseCommit dying = TwoPhaseCommit.builder(crash.wrap(db)).maxPendingPerDocument(3).build();
             assertThatThrownBy(() -> dying.transfer(Transfer.of(OperationId.of("stuck" + n), "a0", "a1", 1)))

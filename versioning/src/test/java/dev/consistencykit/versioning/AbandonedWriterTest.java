@@ -39,7 +39,8 @@ class AbandonedWriterTest {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
         // writer A: stage, write X and Y, then the process dies before its commit (write #3)
-        VersionedStore writerA = Catalogue.store(FaultInjector.at(3, FaultMode.CRASH_BEFORE).wrap(db)).build();
+        VersionedStore writerA = Catalogue.store(FaultInjector.atWrite("updateOne", "versionRoots", 2,
+                FaultMode.CRASH_BEFORE).wrap(db)).build();
         assertThatThrownBy(() -> writerA.commit(ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()))
                 .isInstanceOf(InjectedCrash.class);
         assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION)
@@ -106,7 +107,7 @@ class AbandonedWriterTest {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
         // writer A pauses before writing its items (write #2); recovery abandons it (nothing written yet)
-        FaultInjector pause = FaultInjector.at(2, FaultMode.PAUSE);
+        FaultInjector pause = FaultInjector.atWrite("insertMany", "versionItems", 1, FaultMode.PAUSE);
         VersionedStore writerA = Catalogue.store(pause.wrap(db)).build();
         var futureA = Executors.newSingleThreadExecutor().submit(
                 () -> writerA.commit(ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()));
@@ -132,7 +133,7 @@ class AbandonedWriterTest {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
         // A: the stage (#1) is applied, and A is held before it sees the reply, which is then lost
-        FaultInjector writerFaults = FaultInjector.at(1, FaultMode.PAUSE_AFTER);
+        FaultInjector writerFaults = FaultInjector.atWrite("updateOne", "versionRoots", 1, FaultMode.PAUSE_AFTER);
         VersionedStore writerA = Catalogue.store(writerFaults.wrap(db)).build();
         var pool = Executors.newFixedThreadPool(2);
         try {
@@ -140,7 +141,7 @@ class AbandonedWriterTest {
                     ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()));
             assertThat(writerFaults.awaitPaused(Duration.ofSeconds(10))).isTrue();
             // recovery abandons A (#1) and pauses before deleting its documents (#2)
-            FaultInjector recovererFaults = FaultInjector.at(2, FaultMode.PAUSE);
+            FaultInjector recovererFaults = FaultInjector.atWrite("deleteMany", "versionItems", 1, FaultMode.PAUSE);
             VersionedStore recoverer = Catalogue.store(recovererFaults.wrap(db)).build();
             var recovery = pool.submit(() -> recoverer.recover(Duration.ZERO));
             assertThat(recovererFaults.awaitPaused(Duration.ofSeconds(10))).isTrue();
