@@ -2,6 +2,7 @@ package dev.consistencykit.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import org.slf4j.MDC;
@@ -9,6 +10,7 @@ import org.slf4j.MDC;
 import com.mongodb.MongoException;
 import com.mongodb.MongoInterruptedException;
 import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.client.MongoCollection;
 
 /**
  * The boundary every public method of a pattern crosses: one place that gives each call a deadline, types every
@@ -200,5 +202,17 @@ public final class Calls {
         } else {
             MDC.put(key, value);
         }
+    }
+
+    /**
+     * A collection the application passed in, with an operation timeout no longer than {@code bound}: its own when
+     * it has a shorter one, else {@code bound}. Patterns write to such collections (a business collection, an effect's
+     * target) within the same deadline as to their own.
+     */
+    public static <T> MongoCollection<T> bounded(MongoCollection<T> collection, Duration bound) {
+        Objects.requireNonNull(collection, "collection");
+        Long own = collection.getTimeout(TimeUnit.MILLISECONDS);
+        return own != null && own > 0 && own <= bound.toMillis() ? collection
+                : collection.withTimeout(bound.toMillis(), TimeUnit.MILLISECONDS);
     }
 }

@@ -228,4 +228,21 @@ class ModuleGraphTest {
         }
         assertThat(tooLong).as("one idea per file, at most 450 lines (docs/ARCHITECTURE.md)").isEmpty();
     }
+
+    @Test
+    void shouldNameEveryFixedFaultSiteInTestsByWhatItIs() {
+        // a site picked by a literal ordinal shifts when the code under test gains a write; a loop over
+        // every site (at(site, ...)) is fine, and the injector's own tests and samples show the ordinal API
+        Pattern ordinal = Pattern.compile("FaultInjector\\s*\\.at\\(\\s*\\d");
+        Set<String> allowed = Set.of("FaultInjectorTest.java", "JavadocSamplesTest.java");
+        List<String> found = new ArrayList<>();
+        for (String module : modules()) {
+            for (Path file : javaFiles(module, "test")) {
+                if (!allowed.contains(file.getFileName().toString()) && ordinal.matcher(read(file)).find()) {
+                    found.add(module + "/" + root().resolve(module).relativize(file));
+                }
+            }
+        }
+        assertThat(found).as("use FaultInjector.atWrite(method, collection, occurrence, mode)").isEmpty();
+    }
 }

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import org.bson.Document;
@@ -43,7 +42,7 @@ import dev.consistencykit.jobqueue.internal.JobRecording;
  * atomically, run their handler, and mark them done; a sweeper requeues jobs whose worker died.
  *
  * <p><b>What it guarantees.</b> A job's existence is one atomic write (or part of the application's own write, through
- * {@link #enqueueWith}); each job is run to {@code DONE} or {@code DEAD}; a job's effect is applied once however
+ * {@link #enqueueWith}); each job is run to {@code done} or {@code dead}; a job's effect is applied once however
  * often its handler runs, when the handler writes through {@link JobContext#applyOnce} or idempotent updates; a worker
  * whose lease was taken over (paused, partitioned) can neither mark the job done or failed nor re-apply an effect,
  * however late it wakes. Safety never depends on clocks; leases only decide when another worker may take over.
@@ -168,7 +167,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
         JobRecording.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
-        MongoCollection<Document> bounded = bounded(business, calls.operationTimeout());
+        MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
         return calls.operation("enqueue with a business write", encoded.id(),
                 () -> engine.enqueueWith(bounded, id, filter, update, encoded));
     }
@@ -176,14 +175,15 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */
     public int relayOutbox(MongoCollection<Document> business) {
         Objects.requireNonNull(business, "business");
-        MongoCollection<Document> bounded = bounded(business, calls.operationTimeout());
+        MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
         return calls.idempotent("relay outbox", () -> engine.relayAll(bounded));
     }
 
     /** Creates the index {@link #relayOutbox} needs on a business collection. */
     public static void ensureOutboxIndex(MongoCollection<Document> business) {
         Objects.requireNonNull(business, "business");
-        STATIC_CALLS.idempotent("ensure outbox index", () -> JobEngine.ensureOutboxIndex(bounded(business)));
+        STATIC_CALLS.idempotent("ensure outbox index", () -> JobEngine.ensureOutboxIndex(
+                Calls.bounded(business, Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
     /**
@@ -193,19 +193,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     public static void ensureEffectIndexes(MongoCollection<Document> collection) {
         Objects.requireNonNull(collection, "collection");
-        STATIC_CALLS.idempotent("ensure effect indexes", () -> JobEngine.ensureEffectIndexes(bounded(collection)));
-    }
-
-    /** {@code collection} with its own operation timeout, or {@link Calls#DEFAULT_OPERATION_TIMEOUT} if it has none. */
-    private static MongoCollection<Document> bounded(MongoCollection<Document> collection) {
-        return bounded(collection, Calls.DEFAULT_OPERATION_TIMEOUT);
-    }
-
-    /** {@code collection} with an operation timeout no longer than {@code bound}. */
-    private static MongoCollection<Document> bounded(MongoCollection<Document> collection, Duration bound) {
-        Long own = collection.getTimeout(TimeUnit.MILLISECONDS);
-        return own != null && own > 0 && own <= bound.toMillis() ? collection
-                : collection.withTimeout(bound.toMillis(), TimeUnit.MILLISECONDS);
+        STATIC_CALLS.idempotent("ensure effect indexes", () -> JobEngine.ensureEffectIndexes(
+                Calls.bounded(collection, Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
     /** Claims the highest-priority due job and runs it in this thread. */
@@ -374,15 +363,10 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
          */
         public Builder from(JobQueueConfig config) {
             Objects.requireNonNull(config, "config");
-            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
-            this.collection = config.collection();
-            this.maxAttempts = config.maxAttempts();
-            this.lease = config.lease();
-            this.retryBackoff = config.retryBackoff();
-            this.maxRetryBackoff = config.maxRetryBackoff();
-            this.retention = config.retention();
-            this.staleAfter = config.staleAfter();
-            return this;
+            return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock())
+                    .collection(config.collection()).maxAttempts(config.maxAttempts()).lease(config.lease())
+                    .retryBackoff(config.retryBackoff(), config.maxRetryBackoff()).retention(config.retention())
+                    .staleAfter(config.staleAfter());
         }
 
         /** The handler of jobs of {@code type}. */

@@ -379,15 +379,10 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          */
         public Builder from(VersionedStoreConfig config) {
             Objects.requireNonNull(config, "config");
-            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
-            this.rootsCollection = config.rootsCollection();
-            this.itemsCollection = config.itemsCollection();
-            this.historyCollection = config.historyCollection();
-            this.staleAfter = config.staleAfter();
-            this.settleThreshold = config.settleThreshold();
-            this.retention = config.retention();
-            this.conflictAttempts = config.conflictAttempts();
-            return this;
+            return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock())
+                    .collections(config.rootsCollection(), config.itemsCollection(), config.historyCollection())
+                    .staleAfter(config.staleAfter()).settleThreshold(config.settleThreshold())
+                    .retention(config.retention()).conflictAttempts(config.conflictAttempts());
         }
 
         /**
