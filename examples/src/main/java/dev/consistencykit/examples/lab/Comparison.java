@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import org.bson.Document;
@@ -39,7 +40,7 @@ public final class Comparison {
 
     private static final int COST_SAMPLE = 50;
     private static final Duration RECOVERY_STALE_AFTER = Duration.ofMillis(200);
-    private static final int FINAL_RECOVERY_PASSES = 5;
+    private static final int FINAL_RECOVERY_PASSES = 50;
 
     /**
      * How a comparison runs.
@@ -307,6 +308,10 @@ public final class Comparison {
         }
         List<String> violations = c.invariants(db);
         for (int pass = 0; pass < FINAL_RECOVERY_PASSES && !violations.isEmpty(); pass++) {
+            if (pass > 0) {
+                // a job whose attempt failed is due again after its back-off (a few milliseconds here)
+                LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
+            }
             finisher.recover(Duration.ZERO);
             while (finisher.background()) {
                 // and what recovery gave back

@@ -8,8 +8,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -117,9 +118,24 @@ public final class Contenders {
                     }
                 }
 
+                /**
+                 * Recovery, then the background work it gives back, until the invariants hold: a job whose attempt
+                 * failed is due again only after its back-off (at most a few milliseconds in the contenders), so each
+                 * pass waits a millisecond, and the passes outlast any back-off the contenders configure.
+                 */
                 @Override
                 public void recover(MongoDatabase database) {
-                    contender.start(database).recover(Duration.ZERO);
+                    Instance process = contender.start(database);
+                    for (int pass = 0; pass < MAX_RECOVERY_PASSES; pass++) {
+                        process.recover(Duration.ZERO);
+                        for (int b = 0; b < MAX_BACKGROUND_PASSES && process.background(); b++) {
+                            // what recovery gave back, run by the background work
+                        }
+                        if (contender.invariants(database).isEmpty()) {
+                            return;
+                        }
+                        LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
+                    }
                 }
 
                 @Override
@@ -137,6 +153,8 @@ public final class Contenders {
 
     /** The most background passes {@link Contender#asWorkload()} runs after one operation. */
     static final int MAX_BACKGROUND_PASSES = 100;
+    /** The most recovery passes {@link Contender#asWorkload()} runs, a millisecond apart. */
+    static final int MAX_RECOVERY_PASSES = 200;
 
     /** One process's instance of a contender. */
     public interface Instance {
