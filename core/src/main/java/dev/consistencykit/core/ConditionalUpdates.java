@@ -441,7 +441,6 @@ public final class ConditionalUpdates {
     }
 
     private static void requirePositive(Duration lease) {
-        Objects.requireNonNull(lease, "lease");
         Checks.positive("lease", lease);
     }
 }

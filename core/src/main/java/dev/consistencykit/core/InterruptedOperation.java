@@ -28,7 +28,6 @@ public record InterruptedOperation(Object id, String state, Duration age, String
      * @throws IllegalArgumentException if {@code staleAfter} is negative or {@code limit} below 1
      */
     public static void checkQuery(Duration staleAfter, int limit) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         Checks.atLeast("limit", limit, 1);
     }

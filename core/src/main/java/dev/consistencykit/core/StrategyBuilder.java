@@ -67,6 +67,15 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
         return self();
     }
 
+    /**
+     * The settings every configuration shares (name, retry policy, clock), from {@code config}: the start of each
+     * pattern builder's {@code from(config)}.
+     */
+    protected B fromShared(StrategyConfig config) {
+        Objects.requireNonNull(config, "config");
+        return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
+    }
+
     /** The local clock server time is estimated from. Default: the system clock. */
     public B clock(Clock value) {
         this.clock = Objects.requireNonNull(value, "clock");
@@ -106,11 +115,7 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
      * @throws IllegalArgumentException if it is zero or negative
      */
     protected static Duration positive(String setting, Duration value) {
-        Objects.requireNonNull(value, setting);
-        if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(setting + " must be > 0, was " + value);
-        }
-        return value;
+        return Checks.positive(setting, value);
     }
 
     @SuppressWarnings("unchecked")

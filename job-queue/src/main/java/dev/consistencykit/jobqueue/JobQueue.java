@@ -362,8 +362,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
          * policy and clock. Handlers, listener and owner ids are not part of a configuration and stay as they are.
          */
         public Builder from(JobQueueConfig config) {
-            Objects.requireNonNull(config, "config");
-            return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock())
+            return fromShared(config)
                     .collection(config.collection()).maxAttempts(config.maxAttempts()).lease(config.lease())
                     .retryBackoff(config.retryBackoff(), config.maxRetryBackoff()).retention(config.retention())
                     .staleAfter(config.staleAfter());
@@ -389,15 +388,15 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** A worker's lease (default 30 s). */
         public Builder lease(Duration value) {
-            JobQueueConfig.positive("lease", value);
+            Checks.positive("lease", value);
             this.lease = value;
             return this;
         }
 
         /** The retry back-off bounds (default 1 s to 1 h). */
         public Builder retryBackoff(Duration first, Duration max) {
-            JobQueueConfig.positive("retryBackoff", first);
-            JobQueueConfig.positive("maxRetryBackoff", max);
+            Checks.positive("retryBackoff", first);
+            Checks.positive("maxRetryBackoff", max);
             this.retryBackoff = first;
             this.maxRetryBackoff = max;
             return this;
@@ -405,14 +404,13 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** How long done jobs are kept (default 7 days). */
         public Builder retention(Duration value) {
-            JobQueueConfig.positive("retention", value);
+            Checks.positive("retention", value);
             this.retention = value;
             return this;
         }
 
         /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
         public Builder staleAfter(Duration value) {
-            Objects.requireNonNull(value, "staleAfter");
             Checks.notNegative("staleAfter", value);
             this.staleAfter = value;
             return this;

@@ -4,9 +4,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The immutable settings of a {@link JobQueue}; built only by {@link JobQueue.Builder}
@@ -19,7 +22,7 @@ import dev.consistencykit.core.RetryPolicy;
  * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER});
  * {@link RetryPolicy#DEFAULT} for transient errors; the system clock.
  */
-public final class JobQueueConfig {
+public final class JobQueueConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "job-queue";
@@ -38,7 +41,6 @@ public final class JobQueueConfig {
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
-    private final String name;
     private final String collection;
     private final int maxAttempts;
     private final Duration lease;
@@ -46,8 +48,6 @@ public final class JobQueueConfig {
     private final Duration maxRetryBackoff;
     private final Duration retention;
     private final Duration staleAfter;
-    private final RetryPolicy retryPolicy;
-    private final Clock clock;
 
     /**
      * @throws NullPointerException     for a null setting
@@ -56,24 +56,20 @@ public final class JobQueueConfig {
      */
     JobQueueConfig(String name, String collection, int maxAttempts, Duration lease, Duration retryBackoff,
             Duration maxRetryBackoff, Duration retention, Duration staleAfter, RetryPolicy retryPolicy, Clock clock) {
-        Objects.requireNonNull(name, "name");
+        super(name, retryPolicy, clock);
         Inputs.fieldName(name, "collection", collection);
         Checks.atLeast("maxAttempts", maxAttempts, 1);
-        positive("lease", lease);
-        positive("retryBackoff", retryBackoff);
-        positive("maxRetryBackoff", maxRetryBackoff);
-        positive("retention", retention);
-        Objects.requireNonNull(staleAfter, "staleAfter");
+        Checks.positive("lease", lease);
+        Checks.positive("retryBackoff", retryBackoff);
+        Checks.positive("maxRetryBackoff", maxRetryBackoff);
+        Checks.positive("retention", retention);
         Checks.notNegative("staleAfter", staleAfter);
-        Objects.requireNonNull(retryPolicy, "retryPolicy");
-        Objects.requireNonNull(clock, "clock");
         if (maxRetryBackoff.compareTo(retryBackoff) < 0) {
             throw new IllegalStateException("maxRetryBackoff " + maxRetryBackoff + " < retryBackoff " + retryBackoff);
         }
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
-        this.name = name;
         this.collection = collection;
         this.maxAttempts = maxAttempts;
         this.lease = lease;
@@ -81,8 +77,6 @@ public final class JobQueueConfig {
         this.maxRetryBackoff = maxRetryBackoff;
         this.retention = retention;
         this.staleAfter = staleAfter;
-        this.retryPolicy = retryPolicy;
-        this.clock = clock;
     }
 
     /**
@@ -90,13 +84,8 @@ public final class JobQueueConfig {
      *
      * @param database the database the new instance works on
      */
-    public JobQueue.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+    public JobQueue.Builder toBuilder(MongoDatabase database) {
         return JobQueue.builder(database).from(this);
-    }
-
-    /** Returns the instance name. */
-    public String name() {
-        return name;
     }
 
     /** Returns the jobs collection. */
@@ -137,55 +126,33 @@ public final class JobQueueConfig {
         return staleAfter;
     }
 
-    /** Returns retry of transient errors. */
-    public RetryPolicy retryPolicy() {
-        return retryPolicy;
-    }
-
-    /** Returns the local clock server time is estimated from. */
-    public Clock clock() {
-        return clock;
-    }
-
     @Override
     public boolean equals(Object other) {
-        return other instanceof JobQueueConfig o
-                && name.equals(o.name)
+        return other instanceof JobQueueConfig o && sharesSettingsWith(o)
                 && collection.equals(o.collection)
                 && maxAttempts == o.maxAttempts
                 && lease.equals(o.lease)
                 && retryBackoff.equals(o.retryBackoff)
                 && maxRetryBackoff.equals(o.maxRetryBackoff)
                 && retention.equals(o.retention)
-                && staleAfter.equals(o.staleAfter)
-                && retryPolicy.equals(o.retryPolicy)
-                && clock.equals(o.clock);
+                && staleAfter.equals(o.staleAfter);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, collection, maxAttempts, lease, retryBackoff, maxRetryBackoff, retention,
-                staleAfter, retryPolicy, clock);
+        return 31 * sharedHashCode() + Objects.hash(collection, maxAttempts, lease, retryBackoff, maxRetryBackoff,
+                retention, staleAfter);
     }
 
     @Override
     public String toString() {
-        return "JobQueueConfig[" + "name=" + name
-                + ", collection=" + collection
-                + ", maxAttempts=" + maxAttempts
-                + ", lease=" + lease
-                + ", retryBackoff=" + retryBackoff
-                + ", maxRetryBackoff=" + maxRetryBackoff
-                + ", retention=" + retention
-                + ", staleAfter=" + staleAfter
-                + ", retryPolicy=" + retryPolicy
-                + ", clock=" + clock + "]";
+        return describe("collection=" + collection + ", "
+                + "maxAttempts=" + maxAttempts + ", "
+                + "lease=" + lease + ", "
+                + "retryBackoff=" + retryBackoff + ", "
+                + "maxRetryBackoff=" + maxRetryBackoff + ", "
+                + "retention=" + retention + ", "
+                + "staleAfter=" + staleAfter);
     }
 
-    static void positive(String what, Duration value) {
-        Objects.requireNonNull(value, what);
-        if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(what + " must be > 0, was " + value);
-        }
-    }
 }

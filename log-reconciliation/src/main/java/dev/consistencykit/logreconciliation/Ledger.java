@@ -163,7 +163,6 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public RecoveryReport recover(Duration staleAfter) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.commitPending(staleAfter));
     }
@@ -268,7 +267,6 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * @return how many transactions were moved
      */
     public int archive(Duration olderThan) {
-        Objects.requireNonNull(olderThan, "olderThan");
         Checks.notNegative("olderThan", olderThan);
         return calls.idempotent("archive", () -> engine.archive(olderThan));
     }
@@ -348,14 +346,9 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
          * policy and clock. The listener is not part of a configuration and stays as it is.
          */
         public Builder from(LedgerConfig config) {
-            Objects.requireNonNull(config, "config");
-            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
-            this.ledgerCollection = config.ledgerCollection();
-            this.accountsCollection = config.accountsCollection();
-            this.archiveCollection = config.archiveCollection();
-            this.seqAllocation = config.seqAllocation();
-            this.overdraftFloor = config.overdraftFloor();
-            this.staleAfter = config.staleAfter();
+            fromShared(config).collections(config.ledgerCollection(), config.accountsCollection(),
+                    config.archiveCollection()).seqAllocation(config.seqAllocation()).staleAfter(config.staleAfter());
+            this.overdraftFloor = config.overdraftFloor();      // absent too, which no setter expresses
             return this;
         }
 

@@ -5,9 +5,12 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The immutable settings of a {@link Ledger}; built only by {@link Ledger.Builder}
@@ -19,7 +22,7 @@ import dev.consistencykit.core.RetryPolicy;
  * numbers learned by query ({@link SeqAllocation#QUERY}); no overdraft rule; the committer takes over transactions
  * uncommitted for 5 s ({@link #DEFAULT_STALE_AFTER}); {@link RetryPolicy#DEFAULT}; the system clock.
  */
-public final class LedgerConfig {
+public final class LedgerConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "ledger";
@@ -32,15 +35,12 @@ public final class LedgerConfig {
     /** Default staleness before the committer takes a transaction over: 5 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(5);
 
-    private final String name;
     private final String ledgerCollection;
     private final String accountsCollection;
     private final String archiveCollection;
     private final SeqAllocation seqAllocation;
     private final OptionalLong overdraftFloor;
     private final Duration staleAfter;
-    private final RetryPolicy retryPolicy;
-    private final Clock clock;
 
     /**
      * @throws NullPointerException     for a null setting
@@ -49,29 +49,23 @@ public final class LedgerConfig {
     LedgerConfig(String name, String ledgerCollection, String accountsCollection, String archiveCollection,
             SeqAllocation seqAllocation, OptionalLong overdraftFloor, Duration staleAfter, RetryPolicy retryPolicy,
             Clock clock) {
-        Objects.requireNonNull(name, "name");
+        super(name, retryPolicy, clock);
         Inputs.fieldName(name, "ledgerCollection", ledgerCollection);
         Inputs.fieldName(name, "accountsCollection", accountsCollection);
         Inputs.fieldName(name, "archiveCollection", archiveCollection);
         Objects.requireNonNull(seqAllocation, "seqAllocation");
         Objects.requireNonNull(overdraftFloor, "overdraftFloor");
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.positive("staleAfter", staleAfter);
-        Objects.requireNonNull(retryPolicy, "retryPolicy");
-        Objects.requireNonNull(clock, "clock");
         if (ledgerCollection.equals(accountsCollection) || ledgerCollection.equals(archiveCollection)
                 || accountsCollection.equals(archiveCollection)) {
             throw new IllegalStateException("the ledger, accounts and archive collections must differ");
         }
-        this.name = name;
         this.ledgerCollection = ledgerCollection;
         this.accountsCollection = accountsCollection;
         this.archiveCollection = archiveCollection;
         this.seqAllocation = seqAllocation;
         this.overdraftFloor = overdraftFloor;
         this.staleAfter = staleAfter;
-        this.retryPolicy = retryPolicy;
-        this.clock = clock;
     }
 
     /**
@@ -79,13 +73,8 @@ public final class LedgerConfig {
      *
      * @param database the database the new instance works on
      */
-    public Ledger.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+    public Ledger.Builder toBuilder(MongoDatabase database) {
         return Ledger.builder(database).from(this);
-    }
-
-    /** Returns the instance name. */
-    public String name() {
-        return name;
     }
 
     /** Returns the transactions. */
@@ -124,46 +113,30 @@ public final class LedgerConfig {
         return staleAfter;
     }
 
-    /** Returns retry of transient errors. */
-    public RetryPolicy retryPolicy() {
-        return retryPolicy;
-    }
-
-    /** Returns the local clock server time is estimated from. */
-    public Clock clock() {
-        return clock;
-    }
-
     @Override
     public boolean equals(Object other) {
-        return other instanceof LedgerConfig o
-                && name.equals(o.name)
+        return other instanceof LedgerConfig o && sharesSettingsWith(o)
                 && ledgerCollection.equals(o.ledgerCollection)
                 && accountsCollection.equals(o.accountsCollection)
                 && archiveCollection.equals(o.archiveCollection)
                 && seqAllocation.equals(o.seqAllocation)
                 && overdraftFloor.equals(o.overdraftFloor)
-                && staleAfter.equals(o.staleAfter)
-                && retryPolicy.equals(o.retryPolicy)
-                && clock.equals(o.clock);
+                && staleAfter.equals(o.staleAfter);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, ledgerCollection, accountsCollection, archiveCollection, seqAllocation,
-                overdraftFloor, staleAfter, retryPolicy, clock);
+        return 31 * sharedHashCode() + Objects.hash(ledgerCollection, accountsCollection, archiveCollection,
+                seqAllocation, overdraftFloor, staleAfter);
     }
 
     @Override
     public String toString() {
-        return "LedgerConfig[" + "name=" + name
-                + ", ledgerCollection=" + ledgerCollection
-                + ", accountsCollection=" + accountsCollection
-                + ", archiveCollection=" + archiveCollection
-                + ", seqAllocation=" + seqAllocation
-                + ", overdraftFloor=" + overdraftFloor
-                + ", staleAfter=" + staleAfter
-                + ", retryPolicy=" + retryPolicy
-                + ", clock=" + clock + "]";
+        return describe("ledgerCollection=" + ledgerCollection + ", "
+                + "accountsCollection=" + accountsCollection + ", "
+                + "archiveCollection=" + archiveCollection + ", "
+                + "seqAllocation=" + seqAllocation + ", "
+                + "overdraftFloor=" + overdraftFloor + ", "
+                + "staleAfter=" + staleAfter);
     }
 }

@@ -227,7 +227,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public RecoveryReport recover(Duration staleAfter) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncFlagListener.Source.SWEEP));
     }
@@ -333,16 +332,11 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * policy and clock. The listener is not part of a configuration and stays as it is.
          */
         public Builder from(SyncFlagConfig config) {
-            Objects.requireNonNull(config, "config");
-            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
-            this.masterCollection = config.masterCollection();
-            this.masterFields.clear();
-            this.masterFields.addAll(config.masterFields());
-            this.targets.clear();
+            fromShared(config).master(config.masterCollection(), config.masterFields().toArray(new String[0]))
+                    .staleAfter(config.staleAfter()).rememberedUpdates(config.rememberedUpdates())
+                    .sweepBatch(config.sweepBatch());
+            this.targets.clear();                               // replaced, not added to
             this.targets.addAll(config.targets());
-            this.staleAfter = config.staleAfter();
-            this.rememberedUpdates = config.rememberedUpdates();
-            this.sweepBatch = config.sweepBatch();
             return this;
         }
 

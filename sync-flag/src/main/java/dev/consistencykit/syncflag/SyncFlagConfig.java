@@ -7,10 +7,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The immutable settings of a {@link SyncFlag}; built only by {@link SyncFlag.Builder}
@@ -26,7 +29,7 @@ import dev.consistencykit.core.RetryPolicy;
  * {@code {op, at}}), {@value #VERSION_FIELD} (a counter of propagated changes) and {@value #OPS_FIELD} (the last
  * operation ids, for idempotency).
  */
-public final class SyncFlagConfig {
+public final class SyncFlagConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "sync-flag";
@@ -51,15 +54,12 @@ public final class SyncFlagConfig {
     /** Fields an update of a master must not touch. */
     public static final Set<String> RESERVED_FIELDS = Set.of("_id", FLAG_FIELD, VERSION_FIELD, OPS_FIELD);
 
-    private final String name;
     private final String masterCollection;
     private final List<String> masterFields;
     private final List<SyncTarget> targets;
     private final Duration staleAfter;
     private final int rememberedUpdates;
     private final int sweepBatch;
-    private final RetryPolicy retryPolicy;
-    private final Clock clock;
 
     /**
      * @throws NullPointerException     for a null setting
@@ -70,16 +70,13 @@ public final class SyncFlagConfig {
      */
     SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
             Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy, Clock clock) {
-        Objects.requireNonNull(name, "name");
+        super(name, retryPolicy, clock);
         Inputs.fieldName(name, "masterCollection", masterCollection);
         masterFields = List.copyOf(masterFields);
         targets = List.copyOf(targets);
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.positive("staleAfter", staleAfter);
         Checks.atLeast("rememberedUpdates", rememberedUpdates, 1);
         Checks.atLeast("sweepBatch", sweepBatch, 1);
-        Objects.requireNonNull(retryPolicy, "retryPolicy");
-        Objects.requireNonNull(clock, "clock");
         if (masterFields.isEmpty()) {
             throw new InvalidInputException(name, "masterFields", "no master fields: name the fields that have copies");
         }
@@ -119,15 +116,12 @@ public final class SyncFlagConfig {
                         + ": declare their copies on one target, or give one its own versionField");
             }
         }
-        this.name = name;
         this.masterCollection = masterCollection;
         this.masterFields = masterFields;
         this.targets = targets;
         this.staleAfter = staleAfter;
         this.rememberedUpdates = rememberedUpdates;
         this.sweepBatch = sweepBatch;
-        this.retryPolicy = retryPolicy;
-        this.clock = clock;
     }
 
     /**
@@ -135,13 +129,8 @@ public final class SyncFlagConfig {
      *
      * @param database the database the new instance works on
      */
-    public SyncFlag.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+    public SyncFlag.Builder toBuilder(MongoDatabase database) {
         return SyncFlag.builder(database).from(this);
-    }
-
-    /** Returns the instance name. */
-    public String name() {
-        return name;
     }
 
     /** Returns the collection of master documents. */
@@ -177,46 +166,30 @@ public final class SyncFlagConfig {
         return sweepBatch;
     }
 
-    /** Returns retry of transient errors. */
-    public RetryPolicy retryPolicy() {
-        return retryPolicy;
-    }
-
-    /** Returns the local clock server time is estimated from. */
-    public Clock clock() {
-        return clock;
-    }
-
     @Override
     public boolean equals(Object other) {
-        return other instanceof SyncFlagConfig o
-                && name.equals(o.name)
+        return other instanceof SyncFlagConfig o && sharesSettingsWith(o)
                 && masterCollection.equals(o.masterCollection)
                 && masterFields.equals(o.masterFields)
                 && targets.equals(o.targets)
                 && staleAfter.equals(o.staleAfter)
                 && rememberedUpdates == o.rememberedUpdates
-                && sweepBatch == o.sweepBatch
-                && retryPolicy.equals(o.retryPolicy)
-                && clock.equals(o.clock);
+                && sweepBatch == o.sweepBatch;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, masterCollection, masterFields, targets, staleAfter, rememberedUpdates, sweepBatch,
-                retryPolicy, clock);
+        return 31 * sharedHashCode() + Objects.hash(masterCollection, masterFields, targets, staleAfter,
+                rememberedUpdates, sweepBatch);
     }
 
     @Override
     public String toString() {
-        return "SyncFlagConfig[" + "name=" + name
-                + ", masterCollection=" + masterCollection
-                + ", masterFields=" + masterFields
-                + ", targets=" + targets
-                + ", staleAfter=" + staleAfter
-                + ", rememberedUpdates=" + rememberedUpdates
-                + ", sweepBatch=" + sweepBatch
-                + ", retryPolicy=" + retryPolicy
-                + ", clock=" + clock + "]";
+        return describe("masterCollection=" + masterCollection + ", "
+                + "masterFields=" + masterFields + ", "
+                + "targets=" + targets + ", "
+                + "staleAfter=" + staleAfter + ", "
+                + "rememberedUpdates=" + rememberedUpdates + ", "
+                + "sweepBatch=" + sweepBatch);
     }
 }

@@ -87,7 +87,6 @@ public final class MongoTarget implements AutoCloseable {
      * {@code serverTimeout} (the URI's own settings otherwise). The caller closes it.
      */
     public static MongoTarget forUri(String uri, Duration serverTimeout) {
-        Objects.requireNonNull(serverTimeout, "serverTimeout");
         Checks.positive("serverTimeout", serverTimeout);
         return new MongoTarget(new ConnectionString(Objects.requireNonNull(uri, "uri")), null, serverTimeout);
     }

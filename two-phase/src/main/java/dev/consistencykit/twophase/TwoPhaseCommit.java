@@ -338,21 +338,13 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
          * they are.
          */
         public Builder from(TwoPhaseConfig config) {
-            Objects.requireNonNull(config, "config");
-            name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
-            this.transactionsCollection = config.transactionsCollection();
-            this.accountsCollection = config.accountsCollection();
-            this.balanceField = config.balanceField();
-            this.transferVariant = config.transferVariant();
-            this.markerField = config.markerField();
-            this.reservationField = config.reservationField();
-            this.tombstoneField = config.tombstoneField();
-            this.lease = config.lease();
-            this.staleAfter = config.staleAfter();
-            this.stalePendingPolicy = config.stalePendingPolicy();
-            this.maxPendingPerDocument = config.maxPendingPerDocument();
-            this.retention = config.retention();
-            return this;
+            return fromShared(config).transactionsCollection(config.transactionsCollection())
+                    .accountsCollection(config.accountsCollection()).balanceField(config.balanceField())
+                    .transferVariant(config.transferVariant())
+                    .markerFields(config.markerField(), config.tombstoneField())
+                    .reservationField(config.reservationField()).lease(config.lease()).staleAfter(config.staleAfter())
+                    .stalePendingPolicy(config.stalePendingPolicy())
+                    .maxPendingPerDocument(config.maxPendingPerDocument()).retention(config.retention());
         }
 
         /** How the transfer preset moves money (default {@link TransferVariant#RESERVE_THEN_CREDIT}). */
@@ -387,7 +379,6 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
         public Builder staleAfter(Duration value) {
-            Objects.requireNonNull(value, "staleAfter");
             Checks.notNegative("staleAfter", value);
             this.staleAfter = value;
             return this;

@@ -4,9 +4,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The immutable settings of a {@link TwoPhaseCommit} instance; built only by {@link TwoPhaseCommit.Builder}
@@ -22,7 +25,7 @@ import dev.consistencykit.core.RetryPolicy;
  * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; terminal transactions kept 24 h
  * ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
  */
-public final class TwoPhaseConfig {
+public final class TwoPhaseConfig extends StrategyConfig {
 
     /** Default instance name: {@value}. */
     public static final String DEFAULT_NAME = "two-phase";
@@ -47,7 +50,6 @@ public final class TwoPhaseConfig {
     /** Default retention of terminal transactions: 24 h. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
-    private final String name;
     private final String transactionsCollection;
     private final String accountsCollection;
     private final String balanceField;
@@ -60,8 +62,6 @@ public final class TwoPhaseConfig {
     private final StalePendingPolicy stalePendingPolicy;
     private final int maxPendingPerDocument;
     private final Duration retention;
-    private final RetryPolicy retryPolicy;
-    private final Clock clock;
 
     /**
      * @throws NullPointerException     for a null setting
@@ -72,7 +72,7 @@ public final class TwoPhaseConfig {
             TransferVariant transferVariant, String markerField, String reservationField, String tombstoneField,
             Duration lease, Duration staleAfter, StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument,
             Duration retention, RetryPolicy retryPolicy, Clock clock) {
-        Objects.requireNonNull(name, "name");
+        super(name, retryPolicy, clock);
         Inputs.fieldName(name, "transactionsCollection", transactionsCollection);
         Inputs.fieldName(name, "accountsCollection", accountsCollection);
         Inputs.fieldPath(name, "balanceField", balanceField);
@@ -80,14 +80,11 @@ public final class TwoPhaseConfig {
         Inputs.fieldName(name, "markerField", markerField);
         Inputs.fieldName(name, "reservationField", reservationField);
         Inputs.fieldName(name, "tombstoneField", tombstoneField);
-        positive("lease", lease);
-        Objects.requireNonNull(staleAfter, "staleAfter");
+        Checks.positive("lease", lease);
         Checks.notNegative("staleAfter", staleAfter);
         Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");
         Checks.atLeast("maxPendingPerDocument", maxPendingPerDocument, 1);
-        positive("retention", retention);
-        Objects.requireNonNull(retryPolicy, "retryPolicy");
-        Objects.requireNonNull(clock, "clock");
+        Checks.positive("retention", retention);
         if (java.util.Set.of(markerField, reservationField, tombstoneField).size() != 3) {
             throw new IllegalStateException("markerField, reservationField and tombstoneField must differ: "
                     + markerField + ", " + reservationField + ", " + tombstoneField);
@@ -99,7 +96,6 @@ public final class TwoPhaseConfig {
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
-        this.name = name;
         this.transactionsCollection = transactionsCollection;
         this.accountsCollection = accountsCollection;
         this.balanceField = balanceField;
@@ -112,8 +108,6 @@ public final class TwoPhaseConfig {
         this.stalePendingPolicy = stalePendingPolicy;
         this.maxPendingPerDocument = maxPendingPerDocument;
         this.retention = retention;
-        this.retryPolicy = retryPolicy;
-        this.clock = clock;
     }
 
     /**
@@ -121,13 +115,8 @@ public final class TwoPhaseConfig {
      *
      * @param database the database the new instance works on
      */
-    public TwoPhaseCommit.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+    public TwoPhaseCommit.Builder toBuilder(MongoDatabase database) {
         return TwoPhaseCommit.builder(database).from(this);
-    }
-
-    /** Returns the instance name, in logs, metrics and exceptions. */
-    public String name() {
-        return name;
     }
 
     /** Returns the collection of transaction documents. */
@@ -201,20 +190,9 @@ public final class TwoPhaseConfig {
         return retention;
     }
 
-    /** Returns retry of transient errors. */
-    public RetryPolicy retryPolicy() {
-        return retryPolicy;
-    }
-
-    /** Returns the local clock, from which server time is estimated. */
-    public Clock clock() {
-        return clock;
-    }
-
     @Override
     public boolean equals(Object other) {
-        return other instanceof TwoPhaseConfig o
-                && name.equals(o.name)
+        return other instanceof TwoPhaseConfig o && sharesSettingsWith(o)
                 && transactionsCollection.equals(o.transactionsCollection)
                 && accountsCollection.equals(o.accountsCollection)
                 && balanceField.equals(o.balanceField)
@@ -226,43 +204,32 @@ public final class TwoPhaseConfig {
                 && staleAfter.equals(o.staleAfter)
                 && stalePendingPolicy.equals(o.stalePendingPolicy)
                 && maxPendingPerDocument == o.maxPendingPerDocument
-                && retention.equals(o.retention)
-                && retryPolicy.equals(o.retryPolicy)
-                && clock.equals(o.clock);
+                && retention.equals(o.retention);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, transactionsCollection, accountsCollection, balanceField, transferVariant,
-                markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
-                maxPendingPerDocument, retention, retryPolicy, clock);
+        return 31 * sharedHashCode() + Objects.hash(transactionsCollection, accountsCollection, balanceField,
+                transferVariant, markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                maxPendingPerDocument, retention);
     }
 
     @Override
     public String toString() {
-        return "TwoPhaseConfig[" + "name=" + name
-                + ", transactionsCollection=" + transactionsCollection
-                + ", accountsCollection=" + accountsCollection
-                + ", balanceField=" + balanceField
-                + ", transferVariant=" + transferVariant
-                + ", markerField=" + markerField
-                + ", reservationField=" + reservationField
-                + ", tombstoneField=" + tombstoneField
-                + ", lease=" + lease
-                + ", staleAfter=" + staleAfter
-                + ", stalePendingPolicy=" + stalePendingPolicy
-                + ", maxPendingPerDocument=" + maxPendingPerDocument
-                + ", retention=" + retention
-                + ", retryPolicy=" + retryPolicy
-                + ", clock=" + clock + "]";
+        return describe("transactionsCollection=" + transactionsCollection + ", "
+                + "accountsCollection=" + accountsCollection + ", "
+                + "balanceField=" + balanceField + ", "
+                + "transferVariant=" + transferVariant + ", "
+                + "markerField=" + markerField + ", "
+                + "reservationField=" + reservationField + ", "
+                + "tombstoneField=" + tombstoneField + ", "
+                + "lease=" + lease + ", "
+                + "staleAfter=" + staleAfter + ", "
+                + "stalePendingPolicy=" + stalePendingPolicy + ", "
+                + "maxPendingPerDocument=" + maxPendingPerDocument + ", "
+                + "retention=" + retention);
     }
 
-    private static void positive(String what, Duration value) {
-        Objects.requireNonNull(value, what);
-        if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(what + " must be > 0, was " + value);
-        }
-    }
 
     /** The default settings. */
     public static TwoPhaseConfig defaults() {

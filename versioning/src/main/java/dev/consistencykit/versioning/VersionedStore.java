@@ -280,7 +280,6 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      */
     @Override
     public RecoveryReport recover(Duration staleAfter) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
@@ -378,8 +377,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * attempts, retry policy and clock. The listener is not part of a configuration and stays as it is.
          */
         public Builder from(VersionedStoreConfig config) {
-            Objects.requireNonNull(config, "config");
-            return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock())
+            return fromShared(config)
                     .collections(config.rootsCollection(), config.itemsCollection(), config.historyCollection())
                     .staleAfter(config.staleAfter()).settleThreshold(config.settleThreshold())
                     .retention(config.retention()).conflictAttempts(config.conflictAttempts());

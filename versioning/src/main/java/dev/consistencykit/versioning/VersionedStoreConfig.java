@@ -4,9 +4,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The immutable settings of a {@link VersionedStore}; built only by {@link VersionedStore.Builder}
@@ -20,7 +23,7 @@ import dev.consistencykit.core.RetryPolicy;
  * {@link VersionedStore#update} tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; {@link RetryPolicy#DEFAULT}; the system
  * clock.
  */
-public final class VersionedStoreConfig {
+public final class VersionedStoreConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
     public static final String DEFAULT_NAME = "versions";
@@ -37,7 +40,6 @@ public final class VersionedStoreConfig {
     /** Default attempts of {@link VersionedStore#update}: {@value}. */
     public static final int DEFAULT_CONFLICT_ATTEMPTS = 10;
 
-    private final String name;
     private final String rootsCollection;
     private final String itemsCollection;
     private final String historyCollection;
@@ -45,8 +47,6 @@ public final class VersionedStoreConfig {
     private final int settleThreshold;
     private final Retention retention;
     private final int conflictAttempts;
-    private final RetryPolicy retryPolicy;
-    private final Clock clock;
 
     /**
      * @throws NullPointerException     for a null setting
@@ -56,22 +56,18 @@ public final class VersionedStoreConfig {
     VersionedStoreConfig(String name, String rootsCollection, String itemsCollection, String historyCollection,
             Duration staleAfter, int settleThreshold, Retention retention, int conflictAttempts,
             RetryPolicy retryPolicy, Clock clock) {
-        Objects.requireNonNull(name, "name");
+        super(name, retryPolicy, clock);
         Inputs.fieldName(name, "rootsCollection", rootsCollection);
         Inputs.fieldName(name, "itemsCollection", itemsCollection);
         Inputs.fieldName(name, "historyCollection", historyCollection);
-        Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.positive("staleAfter", staleAfter);
         Checks.atLeast("settleThreshold", settleThreshold, 1);
         Objects.requireNonNull(retention, "retention");
         Checks.atLeast("conflictAttempts", conflictAttempts, 1);
-        Objects.requireNonNull(retryPolicy, "retryPolicy");
-        Objects.requireNonNull(clock, "clock");
         if (rootsCollection.equals(itemsCollection) || rootsCollection.equals(historyCollection)
                 || itemsCollection.equals(historyCollection)) {
             throw new IllegalStateException("the roots, items and history collections must differ");
         }
-        this.name = name;
         this.rootsCollection = rootsCollection;
         this.itemsCollection = itemsCollection;
         this.historyCollection = historyCollection;
@@ -79,8 +75,6 @@ public final class VersionedStoreConfig {
         this.settleThreshold = settleThreshold;
         this.retention = retention;
         this.conflictAttempts = conflictAttempts;
-        this.retryPolicy = retryPolicy;
-        this.clock = clock;
     }
 
     /**
@@ -88,13 +82,8 @@ public final class VersionedStoreConfig {
      *
      * @param database the database the new instance works on
      */
-    public VersionedStore.Builder toBuilder(com.mongodb.client.MongoDatabase database) {
+    public VersionedStore.Builder toBuilder(MongoDatabase database) {
         return VersionedStore.builder(database).from(this);
-    }
-
-    /** Returns the instance name. */
-    public String name() {
-        return name;
     }
 
     /** Returns the roots: committed version, staged and unsettled attempts. */
@@ -132,48 +121,32 @@ public final class VersionedStoreConfig {
         return conflictAttempts;
     }
 
-    /** Returns retry of transient errors. */
-    public RetryPolicy retryPolicy() {
-        return retryPolicy;
-    }
-
-    /** Returns the local clock server time is estimated from. */
-    public Clock clock() {
-        return clock;
-    }
-
     @Override
     public boolean equals(Object other) {
-        return other instanceof VersionedStoreConfig o
-                && name.equals(o.name)
+        return other instanceof VersionedStoreConfig o && sharesSettingsWith(o)
                 && rootsCollection.equals(o.rootsCollection)
                 && itemsCollection.equals(o.itemsCollection)
                 && historyCollection.equals(o.historyCollection)
                 && staleAfter.equals(o.staleAfter)
                 && settleThreshold == o.settleThreshold
                 && retention.equals(o.retention)
-                && conflictAttempts == o.conflictAttempts
-                && retryPolicy.equals(o.retryPolicy)
-                && clock.equals(o.clock);
+                && conflictAttempts == o.conflictAttempts;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, rootsCollection, itemsCollection, historyCollection, staleAfter, settleThreshold,
-                retention, conflictAttempts, retryPolicy, clock);
+        return 31 * sharedHashCode() + Objects.hash(rootsCollection, itemsCollection, historyCollection, staleAfter,
+                settleThreshold, retention, conflictAttempts);
     }
 
     @Override
     public String toString() {
-        return "VersionedStoreConfig[" + "name=" + name
-                + ", rootsCollection=" + rootsCollection
-                + ", itemsCollection=" + itemsCollection
-                + ", historyCollection=" + historyCollection
-                + ", staleAfter=" + staleAfter
-                + ", settleThreshold=" + settleThreshold
-                + ", retention=" + retention
-                + ", conflictAttempts=" + conflictAttempts
-                + ", retryPolicy=" + retryPolicy
-                + ", clock=" + clock + "]";
+        return describe("rootsCollection=" + rootsCollection + ", "
+                + "itemsCollection=" + itemsCollection + ", "
+                + "historyCollection=" + historyCollection + ", "
+                + "staleAfter=" + staleAfter + ", "
+                + "settleThreshold=" + settleThreshold + ", "
+                + "retention=" + retention + ", "
+                + "conflictAttempts=" + conflictAttempts);
     }
 }
