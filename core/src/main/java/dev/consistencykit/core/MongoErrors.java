@@ -8,6 +8,7 @@ import com.mongodb.MongoExecutionTimeoutException;
 import com.mongodb.MongoNodeIsRecoveringException;
 import com.mongodb.MongoNotPrimaryException;
 import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.MongoServerException;
 import com.mongodb.MongoSocketException;
 import com.mongodb.MongoSocketOpenException;
 import com.mongodb.MongoTimeoutException;
@@ -94,6 +95,7 @@ public final class MongoErrors {
         if (e instanceof MongoCommandException ce) {
             return ErrorCategory.fromErrorCode(ce.getErrorCode()) == ErrorCategory.DUPLICATE_KEY;
         }
-        return false;
+        // a failed unique index build arrives as a WriteConcernException carrying the server's code
+        return e instanceof MongoServerException && ErrorCategory.fromErrorCode(e.getCode()) == ErrorCategory.DUPLICATE_KEY;
     }
 }

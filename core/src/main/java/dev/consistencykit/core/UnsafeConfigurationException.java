@@ -16,4 +16,13 @@ public class UnsafeConfigurationException extends ConsistencyException {
     public UnsafeConfigurationException(String instanceName, String message) {
         super(instanceName, null, message);
     }
+
+    /**
+     * @param instanceName the instance being configured
+     * @param message      what is unsafe and how to fix it
+     * @param cause        the server's answer that showed it
+     */
+    public UnsafeConfigurationException(String instanceName, String message, Throwable cause) {
+        super(instanceName, null, message, cause);
+    }
 }

@@ -16,10 +16,14 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.DuplicateDataException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.MissingIndexException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
@@ -87,6 +91,40 @@ class JobQueueBehaviourTest {
         assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "cid").withDedupeKey("ann+bob")))
                 .isInstanceOf(IdempotencyConflictException.class).hasMessageContaining("dedupe key 'ann+bob'");
         assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRefuseADedupeKeyBeforeTheUniqueIndexExistsAndWriteNothing(MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).build();
+        MongoCollection<Document> users = db.getCollection("users");
+        users.insertOne(new Document("_id", "ann"));
+
+        assertThatThrownBy(() -> queue.enqueue(Friends.befriend("ann", "bob").withDedupeKey("k")))
+                .isInstanceOf(MissingIndexException.class).hasMessageContaining("'dedupe'")
+                .hasMessageContaining("ensureIndexes()");
+        assertThatThrownBy(() -> queue.enqueueWith(users, "ann", null, Updates.set("x", 1),
+                Friends.befriend("ann", "bob").withDedupeKey("k"))).isInstanceOf(MissingIndexException.class);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isZero();
+        assertThat(users.find().first()).isEqualTo(new Document("_id", "ann"));
+
+        queue.enqueue(Friends.befriend("ann", "bob"));   // without a key no unique index is at stake
+        queue.ensureIndexes();
+        OperationId first = queue.enqueue(Friends.befriend("ann", "cid").withDedupeKey("k"));
+        assertThat(queue.enqueue(Friends.befriend("ann", "cid").withDedupeKey("k"))).isEqualTo(first);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldListTheJobsSharingADedupeKeyWhenEnsureIndexesCannotBuildTheIndex(MongoDatabase db) {
+        MongoCollection<Document> jobs = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION);
+        jobs.insertOne(new Document("_id", "j1").append("state", "todo").append("dedupeKey", "k"));
+        jobs.insertOne(new Document("_id", "j2").append("state", "todo").append("dedupeKey", "k"));
+        jobs.insertOne(new Document("_id", "j3").append("state", "todo"));
+
+        assertThatThrownBy(() -> Friends.queue(db).build().ensureIndexes())
+                .isInstanceOf(DuplicateDataException.class)
+                .hasMessageContaining("{dedupeKey: \"k\"} held by _id").hasMessageContaining("j1")
+                .hasMessageContaining("j2").hasMessageNotContaining("j3");
     }
 
     @Test

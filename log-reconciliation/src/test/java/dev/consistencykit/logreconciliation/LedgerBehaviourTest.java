@@ -12,10 +12,15 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.DuplicateDataException;
+import dev.consistencykit.core.MissingIndexException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.StrategyStatus;
@@ -167,16 +172,47 @@ class LedgerBehaviourTest {
     }
 
     @Test
-    void shouldNameTheMissingUniqueIndexInsteadOfCommittingDuplicateSeqIds(MongoDatabase db) {
+    void shouldRefuseToAppendBeforeTheUniqueIndexExistsAndWriteNothing(MongoDatabase db) {
         Books.seed(db, OPENING);
-        Ledger one = Books.ledger(db).build();
-        Ledger two = Books.ledger(db).build();
-        one.append(LedgerTransaction.transfer("a0", "a1", 1));
-        two.append(LedgerTransaction.transfer("a0", "a2", 1));
-        one.append(LedgerTransaction.transfer("a0", "a3", 1));   // a stale head and no unique index: a0's seqId 2 twice
+        Ledger ledger = Books.ledger(db).build();
 
-        assertThatThrownBy(() -> one.recover(Duration.ZERO)).isInstanceOf(ConsistencyException.class)
-                .hasMessageContaining("unique index on {changes.account, changes.seqId} is missing");
+        assertThatThrownBy(() -> ledger.append(LedgerTransaction.transfer("a0", "a1", 1)))
+                .isInstanceOf(MissingIndexException.class)
+                .hasMessageContaining("account_seq").hasMessageContaining("ensureIndexes()");
+        assertThatThrownBy(() -> ledger.apply(LedgerTransaction.transfer("a0", "a1", 1)))
+                .isInstanceOf(MissingIndexException.class);
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments()).isZero();
+
+        ledger.ensureIndexes();
+        ledger.append(LedgerTransaction.transfer("a0", "a1", 1));
+        assertThat(ledger.balance("a0")).isEqualTo(999);
+    }
+
+    @Test
+    void shouldRefuseToAppendWhenTheIndexOnTheSequenceIsNotUnique(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        MongoCollection<Document> log = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION);
+        log.createIndex(Indexes.ascending("changes.account", "changes.seqId"), new IndexOptions().name("weak"));
+
+        assertThatThrownBy(() -> Books.ledger(db).build().append(LedgerTransaction.transfer("a0", "a1", 1)))
+                .isInstanceOf(MissingIndexException.class).hasMessageContaining("is not unique");
+        assertThat(log.countDocuments()).isZero();
+    }
+
+    @Test
+    void shouldListTheDocumentsThatBreakTheUniqueRuleWhenEnsureIndexesCannotBuildIt(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        MongoCollection<Document> log = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION);
+        for (String id : List.of("t1", "t2")) {   // written while the index was missing: seqId 1 of a0 twice
+            log.insertOne(new Document("_id", id).append("proc", "uncommitted").append("state", "valid")
+                    .append("changes", List.of(new Document("account", "a0").append("type", "DEBIT")
+                            .append("value", -1L).append("seqId", 1L))));
+        }
+
+        assertThatThrownBy(() -> Books.ledger(db).build().ensureIndexes())
+                .isInstanceOf(DuplicateDataException.class)
+                .hasMessageContaining("changes.account: \"a0\", changes.seqId: 1")
+                .hasMessageContaining("t1").hasMessageContaining("t2");
     }
 
     @Test

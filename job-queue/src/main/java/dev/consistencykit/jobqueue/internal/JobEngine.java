@@ -188,7 +188,7 @@ public final class JobEngine extends JobRecovery {
         jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
-        jobs.createIndex(Indexes.ascending(DEDUPE), new IndexOptions().name("dedupe").unique(true).sparse(true));
+        requiredIndexes.create();
         jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections").sparse(true));
         jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
         for (String name : effectCollections()) {

@@ -28,6 +28,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.jobqueue.JobHandler;
@@ -94,6 +95,8 @@ public abstract class JobFields {
     final Supplier<String> ownerIds;
     final Map<String, JobHandler> handlers;
     final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
+    /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
+    final RequiredIndexes requiredIndexes;
 
     final LongAdder enqueued = new LongAdder();
     final LongAdder done = new LongAdder();
@@ -118,6 +121,8 @@ public abstract class JobFields {
         this.config = config;
         this.database = database;
         this.jobs = database.getCollection(config.collection());
+        this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(jobs, "dedupe",
+                List.of(DEDUPE), true, null)));
         this.clock = clock;
         this.listener = listener;
         this.ownerIds = ownerIds;

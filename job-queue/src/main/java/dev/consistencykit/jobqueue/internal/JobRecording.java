@@ -89,6 +89,8 @@ public abstract class JobRecording extends JobFields {
                 throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
             }
             Inputs.plainValue(config.name(), "dedupeKey", new BsonString(key));
+            // only the unique index makes a second job with this key collide: refuse before writing without it
+            requiredIndexes.verify();
             fields.append(DEDUPE, key);
         }
         return new Encoded(id, fields, job.delay());

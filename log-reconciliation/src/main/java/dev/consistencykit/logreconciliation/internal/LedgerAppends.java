@@ -73,6 +73,7 @@ public abstract class LedgerAppends extends LedgerFields {
     /** Appends {@code p} (one write when the heads are known), idempotently for its id. */
     public Appended append(Prepared p) {
         Object id = p.tx().id().value();
+        requiredIndexes.verify();
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
         for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {

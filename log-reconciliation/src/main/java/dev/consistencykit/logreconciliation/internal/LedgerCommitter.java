@@ -389,6 +389,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
 
     void fillGap(String account, long seq) {
         Object id = "gap:" + account + ":" + seq;
+        requiredIndexes.verify();
         Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
                 .append("h", "gap").append("transfer", false).append(CHANGES, List.of(new Document(ACCOUNT, account)
                         .append(TYPE, ChangeType.CREDIT.name()).append(VALUE, 0L).append(SEQ, seq)));

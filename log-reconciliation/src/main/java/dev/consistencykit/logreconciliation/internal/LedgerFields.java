@@ -3,6 +3,7 @@ package dev.consistencykit.logreconciliation.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,7 @@ import com.mongodb.client.model.Indexes;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerListener;
@@ -61,6 +63,8 @@ public abstract class LedgerFields {
     final ServerClock clock;
     final LedgerListener listener;
     final Map<String, Long> heads = new ConcurrentHashMap<>();
+    /** The unique sequence index: what makes two appenders of one seqId collide, checked before the first write. */
+    final RequiredIndexes requiredIndexes;
 
     final LongAdder appended = new LongAdder();
     final LongAdder collisions = new LongAdder();
@@ -78,6 +82,8 @@ public abstract class LedgerFields {
         this.accounts = database.getCollection(config.accountsCollection());
         this.archive = database.getCollection(config.archiveCollection());
         this.database = database;
+        this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(ledger,
+                "account_seq", List.of(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ), false, CHANGES)));
         this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
@@ -85,8 +91,7 @@ public abstract class LedgerFields {
 
     /** The unique sequence index, the committer's and archiver's index, and the archive's. */
     public void ensureIndexes() {
-        ledger.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
-                new IndexOptions().unique(true).name("account_seq"));
+        requiredIndexes.create();
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
         archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));

@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
@@ -25,6 +26,7 @@ import com.mongodb.client.model.Indexes;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.UnknownRootException;
@@ -93,6 +95,8 @@ public abstract class VersionFields {
     final ServerClock clock;
     final VersionedStoreListener listener;
     final RetryPolicy retry;
+    /** The unique indexes that make a repeated item insert and a second history entry of a version collide. */
+    final RequiredIndexes requiredIndexes;
 
     final LongAdder staged = new LongAdder();
     final LongAdder committed = new LongAdder();
@@ -116,16 +120,18 @@ public abstract class VersionFields {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.retry = config.retryPolicy();
+        this.requiredIndexes = new RequiredIndexes(name, List.of(
+                new RequiredIndexes.Unique(items, "root_item_version_att", List.of(ROOT, ITEM, VERSION, ATT), false,
+                        null),
+                new RequiredIndexes.Unique(history, "root_v", List.of(ROOT, V), false, null)));
     }
 
     /** Every index the store's queries use. */
     public void ensureIndexes() {
-        items.createIndex(Indexes.ascending(ROOT, ITEM, VERSION, ATT),
-                new IndexOptions().unique(true).name("root_item_version_att"));
+        requiredIndexes.create();
         items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
         items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
-        history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().unique(true).name("root_v"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
         PatternRegistry.register(database, new PatternRegistry.Registration("versioning", config.name(),
                 Map.of("roots", config.rootsCollection(), "items", config.itemsCollection(), "history",

@@ -247,6 +247,7 @@ public abstract class VersionWrites extends VersionFields {
      * committed one).
      */
     public Attempt stage(Prepared p) {
+        requiredIndexes.verify();
         Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
                 exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
