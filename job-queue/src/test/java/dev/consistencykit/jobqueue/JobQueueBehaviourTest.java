@@ -27,6 +27,8 @@ import dev.consistencykit.core.MissingIndexException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
@@ -125,6 +127,24 @@ class JobQueueBehaviourTest {
                 .isInstanceOf(DuplicateDataException.class)
                 .hasMessageContaining("{dedupeKey: \"k\"} held by _id").hasMessageContaining("j1")
                 .hasMessageContaining("j2").hasMessageNotContaining("j3");
+    }
+
+    @Test
+    void shouldCountEveryJobOnceWhenOneIsRunWhileTheStatusIsRead(MongoTarget target, MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).build();
+        for (int i = 0; i < 4; i++) {
+            queue.enqueue(Friends.befriend("ann", "u" + i));
+        }
+        JobQueue worker = Friends.queue(db).build();
+
+        StrategyStatus status;
+        try (AfterCommand run = AfterCommand.once(target, db.getName(), worker::processNext)) {
+            status = queue.status();
+            assertThat(run.ran()).isTrue();
+        }
+
+        assertThat(status.total()).as("a snapshot: %s", status.countsByState()).isEqualTo(4);
+        assertThat(queue.status().count("todo")).as("one job ran meanwhile").isEqualTo(3);
     }
 
     @Test

@@ -24,6 +24,7 @@ import dev.consistencykit.core.MissingIndexException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -213,6 +214,24 @@ class LedgerBehaviourTest {
                 .isInstanceOf(DuplicateDataException.class)
                 .hasMessageContaining("changes.account: \"a0\", changes.seqId: 1")
                 .hasMessageContaining("t1").hasMessageContaining("t2");
+    }
+
+    @Test
+    void shouldCountEveryTransactionOnceWhenTheyCommitWhileTheStatusIsRead(MongoTarget target, MongoDatabase db) {
+        Ledger ledger = ready(db);
+        for (int i = 0; i < 4; i++) {
+            ledger.append(LedgerTransaction.transfer("a" + i, "a" + ((i + 1) % 4), 1));
+        }
+        Ledger committer = Books.ledger(db).build();
+
+        StrategyStatus status;
+        try (AfterCommand commit = AfterCommand.once(target, db.getName(), () -> committer.recover(Duration.ZERO))) {
+            status = ledger.status();
+            assertThat(commit.ran()).isTrue();
+        }
+
+        assertThat(status.total()).as("a snapshot: %s", status.countsByState()).isEqualTo(4);
+        assertThat(ledger.status().count("committed")).isEqualTo(4);
     }
 
     @Test

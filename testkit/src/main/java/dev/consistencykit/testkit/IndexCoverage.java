@@ -74,7 +74,11 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
                     .forEach(d -> record(collection, d.asDocument().get("q")));
             case "aggregate" -> {
                 var pipeline = command.getArray("pipeline", new org.bson.BsonArray());
-                if (!pipeline.isEmpty() && pipeline.get(0).asDocument().containsKey("$match")) {
+                if (command.get("hint") instanceof BsonDocument hint && !hint.isEmpty()) {
+                    // a walk of a whole index the caller chose (a snapshot by _id): served by that index
+                    record(collection, new BsonDocument(hint.getFirstKey(), new BsonDocument("$exists",
+                            org.bson.BsonBoolean.TRUE)));
+                } else if (!pipeline.isEmpty() && pipeline.get(0).asDocument().containsKey("$match")) {
                     record(collection, pipeline.get(0).asDocument().get("$match"));
                 } else {
                     record(collection, new BsonDocument());

@@ -24,6 +24,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.IndexCoverage;
@@ -77,6 +78,27 @@ class OperationsTest {
     @Test
     void shouldReturnNothingWhenNoTransactionIsWaiting(MongoDatabase db) {
         assertThat(tpc(db).processNext()).isEmpty();
+    }
+
+    @Test
+    void shouldCountEveryTransactionOnceWhenOneFinishesWhileTheStatusIsRead(MongoTarget target, MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        TwoPhaseCommit tpc = tpc(db);
+        for (int i = 0; i < 4; i++) {
+            tpc.submitTransfer(Transfer.of(OperationId.of("t" + i), "a0", "a1", 1));
+        }
+        TwoPhaseCommit worker = tpc(db);
+
+        StrategyStatus status;
+        try (AfterCommand finish = AfterCommand.once(target, db.getName(), worker::processNext)) {
+            status = tpc.status();
+            assertThat(finish.ran()).isTrue();
+        }
+
+        assertThat(status.total()).as("a snapshot: %s", status.countsByState()).isEqualTo(4);
+        assertThat(status.count("initial") + status.count("done")).isEqualTo(4);
+        assertThat(status.inFlight()).isEqualTo(status.count("initial"));
+        assertThat(tpc.status().countsByState()).containsEntry("initial", 3L).containsEntry("done", 1L);
     }
 
     @Test

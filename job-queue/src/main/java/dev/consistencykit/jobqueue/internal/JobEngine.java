@@ -37,6 +37,7 @@ import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
@@ -119,24 +120,18 @@ public final class JobEngine extends JobRecovery {
         return out;
     }
 
-    /** Counts per state, and the age of the oldest due job (the queue's lag). */
+    /**
+     * Counts per state from one snapshot ({@link StateSnapshot}), and the age of the oldest due job (the queue's lag),
+     * else of the oldest claim.
+     */
     public StrategyStatus status() {
-        Map<String, Long> counts = new HashMap<>();
-        for (JobState s : JobState.values()) {
-            long n = jobs.countDocuments(eq(STATE, s.stored()));
-            if (n > 0) {
-                counts.put(s.stored(), n);
-            }
-        }
-        long inFlight = JobState.IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s.stored(), 0L)).sum();
+        StateSnapshot snapshot = StateSnapshot.of(jobs, STATE, CLAIMED);
+        List<String> inFlight = JobState.IN_FLIGHT.stream().map(JobState::stored).toList();
         Optional<Duration> lag = oldestDueAge();
         if (lag.isEmpty()) {
-            Document processing = jobs.find(eq(STATE, JobState.PROCESSING.stored()))
-                    .projection(Projections.include(CLAIMED)).sort(Sorts.ascending(CLAIMED)).first();
-            lag = Optional.ofNullable(processing).map(d -> d.getDate(CLAIMED))
-                    .map(date -> clock.ageOf(date.toInstant()));
+            lag = snapshot.oldestOf(List.of(JobState.PROCESSING.stored())).map(clock::ageOf);
         }
-        return new StrategyStatus(config.name(), counts, inFlight, lag);
+        return new StrategyStatus(config.name(), snapshot.counts(), snapshot.sum(inFlight), lag);
     }
 
     /** How long the oldest due job has been waiting. */

@@ -24,6 +24,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerListener;
@@ -88,15 +89,13 @@ public final class LedgerEngine extends LedgerReconciler {
         return out;
     }
 
-    /** Transactions by {@code proc}; the oldest uncommitted one's age. */
+    /** Transactions by {@code proc} from one snapshot ({@link StateSnapshot}); the oldest uncommitted one's age. */
     public StrategyStatus status() {
-        Map<String, Long> counts = new HashMap<>();
-        counts.put(UNCOMMITTED, ledger.countDocuments(eq("proc", UNCOMMITTED)));
-        counts.put(COMMITTED, ledger.countDocuments(eq("proc", COMMITTED)));
-        Document oldest = ledger.find(eq("proc", UNCOMMITTED)).sort(Sorts.ascending("ts"))
-                .projection(Projections.include("ts")).first();
-        Optional<Duration> age = Optional.ofNullable(oldest).map(d -> d.getDate("ts"))
-                .map(ts -> clock.ageOf(ts.toInstant()));
+        StateSnapshot snapshot = StateSnapshot.of(ledger, "proc", "ts");
+        Map<String, Long> counts = new HashMap<>(snapshot.counts());
+        counts.putIfAbsent(UNCOMMITTED, 0L);
+        counts.putIfAbsent(COMMITTED, 0L);
+        Optional<Duration> age = snapshot.oldestOf(List.of(UNCOMMITTED)).map(clock::ageOf);
         return new StrategyStatus(config.name(), counts, counts.get(UNCOMMITTED), age);
     }
 

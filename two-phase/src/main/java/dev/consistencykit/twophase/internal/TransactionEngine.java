@@ -45,6 +45,7 @@ import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.TransactionState;
@@ -169,22 +170,11 @@ public final class TransactionEngine extends TransactionRecovery {
         return out;
     }
 
-    /** Counts per state and the oldest in-flight age. */
+    /** Counts per state and the oldest in-flight age, from one snapshot ({@link StateSnapshot}). */
     public StrategyStatus status() {
-        // one indexed count per state rather than a $group over the whole collection
-        Map<String, Long> counts = new HashMap<>();
-        for (TransactionState s : TransactionState.values()) {
-            long n = transactions.countDocuments(eq(STATE, s.stored()));
-            if (n > 0) {
-                counts.put(s.stored(), n);
-            }
-        }
-        long inFlight = IN_FLIGHT.stream().mapToLong(s -> counts.getOrDefault(s, 0L)).sum();
-        Document oldest = transactions.find(in(STATE, IN_FLIGHT)).projection(Projections.include(LAST_MODIFIED))
-                .sort(Sorts.ascending(LAST_MODIFIED)).first();
-        Optional<Duration> age = Optional.ofNullable(oldest).map(d -> d.getDate(LAST_MODIFIED))
-                .map(date -> clock.ageOf(date.toInstant()));
-        return new StrategyStatus(config.name(), counts, inFlight, age);
+        StateSnapshot snapshot = StateSnapshot.of(transactions, STATE, LAST_MODIFIED);
+        Optional<Duration> age = snapshot.oldestOf(IN_FLIGHT).map(clock::ageOf);
+        return new StrategyStatus(config.name(), snapshot.counts(), snapshot.sum(IN_FLIGHT), age);
     }
 
     /** Deletes terminal transactions older than {@code retention}, after pulling tombstones the earlier format left. */
