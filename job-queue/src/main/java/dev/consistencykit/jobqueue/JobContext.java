@@ -32,11 +32,24 @@ public interface JobContext {
      * applied under this claim's reservation, which moves the job's id to the document's {@code appliedJobs} array in
      * the same atomic write. Both marks are removed once the job is done. Three round trips.
      *
-     * @return {@code APPLIED}, or {@code ALREADY_APPLIED} when an earlier run of this job applied it;
-     *         {@code MISSING} when there is no such document
+     * <p>An effect whose document is missing cannot be ignored: it throws, so the attempt fails with that reason (and
+     * the job is retried, then dead, like any failed attempt). A handler for which a missing document is normal calls
+     * {@link #applyOnceIfPresent} and decides.
+     *
+     * @return {@code APPLIED}, or {@code ALREADY_APPLIED} when an earlier run of this job applied it
+     * @throws EffectTargetMissingException if there is no such document (nothing was written)
      * @throws LeaseLostException if another worker took the job over: stop working on it
      */
     UpdateOutcome applyOnce(String collection, Object documentId, Bson update);
+
+    /**
+     * {@link #applyOnce}, except that a missing document is an answer rather than an error.
+     *
+     * @return {@code APPLIED}, {@code ALREADY_APPLIED}, or {@code MISSING} when there is no such document (nothing
+     *         was written)
+     * @throws LeaseLostException if another worker took the job over: stop working on it
+     */
+    UpdateOutcome applyOnceIfPresent(String collection, Object documentId, Bson update);
 
     /**
      * Extends this worker's lease (a heartbeat for a long job; workers started with {@link JobQueue#startWorkers}

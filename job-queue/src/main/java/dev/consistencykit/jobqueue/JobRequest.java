@@ -37,7 +37,10 @@ public record JobRequest(OperationId id, String type, Document payload, int prio
         Objects.requireNonNull(dedupeKey, "dedupeKey");
     }
 
-    /** A job of {@code type} with a random id, priority 0, due now. */
+    /**
+     * A job of {@code type} with a random id, priority 0, due now. A {@code null} payload is stored (and handed to the
+     * handler) as an empty document.
+     */
     public static JobRequest of(String type, Document payload) {
         return new JobRequest(OperationId.random(), type, payload, 0, Duration.ZERO, OptionalInt.empty(),
                 Optional.empty());

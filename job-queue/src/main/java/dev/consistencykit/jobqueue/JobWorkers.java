@@ -144,7 +144,11 @@ public final class JobWorkers implements AutoCloseable {
         t.start();
     }
 
-    /** A worker thread ended by an exception the loop does not catch: report it, give its job back, replace it. */
+    /**
+     * A worker thread ended by an exception the loop does not catch (an {@link Error} from a handler): report it,
+     * record its job's attempt as failed with the error's text (so the job backs off, then dies, instead of being
+     * claimed again at once for ever), replace the thread.
+     */
     private void died(int slot, Thread dead, Throwable error) {
         threadDeaths.incrementAndGet();
         lastError.set(error.toString());
@@ -152,7 +156,7 @@ public final class JobWorkers implements AutoCloseable {
         Listeners.call(name, () -> listener.onWorkerDied(dead.getName(), error));
         JobRunner.Claimed claimed = running.get(slot).getAndSet(null);
         if (claimed != null) {
-            giveBack(claimed);
+            failAfterDeath(claimed, error);
         }
         spawn(slot);
     }
@@ -224,6 +228,15 @@ public final class JobWorkers implements AutoCloseable {
             lastError.set(e.toString());
             LOG.debug("[{}] heartbeat of a job failed: {}", name, e.toString());
             Listeners.call(name, () -> listener.onWorkerError(name + "-heartbeat", e));
+        }
+    }
+
+    private void failAfterDeath(JobRunner.Claimed claimed, Throwable error) {
+        try {
+            calls.operation("fail job of a dead worker", claimed.claim().id(), () -> engine.died(claimed, error));
+        } catch (ConsistencyException e) {
+            // its lease runs out and recovery requeues it, its attempt counted by the claim
+            LOG.warn("[{}] could not record the failure of job {}: {}", name, claimed.claim().id(), e.toString());
         }
     }
 

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +29,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.IndexCoverage;
@@ -145,6 +147,51 @@ class JobQueueBehaviourTest {
 
         assertThat(status.total()).as("a snapshot: %s", status.countsByState()).isEqualTo(4);
         assertThat(queue.status().count("todo")).as("one job ran meanwhile").isEqualTo(3);
+    }
+
+    @Test
+    void shouldFailAJobWhoseEffectTargetIsMissingWithTheReasonInEveryResult(MongoDatabase db) throws Exception {
+        JobQueue queue = JobQueue.builder(db).maxAttempts(2).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .handler("credit", ctx -> ctx.applyOnce("wallets", "nobody", Updates.inc("n", 1))).build();
+
+        OperationResult first = queue.apply(JobRequest.of("credit", new Document()).withId(OperationId.of("j")));
+
+        assertThat(first.state()).isEqualTo(JobState.FAILED.stored());
+        assertThat(first.reason()).hasValueSatisfying(r -> assertThat(r)
+                .contains("EffectTargetMissingException").contains("wallets/nobody"));
+        Optional<OperationResult> next;
+        while ((next = queue.processNext()).isEmpty()) {
+            Thread.sleep(1);   // its back-off, a millisecond
+        }
+        OperationResult last = next.get();
+        assertThat(last.state()).isEqualTo(JobState.DEAD.stored());
+        assertThat(last.reason()).hasValueSatisfying(r -> assertThat(r).contains("wallets/nobody"));
+        assertThat(job(db, "j").getString("lastError")).contains("does not exist");
+        assertThat(db.getCollection("wallets").countDocuments()).isZero();
+    }
+
+    @Test
+    void shouldFinishAJobThatAppliesIfPresentToAMissingDocument(MongoDatabase db) {
+        List<UpdateOutcome> seen = new CopyOnWriteArrayList<>();
+        JobQueue queue = JobQueue.builder(db).handler("credit", ctx -> seen.add(ctx.applyOnceIfPresent("wallets",
+                "nobody", Updates.inc("n", 1)))).build();
+
+        OperationResult r = queue.apply(JobRequest.of("credit", new Document()));
+
+        assertThat(r.isCommitted()).isTrue();
+        assertThat(seen).containsExactly(UpdateOutcome.MISSING);
+        assertThat(db.getCollection("wallets").countDocuments()).isZero();
+    }
+
+    @Test
+    void shouldStoreANullPayloadAsAnEmptyDocument(MongoDatabase db) {
+        List<Document> seen = new CopyOnWriteArrayList<>();
+        JobQueue queue = JobQueue.builder(db).handler("t", ctx -> seen.add(ctx.payload())).build();
+
+        queue.apply(JobRequest.of("t", null).withId(OperationId.of("n")));
+
+        assertThat(seen).containsExactly(new Document());
+        assertThat(job(db, "n").get("payload")).isEqualTo(new Document());
     }
 
     @Test

@@ -71,6 +71,7 @@ class WorkerPoolResilienceTest {
         CountDownLatch allDone = new CountDownLatch(4);
         Reports reports = new Reports();
         JobQueue queue = JobQueue.builder(db).listener(reports)
+                .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
                 .handler("boom", ctx -> {
                     if (boom.incrementAndGet() == 1) {
                         throw new AssertionError("a handler's own bug");
@@ -97,6 +98,42 @@ class WorkerPoolResilienceTest {
         assertThat(boom.get()).isEqualTo(2);
         Document job = db.getCollection("jobs").find(eq("_id", "boom")).first();
         assertThat(job.getString("state")).isEqualTo(JobState.DONE.stored());
+        assertThat(job.getInteger("attempts")).as("the attempt that killed its worker counts").isEqualTo(2);
+    }
+
+    @Test
+    void shouldCountAnAttemptThatKilledItsWorkerAndRunTheHealthyJobsBehindIt(MongoDatabase db) throws Exception {
+        CountDownLatch healthy = new CountDownLatch(3);
+        CountDownLatch buried = new CountDownLatch(1);
+        JobQueue queue = JobQueue.builder(db).maxAttempts(3).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                .listener(new JobQueueListener() {
+                    @Override
+                    public void onDead(OperationId id, String type, String error) {
+                        buried.countDown();
+                    }
+                })
+                .handler("boom", ctx -> {
+                    throw new StackOverflowError("always");
+                })
+                .handler("fine", ctx -> healthy.countDown()).build();
+        queue.enqueue(JobRequest.of("boom", new Document()).withId(OperationId.of("boom")).withPriority(10));
+        for (int i = 0; i < 3; i++) {
+            queue.enqueue(JobRequest.of("fine", new Document()));
+        }
+
+        JobWorkers workers = queue.startWorkers(1);
+        try {
+            assertThat(healthy.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the healthy jobs ran").isTrue();
+            assertThat(buried.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the poisoned job died").isTrue();
+        } finally {
+            workers.stop(Duration.ofSeconds(5));
+        }
+
+        Document job = db.getCollection("jobs").find(eq("_id", "boom")).first();
+        assertThat(job.getString("state")).isEqualTo(JobState.DEAD.stored());
+        assertThat(job.getInteger("attempts")).isEqualTo(3);
+        assertThat(job.getString("lastError")).contains("StackOverflowError: always");
+        assertThat(workers.health().threadDeaths()).isEqualTo(3);
     }
 
     @Test

@@ -76,21 +76,24 @@ public final class JobEngine extends JobRecovery {
         }
         Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id.value())).first();
         JobState state = now == null ? JobState.TODO : JobState.fromStored(now.getString(STATE));
-        return toResult(new Ran(id.value(), state, false), now);
+        return toResult(new Ran(id.value(), state, false, now == null ? null : now.getString(LAST_ERROR)), now);
     }
 
     OperationResult toResult(Ran ran) {
-        Document now = ran.state() == JobState.DEAD
+        Document now = ran.error() == null && (ran.state() == JobState.DEAD || ran.state() == JobState.FAILED)
                 ? jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", ran.id())).first() : null;
         return toResult(ran, now);
     }
 
+    /** The common result; a failed or dead job's carries its error text as the reason. */
     static OperationResult toResult(Ran ran, Document job) {
         OperationId id = new OperationId(ran.id());
+        String error = ran.error() != null ? ran.error() : job == null ? null : job.getString(LAST_ERROR);
         return switch (ran.state()) {
             case DONE -> OperationResult.committed(id, JobState.DONE.stored());
-            case DEAD -> OperationResult.aborted(id, JobState.DEAD.stored(), job == null ? "dead"
-                    : job.getString(LAST_ERROR));
+            case DEAD -> OperationResult.aborted(id, JobState.DEAD.stored(), error == null ? "dead" : error);
+            case FAILED -> new OperationResult(id, OperationResult.Outcome.IN_FLIGHT, JobState.FAILED.stored(),
+                    Optional.ofNullable(error));
             default -> OperationResult.inFlight(id, ran.state().stored());
         };
     }

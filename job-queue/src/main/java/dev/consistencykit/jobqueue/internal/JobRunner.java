@@ -43,6 +43,7 @@ import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueueListener;
@@ -88,8 +89,8 @@ public abstract class JobRunner extends JobOutbox {
         return claim.map(c -> new Claimed(c, c.document()));
     }
 
-    /** Where running a job left it. */
-    public record Ran(Object id, JobState state, boolean lostLease) {
+    /** Where running a job left it, with the error text of a failed or dead job ({@code null} otherwise). */
+    public record Ran(Object id, JobState state, boolean lostLease, String error) {
     }
 
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
@@ -112,10 +113,26 @@ public abstract class JobRunner extends JobOutbox {
             Thread.currentThread().interrupt();
             error = "interrupted: " + e;
         } catch (Exception e) {
-            error = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+            error = errorText(e);
         }
         LOG.debug("[{}] job {} ({}) attempt {} failed: {}", config.name(), id, type, job.getInteger(ATTEMPTS), error);
         return fail(claimed, error);
+    }
+
+    /** What a failed job stores as its error: the exception's type and message, never empty. */
+    static String errorText(Throwable e) {
+        return e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? ""
+                : ": " + e.getMessage());
+    }
+
+    /**
+     * Records a failed attempt for a job whose worker thread died of {@code error} (an {@link Error} from its
+     * handler, which the library never catches): the attempt counts, the job waits out its back-off like any failed
+     * one, and it is dead after its last attempt, so a handler that always throws an {@code Error} cannot hold a
+     * worker for ever.
+     */
+    public Ran died(Claimed claimed, Throwable error) {
+        return fail(claimed, "the worker running it died: " + errorText(error));
     }
 
     Ran complete(Claimed claimed, boolean recordedEffects) {
@@ -130,7 +147,7 @@ public abstract class JobRunner extends JobOutbox {
             }
             done.increment();
             notify(() -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
-            return new Ran(claimed.id(), JobState.DONE, false);
+            return new Ran(claimed.id(), JobState.DONE, false, null);
         }
         return lost(claimed);
     }
@@ -148,7 +165,7 @@ public abstract class JobRunner extends JobOutbox {
         if (isOurs(r, claimed, JobState.FAILED)) {
             failed.increment();
             notify(() -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt, error));
-            return new Ran(claimed.id(), JobState.FAILED, false);
+            return new Ran(claimed.id(), JobState.FAILED, false, error);
         }
         return lost(claimed);
     }
@@ -160,7 +177,7 @@ public abstract class JobRunner extends JobOutbox {
             dead.increment();
             LOG.warn("[{}] job {} ({}) is dead: {}", config.name(), claimed.id(), claimed.job().getString(TYPE), error);
             notify(() -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE), error));
-            return new Ran(claimed.id(), JobState.DEAD, false);
+            return new Ran(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
     }
@@ -191,7 +208,7 @@ public abstract class JobRunner extends JobOutbox {
         Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
         LOG.debug("[{}] job {} was taken over; it is now {}", config.name(), claimed.id(), state);
-        return new Ran(claimed.id(), state, true);
+        return new Ran(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
     }
 
     Duration backoff(int attempt) {
@@ -413,6 +430,15 @@ public abstract class JobRunner extends JobOutbox {
 
         @Override
         public UpdateOutcome applyOnce(String collection, Object documentId, Bson update) {
+            UpdateOutcome outcome = applyOnceIfPresent(collection, documentId, update);
+            if (outcome == UpdateOutcome.MISSING) {
+                throw new EffectTargetMissingException(config.name(), claimed.id(), collection, documentId);
+            }
+            return outcome;
+        }
+
+        @Override
+        public UpdateOutcome applyOnceIfPresent(String collection, Object documentId, Bson update) {
             Inputs.fieldName(config.name(), "collection", collection);
             MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
             Object id = Inputs.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
