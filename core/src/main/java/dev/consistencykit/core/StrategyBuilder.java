@@ -19,14 +19,15 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
 
     /** The database the instance works on, as the application gave it. */
     protected final MongoDatabase database;
+
     /** The instance name, in every log line, metric and exception. */
     protected String name;
     /** Retry of transient errors. */
-    protected RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+    protected RetryPolicy retryPolicy;
     /** The local clock server time is estimated from. */
     protected Clock clock = Clock.systemUTC();
     /** The bound of one public call. */
-    protected Duration operationTimeout = Calls.DEFAULT_OPERATION_TIMEOUT;
+    protected Duration operationTimeout;
     private ServerClock serverClock;
 
     /**
@@ -34,8 +35,13 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
      * @param defaultName the pattern's default instance name
      */
     protected StrategyBuilder(MongoDatabase database, String defaultName) {
+        // first, before anything loads a class that needs the driver's newer types: an older driver fails here with
+        // one line naming its version, not with a NoClassDefFoundError
+        DriverFloor.require(defaultName);
         this.database = Objects.requireNonNull(database, "database");
         this.name = Objects.requireNonNull(defaultName, "defaultName");
+        this.retryPolicy = RetryPolicy.DEFAULT;
+        this.operationTimeout = Calls.DEFAULT_OPERATION_TIMEOUT;
     }
 
     /** The instance name, in log lines, metrics and exceptions. Default: the pattern's (its config's DEFAULT_NAME). */

@@ -60,6 +60,7 @@ class MicrometerBindingTest {
                 .target(SyncTarget.in("comments", "authorId").copy("name", "authorName"))
                 .listener(ConsistencyKitMeters.listener(SyncFlagListener.class, registry, "profiles")).build();
         for (var strategy : List.of(payments, jobs, ledger, catalogue, profiles)) {
+            strategy.ensureIndexes();
             ConsistencyKitMeters.bind(registry, strategy);
         }
         Maintenance maintenance = Maintenance.builder().strategy(payments).strategy(jobs).build();

@@ -454,6 +454,7 @@ class JavadocSamplesTest {
     @Test
     void changeSet(MongoDatabase db) {
         VersionedStore store = VersionedStore.on(db);
+        store.ensureIndexes();
         store.createRoot("catalogue");
         VersionedTree tree = store.read("catalogue");
         // javadoc:start versioning/src/main/java/dev/consistencykit/versioning/ChangeSet.java
