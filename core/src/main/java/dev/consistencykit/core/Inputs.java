@@ -30,6 +30,8 @@ import org.bson.io.BasicOutputBuffer;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
+import com.google.common.base.Utf8;
+
 import com.mongodb.MongoClientSettings;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
@@ -53,6 +55,14 @@ public final class Inputs {
      * for the pattern's own fields (markers, states, history), so storing it never crosses {@link #MAX_DOCUMENT_BYTES}.
      */
     public static final int MAX_VALUE_BYTES = MAX_DOCUMENT_BYTES - 64 * 1024;
+
+    /**
+     * The most an id (of an operation, or of a document an operation touches) may encode to, in bytes: a string's
+     * UTF-8 bytes, any other value's BSON. A pattern stores an id in every document the operation touches (markers,
+     * participant lists, log entries) and in every log line and message, so it stays small: 1 KiB, the index key limit
+     * of the MongoDB versions that still have one, which every server therefore accepts in any index.
+     */
+    public static final int MAX_ID_BYTES = 1024;
 
     /**
      * How deep a user value may nest: MongoDB refuses documents nested deeper than 100 levels, and a pattern stores
@@ -169,6 +179,7 @@ public final class Inputs {
                 throw new InvalidInputException(instanceName, field, field + " must not be blank, was " + show(s));
             }
             checkString(instanceName, field, s);
+            checkIdBytes(instanceName, field, Utf8.encodedLength(s));
             return id;
         }
         if (id instanceof Long || id instanceof Integer || id instanceof Short || id instanceof Byte
@@ -206,6 +217,15 @@ public final class Inputs {
                     + show(id));
         }
         checkValue(instanceName, field, value, 0);
+        checkIdBytes(instanceName, field, value.isString() ? Utf8.encodedLength(value.asString().getValue())
+                : sizeOf(new BsonDocument("v", value)));
+    }
+
+    private static void checkIdBytes(String instanceName, String field, int bytes) {
+        if (bytes > MAX_ID_BYTES) {
+            throw new InvalidInputException(instanceName, field, field + " encodes to " + bytes + " bytes; an id must"
+                    + " stay within " + MAX_ID_BYTES + " bytes (it is stored on every document its operation touches)");
+        }
     }
 
     /**

@@ -17,6 +17,20 @@ import com.mongodb.client.model.Updates;
 class InputsTest {
 
     @Test
+    void shouldAcceptAnIdUpToTheLimitInUtf8BytesAndRefuseOneByteMore() {
+        String atLimit = "\u00e9".repeat(Inputs.MAX_ID_BYTES / 2);
+        assertThat(Inputs.operationId("x", "id", atLimit)).isEqualTo(atLimit);
+        assertThat(Inputs.documentId("x", "id", atLimit)).isEqualTo(atLimit);
+
+        assertThatThrownBy(() -> Inputs.operationId("x", "id", atLimit + "a")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("1025 bytes").hasMessageContaining("1024");
+        assertThatThrownBy(() -> Inputs.documentId("x", "id", atLimit + "a"))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> Inputs.documentId("x", "id", new Document("k", "v".repeat(Inputs.MAX_ID_BYTES))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("an id must stay within");
+    }
+
+    @Test
     void shouldAcceptStringsIntegralNumbersAndObjectIdsAsDocumentIds() {
         ObjectId oid = new ObjectId();
         assertThat(Inputs.documentId("s", "id", "acct-1")).isEqualTo("acct-1");

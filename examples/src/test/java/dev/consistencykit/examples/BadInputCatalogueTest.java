@@ -30,6 +30,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.JobQueue;
@@ -68,6 +69,12 @@ class BadInputCatalogueTest {
     }
 
     private static final String HUGE = "x".repeat(17 * 1024 * 1024);
+    /** An id of 6 MB: each value alone fits a document, but not on every document its operation touches. */
+    private static final String BIG_ID = "i".repeat(6 * 1024 * 1024);
+    /** One byte over the id limit, in two-byte characters: the limit counts UTF-8 bytes, not characters. */
+    private static final String LONG_ID = "\u00e9".repeat(Inputs.MAX_ID_BYTES / 2) + "x";
+    /** Half of what one document holds: two participants carrying it make a transaction record too large. */
+    private static final String HALF = "h".repeat(9 * 1024 * 1024);
 
     private MongoDatabase db;
     private TwoPhaseCommit payments;
@@ -409,8 +416,43 @@ class BadInputCatalogueTest {
                                 .target(SyncTarget.in("comments", "authorId").copy("name", "authorName")).build()));
     }
 
+    /** Values each within a type's rules but past the server's limits, through every entry type. */
+    private List<Case> oversized() {
+        return List.of(
+                new Case("transfer under a 6 MB operation id", InvalidInputException.class, "operationId",
+                        () -> payments.transfer(Transfer.of(OperationId.of(BIG_ID), "alice", "bob", 1))),
+                new Case("transfer from an id past the id limit", InvalidInputException.class, "from",
+                        () -> payments.transfer(Transfer.of(OperationId.random(), LONG_ID, "bob", 1))),
+                new Case("transaction whose record would pass 16 MB", InvalidInputException.class, "transaction",
+                        () -> payments.apply(TwoPhaseTransaction.of(OperationId.random(),
+                                account("alice").prepare(Updates.set("note", HALF)),
+                                account("bob").prepare(Updates.set("note", HALF))))),
+                new Case("job under a 6 MB id", InvalidInputException.class, "operationId",
+                        () -> jobs.enqueue(JobRequest.of("noop", new Document()).withId(OperationId.of(BIG_ID)))),
+                new Case("job with a dedupe key past the id limit", InvalidInputException.class, "dedupeKey",
+                        () -> jobs.enqueue(JobRequest.of("noop", new Document()).withDedupeKey(LONG_ID))),
+                new Case("job outboxed on a document id past the limit", InvalidInputException.class, "documentId",
+                        () -> jobs.enqueueWith(orders, LONG_ID, null, Updates.set("status", "paid"),
+                                JobRequest.of("noop", new Document()))),
+                new Case("ledger transaction under a 6 MB id", InvalidInputException.class, "id",
+                        () -> ledger.append(LedgerTransaction.of(Change.credit("a", 5))
+                                .withId(OperationId.of(BIG_ID)))),
+                new Case("ledger account past the id limit", InvalidInputException.class, "account",
+                        () -> ledger.append(LedgerTransaction.of(Change.credit(LONG_ID, 5)))),
+                new Case("change set under a 6 MB id", InvalidInputException.class, "id",
+                        () -> catalogue.commit(ChangeSet.on("cat", 0).id(OperationId.of(BIG_ID))
+                                .put("i1", new Document("v", 1)).build())),
+                new Case("item id past the id limit", InvalidInputException.class, "itemId",
+                        () -> catalogue.commit(put(LONG_ID, new Document("v", 1)))),
+                new Case("root id past the id limit", InvalidInputException.class, "root",
+                        () -> catalogue.createRoot(LONG_ID)),
+                new Case("sync of a master id past the id limit", InvalidInputException.class, "masterId",
+                        () -> sync.update(LONG_ID, Updates.set("name", "Bob"))));
+    }
+
     private List<Case> all() {
         List<Case> cases = new ArrayList<>();
+        cases.addAll(oversized());
         cases.addAll(twoPhase());
         cases.addAll(jobQueue());
         cases.addAll(ledger());

@@ -88,7 +88,7 @@ public abstract class JobRecording extends JobFields {
             if (key.isBlank()) {
                 throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
             }
-            Inputs.plainValue(config.name(), "dedupeKey", new BsonString(key));
+            Inputs.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
             // only the unique index makes a second job with this key collide: refuse before writing without it
             requiredIndexes.verify();
             fields.append(DEDUPE, key);

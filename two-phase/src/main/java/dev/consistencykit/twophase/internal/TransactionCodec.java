@@ -104,7 +104,13 @@ public abstract class TransactionCodec extends TransactionFields {
             participants.add(entry);
         }
         Inputs.fieldName(config.name(), "label", tx.label());
-        return new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
+        Encoded encoded = new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
+        // the record holds the spec and the index of participants: it must fit in one document, with room for the
+        // record's own fields, or the server would refuse it after the first write
+        Inputs.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())
+                .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, registry()),
+                Inputs.MAX_VALUE_BYTES);
+        return encoded;
     }
 
     static Encoded decode(Document tx) {
