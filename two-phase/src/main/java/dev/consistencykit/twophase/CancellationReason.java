@@ -19,7 +19,12 @@ public enum CancellationReason {
     /** The server refused a participant's update (a validator, a type mismatch). */
     PARTICIPANT_REJECTED,
     /** Recovery rolled back a transaction whose owner went quiet before deciding. */
-    STALE;
+    STALE,
+    /**
+     * A participant's prepare would have taken an integer field past the range of a 64-bit integer ({@code $inc}
+     * past {@code Long.MAX_VALUE} or below {@code Long.MIN_VALUE}); the guard refused it instead of letting it wrap.
+     */
+    OVERFLOW;
 
     /** The code stored on a canceled transaction. */
     public String stored() {

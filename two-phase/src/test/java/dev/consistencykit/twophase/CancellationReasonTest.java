@@ -15,7 +15,7 @@ class CancellationReasonTest {
     void shouldNameEveryCodeTheEngineStores() {
         List<String> stored = List.of(TransactionEngine.INSUFFICIENT_FUNDS, TransactionEngine.PARTICIPANT_MISSING,
                 TransactionEngine.PRECONDITION_FAILED, TransactionEngine.TOO_MANY_PENDING,
-                TransactionEngine.PARTICIPANT_REJECTED, TransactionEngine.STALE);
+                TransactionEngine.PARTICIPANT_REJECTED, TransactionEngine.STALE, TransactionEngine.OVERFLOW);
 
         assertThat(List.of(CancellationReason.values())).extracting(CancellationReason::stored)
                 .containsExactlyElementsOf(stored);

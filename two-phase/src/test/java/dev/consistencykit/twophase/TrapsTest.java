@@ -55,6 +55,32 @@ class TrapsTest {
     // ---- 1. two applications pick the same transaction ------------------------------------------------------
 
     @Test
+    void shouldCancelAPrepareWhoseIncWouldPassTheRangeOfALongInsteadOfWrapping(MongoDatabase db) {
+        db.getCollection("counters").insertMany(List.of(new Document("_id", "high").append("n", Long.MAX_VALUE - 5),
+                new Document("_id", "low").append("n", Long.MIN_VALUE + 5), new Document("_id", "other")
+                        .append("n", 0L)));
+        List<Long> before = db.getCollection("counters").distinct("n", Long.class).into(new ArrayList<>());
+
+        assertThatThrownBy(() -> tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("up"),
+                Participant.on("counters", "other").prepare(Updates.inc("n", 1L)).rollback(Updates.inc("n", -1L)),
+                Participant.on("counters", "high").prepare(Updates.inc("n", 10L)))))
+                .isInstanceOf(ArithmeticOverflowException.class).hasMessageContaining("counters/high")
+                .hasMessageContaining("64-bit");
+        assertThatThrownBy(() -> tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("down"),
+                Participant.on("counters", "low").prepare(Updates.inc("n", -10))))).isInstanceOf(
+                ArithmeticOverflowException.class);
+
+        assertThat(db.getCollection("counters").distinct("n", Long.class).into(new ArrayList<>()))
+                .as("no net effect").isEqualTo(before);
+        assertThat(tx(db, "up").get("reason", Document.class).getString("code"))
+                .isEqualTo(CancellationReason.OVERFLOW.stored());
+        tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("fits"),
+                Participant.on("counters", "high").prepare(Updates.inc("n", 5L))));
+        assertThat(db.getCollection("counters").find(eq("_id", "high")).first().getLong("n"))
+                .isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void shouldLetExactlyOneWorkerDriveWhenManyClaimTheSameTransaction(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
         tpc(db).submitTransfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100));

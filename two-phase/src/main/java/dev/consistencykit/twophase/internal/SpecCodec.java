@@ -273,6 +273,70 @@ public final class SpecCodec {
         return filters.size() == 1 ? filters.get(0) : Filters.and(filters);
     }
 
+    /**
+     * The guard that keeps a stored update's integral {@code $inc}s inside a 64-bit integer: for {@code $inc n} on
+     * {@code path}, the field is missing or at most {@code Long.MAX_VALUE - n} (at least {@code Long.MIN_VALUE - n}
+     * for a negative {@code n}). Without it the server would wrap past the range (the embedded server) or refuse the
+     * write after other participants were written (MongoDB). {@code null} when the update has no integral
+     * {@code $inc}.
+     */
+    public static Bson overflowGuard(List<?> ops) {
+        if (ops == null) {
+            return null;
+        }
+        List<Bson> guards = new ArrayList<>();
+        for (Object o : ops) {
+            Map<String, Object> op = asMap(o);
+            long n;
+            Object value = op.get("value");
+            if (!"inc".equals(text(op.get("op")))) {
+                continue;
+            }
+            if (value instanceof org.bson.BsonInt32 || value instanceof org.bson.BsonInt64) {
+                n = ((BsonValue) value).asNumber().longValue();
+            } else if (value instanceof Integer || value instanceof Long) {
+                n = ((Number) value).longValue();
+            } else {
+                continue;
+            }
+            String path = text(op.get("path"));
+            if (n > 0) {
+                guards.add(Filters.not(Filters.gt(path, Long.MAX_VALUE - n)));
+            } else if (n < 0) {
+                guards.add(Filters.not(Filters.lt(path, Long.MIN_VALUE - n)));
+            }
+        }
+        return guards.isEmpty() ? null : guards.size() == 1 ? guards.get(0) : Filters.and(guards);
+    }
+
+    /**
+     * The first integral {@code $inc} of a stored update that would take {@code document}'s field out of a 64-bit
+     * integer, worded for a cancellation reason.
+     */
+    public static Optional<String> overflowOf(List<?> ops, Document document) {
+        if (ops == null) {
+            return Optional.empty();
+        }
+        for (Object o : ops) {
+            Map<String, Object> op = asMap(o);
+            Object value = java(op.get("value"));
+            if (!"inc".equals(text(op.get("op"))) || !(value instanceof Integer || value instanceof Long)) {
+                continue;
+            }
+            String path = text(op.get("path"));
+            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
+            if (actual instanceof Integer || actual instanceof Long) {
+                long n = ((Number) value).longValue();
+                long current = ((Number) actual).longValue();
+                if (n > 0 ? current > Long.MAX_VALUE - n : current < Long.MIN_VALUE - n) {
+                    return Optional.of("$inc " + n + " of " + path + " (now " + current + ") would pass the range"
+                            + " of a 64-bit integer");
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
     /** A stored condition a document does not satisfy: its path, and how it reads in a message. */
     public record Unmet(String path, String description) {
     }

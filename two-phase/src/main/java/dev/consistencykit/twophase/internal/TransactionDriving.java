@@ -22,6 +22,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
+import dev.consistencykit.twophase.ArithmeticOverflowException;
 import dev.consistencykit.twophase.InsufficientFundsException;
 import dev.consistencykit.twophase.ParticipantMissingException;
 import dev.consistencykit.twophase.ParticipantRejectedException;
@@ -212,6 +213,7 @@ public abstract class TransactionDriving extends TransactionSettlement {
                     message);
             case PARTICIPANT_REJECTED -> new ParticipantRejectedException(config.name(), id, code, participant,
                     message);
+            case OVERFLOW -> new ArithmeticOverflowException(config.name(), id, code, participant, message);
             default -> new PreconditionFailedException(config.name(), id, code, participant, message);
         };
     }

@@ -67,9 +67,10 @@ public abstract class TransactionFields {
     public static final String TOO_MANY_PENDING = "TOO_MANY_PENDING";
     public static final String PARTICIPANT_REJECTED = "PARTICIPANT_REJECTED";
     public static final String STALE = "STALE";
+    public static final String OVERFLOW = "OVERFLOW";
 
     static final Set<String> CALLER_REASONS = Set.of(INSUFFICIENT_FUNDS, PARTICIPANT_MISSING,
-            PRECONDITION_FAILED, TOO_MANY_PENDING, PARTICIPANT_REJECTED);
+            PRECONDITION_FAILED, TOO_MANY_PENDING, PARTICIPANT_REJECTED, OVERFLOW);
     static final List<String> IN_FLIGHT = TransactionState.IN_FLIGHT.stream().map(TransactionState::stored)
             .sorted().toList();
     static final int RECOVERY_BATCH = 100;

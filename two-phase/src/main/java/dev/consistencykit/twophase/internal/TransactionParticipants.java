@@ -334,8 +334,8 @@ public abstract class TransactionParticipants extends TransactionRecording {
         for (int i : group.getValue()) {
             Document p = tx.participants().get(i);
             if (!inPlace.contains(p.get(P_ID))) {
-                writes.add(new MarkerWrite(p.get(P_ID), SpecCodec.decodeCondition(p.getList(P_PRE, Object.class)),
-                        SpecCodec.decodeUpdate(p.getList(P_PREPARE, Object.class))));
+                writes.add(new MarkerWrite(p.get(P_ID), guarded(p), SpecCodec.decodeUpdate(p.getList(P_PREPARE,
+                        Object.class))));
             }
         }
         if (writes.isEmpty()) {
@@ -366,6 +366,13 @@ public abstract class TransactionParticipants extends TransactionRecording {
         return Prepared.OK;
     }
 
+    /** A participant's precondition, with the guard that keeps its prepare's {@code $inc}s from overflowing. */
+    static Bson guarded(Document p) {
+        Bson pre = SpecCodec.decodeCondition(p.getList(P_PRE, Object.class));
+        Bson overflow = SpecCodec.overflowGuard(p.getList(P_PREPARE, Object.class));
+        return overflow == null ? pre : pre == null ? overflow : and(pre, overflow);
+    }
+
     /** Best effort: removes this attempt's own reservations after it found it no longer owns the transaction. */
     void releaseOwn(Encoded tx, String nonce) {
         for (Map.Entry<String, List<Object>> group : idsByCollection(tx.participants()).entrySet()) {
@@ -386,6 +393,10 @@ public abstract class TransactionParticipants extends TransactionRecording {
             return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
                     + (reserved + applied) + " unsettled transactions (the cap is " + config.maxPendingPerDocument()
                     + ")");
+        }
+        Optional<String> overflow = SpecCodec.overflowOf(p.getList(P_PREPARE, Object.class), current);
+        if (overflow.isPresent()) {
+            return reason(OVERFLOW, who, "the prepare of " + who + " was refused: " + overflow.get());
         }
         Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), current);
         String funds = p.getString(P_FUNDS);
