@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.size;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -159,7 +160,10 @@ public final class OnceEffects {
         check(operationId, nonce, writes);
         Bson move = Updates.combine(Updates.pull(marker.reservedField(), new Document(EffectMarker.OPERATION,
                 operationId)), Updates.push(marker.appliedField(), operationId));
-        return write(collection, writes, w -> {
+        // the only reservation there: the array goes with it rather than stay behind empty
+        Bson moveSole = Updates.combine(Updates.unset(marker.reservedField()),
+                Updates.push(marker.appliedField(), operationId));
+        Function<MarkerWrite, Bson> filter = w -> {
             List<Bson> filters = new ArrayList<>();
             filters.add(eq("_id", w.id()));
             filters.add(elemMatch(marker.reservedField(), and(eq(EffectMarker.OPERATION, operationId),
@@ -168,7 +172,11 @@ public final class OnceEffects {
                 filters.add(w.guard());
             }
             return and(filters);
-        }, w -> w.update() == null ? move : Updates.combine(w.update(), move),
+        };
+        return tidyWrite(collection, writes, marker.reservedField(),
+                w -> and(filter.apply(w), size(marker.reservedField(), 1)),
+                w -> w.updateWhenLast() == null ? moveSole : Updates.combine(w.updateWhenLast(), moveSole), filter,
+                w -> w.update() == null ? move : Updates.combine(w.update(), move),
                 current -> marker.evidence(current, operationId, nonce) == EffectMarker.Evidence.APPLIED
                         ? UpdateOutcome.ALREADY_APPLIED : UpdateOutcome.GUARD_FAILED);
     }
@@ -188,9 +196,17 @@ public final class OnceEffects {
         own.add(Updates.pull(marker.appliedField(), operationId));
         marker.legacyFields().forEach(f -> own.add(Updates.unset(f)));
         Bson settle = Updates.combine(own);
-        return write(collection, writes, w -> w.guard() == null
-                        ? and(eq("_id", w.id()), eq(marker.appliedField(), operationId))
-                        : and(eq("_id", w.id()), eq(marker.appliedField(), operationId), w.guard()),
+        List<Bson> ownSole = new ArrayList<>();
+        ownSole.add(Updates.unset(marker.appliedField()));   // the last operation applied there: nothing stays empty
+        marker.legacyFields().forEach(f -> ownSole.add(Updates.unset(f)));
+        Bson settleSole = Updates.combine(ownSole);
+        Function<MarkerWrite, Bson> filter = w -> w.guard() == null
+                ? and(eq("_id", w.id()), eq(marker.appliedField(), operationId))
+                : and(eq("_id", w.id()), eq(marker.appliedField(), operationId), w.guard());
+        return tidyWrite(collection, writes, marker.appliedField(),
+                w -> and(filter.apply(w), size(marker.appliedField(), 1)),
+                w -> w.updateWhenLast() == null ? settleSole : Updates.combine(w.updateWhenLast(), settleSole),
+                filter,
                 w -> w.update() == null ? settle : Updates.combine(w.update(), settle),
                 current -> marker.evidence(current, operationId, null) == EffectMarker.Evidence.APPLIED
                         ? UpdateOutcome.GUARD_FAILED : UpdateOutcome.ALREADY_APPLIED);
@@ -217,7 +233,19 @@ public final class OnceEffects {
                 : elemMatch(marker.reservedField(), and(eq(EffectMarker.OPERATION, operationId),
                 eq(EffectMarker.NONCE, nonce)));
         Bson filter = ids.size() == 1 ? and(eq("_id", ids.get(0)), held) : and(in("_id", ids), held);
-        return collection.updateMany(filter, Updates.pull(marker.reservedField(), entry)).getMatchedCount();
+        // where it is the only reservation the array goes with it; elsewhere it is pulled
+        long sole = collection.updateMany(and(filter, size(marker.reservedField(), 1)),
+                Updates.unset(marker.reservedField())).getMatchedCount();
+        if (sole == ids.size()) {
+            return sole;
+        }
+        long pulled = collection.updateMany(filter, Updates.pull(marker.reservedField(), entry)).getMatchedCount();
+        if (pulled > 0) {
+            // the other reservations may have gone meanwhile: remove the array where the pull emptied it
+            collection.updateMany(and(ids.size() == 1 ? eq("_id", ids.get(0)) : in("_id", ids),
+                    size(marker.reservedField(), 0)), Updates.unset(marker.reservedField()));
+        }
+        return sole + pulled;
     }
 
     /** One reservation found on a document. */
@@ -310,18 +338,48 @@ public final class OnceEffects {
                                                     Function<MarkerWrite, Bson> filter,
                                                     Function<MarkerWrite, Bson> update,
                                                     Function<Document, UpdateOutcome> classify) {
-        long matched;
-        if (writes.size() == 1) {
-            MarkerWrite w = writes.get(0);
-            matched = collection.updateOne(filter.apply(w), update.apply(w)).getMatchedCount();
-        } else {
-            List<WriteModel<Document>> models = new ArrayList<>();
-            for (MarkerWrite w : writes) {
-                models.add(new UpdateOneModel<>(filter.apply(w), update.apply(w)));
+        long matched = send(collection, writes, filter, update);
+        return ConditionalUpdates.classifyAll(collection, writes, (int) matched, classify);
+    }
+
+    /**
+     * Tries each document's write in its tidy form first (it takes the array's last entry: it unsets the array), then,
+     * for the documents that carry other operations' entries too, in its plain form (it pulls the entry). The two
+     * forms' filters both require the entry, so at most one of them applies on each document. The other entries may
+     * have gone between the two: then the pull emptied the array, and a third write removes it where it is still
+     * empty. One round trip when nothing else is in flight on the documents, three otherwise.
+     */
+    private static Map<Object, GuardedResult> tidyWrite(MongoCollection<Document> collection,
+                                                        List<MarkerWrite> writes, String array,
+                                                        Function<MarkerWrite, Bson> soleFilter,
+                                                        Function<MarkerWrite, Bson> soleUpdate,
+                                                        Function<MarkerWrite, Bson> filter,
+                                                        Function<MarkerWrite, Bson> update,
+                                                        Function<Document, UpdateOutcome> classify) {
+        long matched = send(collection, writes, soleFilter, soleUpdate);
+        if (matched < writes.size()) {
+            long pulled = send(collection, writes, filter, update);
+            matched += pulled;
+            if (pulled > 0) {
+                List<Object> ids = writes.stream().map(MarkerWrite::id).toList();
+                collection.updateMany(and(ids.size() == 1 ? eq("_id", ids.get(0)) : in("_id", ids),
+                        size(array, 0)), Updates.unset(array));
             }
-            matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false)).getMatchedCount();
         }
         return ConditionalUpdates.classifyAll(collection, writes, (int) matched, classify);
+    }
+
+    private static long send(MongoCollection<Document> collection, List<MarkerWrite> writes,
+                             Function<MarkerWrite, Bson> filter, Function<MarkerWrite, Bson> update) {
+        if (writes.size() == 1) {
+            MarkerWrite w = writes.get(0);
+            return collection.updateOne(filter.apply(w), update.apply(w)).getMatchedCount();
+        }
+        List<WriteModel<Document>> models = new ArrayList<>();
+        for (MarkerWrite w : writes) {
+            models.add(new UpdateOneModel<>(filter.apply(w), update.apply(w)));
+        }
+        return collection.bulkWrite(models, new BulkWriteOptions().ordered(false)).getMatchedCount();
     }
 
     private static Document reread(MongoCollection<Document> collection, Object id) {

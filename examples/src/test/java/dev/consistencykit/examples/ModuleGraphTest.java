@@ -31,6 +31,11 @@ class ModuleGraphTest {
             "syncflag", "sync-flag", "jobqueue", "job-queue", "twophase", "two-phase",
             "logreconciliation", "log-reconciliation", "versioning", "versioning", "micrometer", "micrometer");
     private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "testkit-junit5", "examples");
+    /**
+     * Run from this repository, never published: the CLI and examples, and driver-floor, which runs every pattern's
+     * compatibility tests on the lowest supported driver (so it depends on every pattern, in test scope only).
+     */
+    private static final Set<String> UNPUBLISHED = Set.of("examples", "driver-floor");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
@@ -100,7 +105,7 @@ class ModuleGraphTest {
                         if (imported.equals("examples")) {
                             violations.add(where + ": nothing may depend on examples");
                         }
-                        if (!INFRASTRUCTURE.contains(imported) && !module.equals("examples")) {
+                        if (!INFRASTRUCTURE.contains(imported) && !UNPUBLISHED.contains(module)) {
                             violations.add(where + ": pattern modules are imported by examples only");
                         }
                         if (module.equals("core")) {
@@ -147,6 +152,18 @@ class ModuleGraphTest {
             if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")) {
                 continue;   // the BOM only manages versions: it lists every module and depends on none
             }
+            if (UNPUBLISHED.contains(module)) {
+                Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml"))
+                        .replaceFirst("(?s)<dependencyManagement>.*?</dependencyManagement>", "")
+                        .replaceFirst("(?s)<build>.*", ""));
+                while (m.find()) {
+                    if (!m.group(1).contains("<scope>test</scope>")) {
+                        offenders.add(module + ": a test-only module with a dependency outside test scope: "
+                                + m.group(1).strip());
+                    }
+                }
+                continue;
+            }
             Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml")));
             while (m.find()) {
                 String dependency = m.group(1);
@@ -189,10 +206,9 @@ class ModuleGraphTest {
                 continue;
             }
             String pom = read(root().resolve(module).resolve("pom.xml"));
-            if (module.equals("examples")) {
-                // the CLI and the examples are run from this repository, never published
+            if (UNPUBLISHED.contains(module)) {
                 assertThat(pom).contains("<maven.deploy.skip>true</maven.deploy.skip>");
-                assertThat(bom).doesNotContain("consistency-kit-examples");
+                assertThat(bom).doesNotContain("consistency-kit-" + module);
                 continue;
             }
             Matcher artifact = Pattern.compile("<artifactId>(consistency-kit-[a-z-]+)</artifactId>")

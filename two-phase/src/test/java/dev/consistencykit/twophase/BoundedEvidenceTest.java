@@ -52,6 +52,31 @@ class BoundedEvidenceTest {
     }
 
     @Test
+    void shouldLeaveNoBookkeepingFieldOnParticipantsOnceTransactionsSettleAloneOrOverlapping(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        List<Document> seeded = accounts(db);
+        tpc(db).transfer(Transfer.of(OperationId.of("alone"), "a0", "a1", 10));
+        tpc(db).transfer(Transfer.of(OperationId.of("back"), "a1", "a0", 10));
+        assertThat(accounts(db)).as("no empty arrays left").isEqualTo(seeded);
+
+        // one transaction left half-way by a crash while others come and go on the same accounts
+        FaultInjector crash = FaultInjector.atWrite("bulkWrite", Bank.ACCOUNTS, 2, FaultMode.CRASH_BEFORE);
+        try {
+            tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("half"), "a0", "a1", 5));
+        } catch (Error expected) {
+            // left for recovery
+        }
+        tpc(db).transfer(Transfer.of(OperationId.of("beside"), "a1", "a0", 5));
+        tpc(db).recover(Duration.ZERO);
+        tpc(db).transfer(Transfer.of(OperationId.of("after"), "a2", "a0", 1));
+        tpc(db).transfer(Transfer.of(OperationId.of("return"), "a0", "a2", 1));
+
+        assertThat(accounts(db)).as("nothing empty once every transaction settled")
+                .allSatisfy(a -> assertThat(a.keySet()).containsExactly("_id", "balance"));
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldRefuseAZombieOwnerWhenRecoveryFinishedAndPruningRemovedEveryTrace(MongoDatabase db) throws Exception {
         // write #2 is the reservation, #3 the prepare: the owner pauses just before sending one of them
         for (int site : new int[] {2, 3}) {

@@ -407,7 +407,7 @@ class TrapsTest {
         }
         Document before = db.getCollection(Bank.ACCOUNTS).find(eq("_id", "a1")).first();
         assertThat(before.getList("pendingTransactions", String.class)).hasSize(3);
-        assertThat(before.getList("reservedTransactions", Object.class)).isEmpty();
+        assertThat(before.getList("reservedTransactions", Object.class, List.of())).isEmpty();
 
         assertThatThrownBy(() -> capped.transfer(Transfer.of(OperationId.of("one-more"), "a2", "a1", 50)))
                 .isInstanceOf(TooManyPendingTransactionsException.class).hasMessageContaining("cap is 3");

@@ -199,7 +199,9 @@ public abstract class JobOutbox extends JobRecording {
             Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
             GuardedResult settled = config.retryPolicy().execute(config.name(), jobId, "clear outbox",
                     () -> OnceEffects.settle(business, OUTBOX_MARKER, jobId,
-                            List.of(MarkerWrite.of(doc.get("_id"), pullEntry))).get(doc.get("_id")));
+                            // the last job written there: its entry is the outbox's only one, and the array goes
+                            List.of(new MarkerWrite(doc.get("_id"), null, pullEntry, Updates.unset(OUTBOX))))
+                            .get(doc.get("_id")));
             if (settled.outcome() == UpdateOutcome.ALREADY_APPLIED
                     && settled.document().map(d -> carries(d, jobId)).orElse(false)) {
                 // an entry written by the earlier format, without a mark: pull it alone

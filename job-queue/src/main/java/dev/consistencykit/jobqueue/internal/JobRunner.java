@@ -119,18 +119,12 @@ public abstract class JobRunner extends JobOutbox {
         return fail(claimed, error);
     }
 
-    /** What a failed job stores as its error: the exception's type and message, never empty. */
     static String errorText(Throwable e) {
         return e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? ""
                 : ": " + e.getMessage());
     }
 
-    /**
-     * Records a failed attempt for a job whose worker thread died of {@code error} (an {@link Error} from its
-     * handler, which the library never catches): the attempt counts, the job waits out its back-off like any failed
-     * one, and it is dead after its last attempt, so a handler that always throws an {@code Error} cannot hold a
-     * worker for ever.
-     */
+    /** A failed attempt, counted, for a job whose worker died of {@code error} (an Error from its handler). */
     public Ran died(Claimed claimed, Throwable error) {
         return fail(claimed, "the worker running it died: " + errorText(error));
     }

@@ -68,8 +68,7 @@ class OnceEffectsServerTest {
         for (String id : List.of("a", "b")) {
             Document d = read(c, id);
             assertThat(d.getLong("balance")).isEqualTo(70);
-            assertThat(d.getList("reserved", Object.class)).isEmpty();
-            assertThat(d.getList("applied", Object.class)).isEmpty();
+            assertThat(d).as("no marker array, not even an empty one").doesNotContainKeys("reserved", "applied");
         }
     }
 
@@ -95,7 +94,26 @@ class OnceEffectsServerTest {
         assertThat(late.get("a").outcome()).isEqualTo(UpdateOutcome.APPLIED);
         assertThat(read(c, "a").getLong("balance")).as("a reservation carries no effect").isEqualTo(99);
         assertThat(OnceEffects.release(c, MARKER, "t1", "n0", List.of("a"))).isEqualTo(1);
-        assertThat(read(c, "a").getList("reserved", Object.class)).isEmpty();
+        assertThat(read(c, "a")).doesNotContainKeys("reserved");
+    }
+
+    @Test
+    void shouldRemoveTheArraysOnlyWithTheirLastEntry(MongoDatabase db) {
+        MongoCollection<Document> c = accounts(db);
+        OnceEffects.reserve(c, MARKER, "t1", "n1", debit(1, "a"));
+        OnceEffects.reserve(c, MARKER, "t2", "n2", debit(1, "a"));
+
+        OnceEffects.apply(c, MARKER, "t1", "n1", debit(1, "a"));
+        assertThat(read(c, "a").getList("reserved", Document.class)).hasSize(1);
+        OnceEffects.apply(c, MARKER, "t2", "n2", debit(1, "a"));
+        assertThat(read(c, "a")).doesNotContainKeys("reserved");
+        assertThat(read(c, "a").getList("applied", Object.class)).containsExactly("t1", "t2");
+
+        OnceEffects.settle(c, MARKER, "t2", List.of(MarkerWrite.of("a", null)));
+        assertThat(read(c, "a").getList("applied", Object.class)).containsExactly("t1");
+        OnceEffects.settle(c, MARKER, "t1", List.of(MarkerWrite.of("a", null)));
+        assertThat(read(c, "a")).doesNotContainKeys("reserved", "applied");
+        assertThat(read(c, "a").getLong("balance")).isEqualTo(98);
     }
 
     @Test
