@@ -202,23 +202,6 @@ public abstract class LedgerCommitter extends LedgerAppends {
         private long seq;
     }
 
-    Document reread(Document tx) {
-        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx.get("_id")));
-    }
-
-    /**
-     * The transaction as it is now, in the ledger or, once an archiver moved it (only committed transactions are
-     * moved), in the archive.
-     */
-    Document rereadAnywhere(Document tx) {
-        Document now = reread(tx);
-        if (now != null) {
-            return now;
-        }
-        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read archived transaction",
-                () -> archive.find(eq("_id", tx.get("_id"))).first());
-    }
-
     Document holder(String account, long seq) {
         return config.retryPolicy().execute(config.name(), account, "find predecessor",
                 () -> ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
@@ -270,6 +253,11 @@ public abstract class LedgerCommitter extends LedgerAppends {
                 return decided;
             }
             tx = reread(tx);
+            if (tx == null) {
+                // gone from the log meanwhile: another process committed it and an archiver moved it (only
+                // committed transactions leave the log); the caller reads the outcome where it is now
+                return Step.DONE;
+            }
             if (!tx.getBoolean("decided", false)) {
                 return Step.RETRY;      // canceled between our read and our decision: decide again
             }

@@ -57,8 +57,10 @@ public final class LedgerEngine extends LedgerReconciler {
                 .sort(Sorts.ascending("ts")).into(new ArrayList<>());
         for (Document tx : old) {
             Object id = tx.get("_id");
+            Document copy = new Document(tx);
+            copy.put("_id", archiveKey(tx));
             config.retryPolicy().run(config.name(), id, "archive copy",
-                    () -> archive.replaceOne(eq("_id", id), tx, new ReplaceOptions().upsert(true)));
+                    () -> archive.replaceOne(eq("_id", copy.get("_id")), copy, new ReplaceOptions().upsert(true)));
             for (Document c : tx.getList(CHANGES, Document.class)) {
                 String account = c.getString(ACCOUNT);
                 long seq = c.getLong(SEQ);

@@ -17,7 +17,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Sorts;
 
+import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
@@ -95,12 +97,65 @@ public abstract class LedgerFields {
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
         archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));
+        archive.createIndex(Indexes.ascending("_id." + ARCHIVED_ID), new IndexOptions().name("transaction_id"));
         PatternRegistry.register(database, new PatternRegistry.Registration("log-reconciliation", config.name(),
                 Map.of("ledger", config.ledgerCollection(), "accounts", config.accountsCollection(), "archive",
                         config.archiveCollection()), Map.of()));
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** The field of an archived copy's {@code _id} that holds the transaction's own id. */
+    static final String ARCHIVED_ID = "tx";
+
+    /**
+     * The {@code _id} of {@code tx}'s archived copy: its id with the first change's account and seqId, which no other
+     * transaction ever holds. An id may be used again once its transaction left the log (a new transaction), and the
+     * archive keeps both; keyed by the id alone, the second archiving would overwrite the first, and the log would no
+     * longer back the balances.
+     */
+    static Document archiveKey(Document tx) {
+        Document first = tx.getList(CHANGES, Document.class).get(0);
+        return new Document(ARCHIVED_ID, tx.get("_id")).append(ACCOUNT, first.getString(ACCOUNT))
+                .append(SEQ, first.getLong(SEQ));
+    }
+
+    Document reread(Document tx) {
+        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx.get("_id")));
+    }
+
+    /**
+     * The transaction as it is now, in the ledger or, once an archiver moved it (only committed transactions are
+     * moved), in the archive.
+     */
+    Document rereadAnywhere(Document tx) {
+        Document now = reread(tx);
+        if (now != null) {
+            return now;
+        }
+        Object id = tx.get("_id");
+        Document archived = config.retryPolicy().execute(config.name(), id, "read archived transaction",
+                () -> archive.find(eq("_id", archiveKey(tx))).first());
+        if (archived == null) {
+            // moved to fresh numbers after the version this call read: the latest copy archived under its id
+            archived = config.retryPolicy().execute(config.name(), id, "read archived transaction",
+                    () -> archive.find(eq("_id." + ARCHIVED_ID, id)).sort(Sorts.descending("ts")).first());
+        }
+        if (archived == null) {
+            throw new ConsistencyException(config.name(), id, "transaction " + id + " is neither in the log nor in"
+                    + " its archive: something outside this ledger deleted it");
+        }
+        return fromArchive(archived);
+    }
+
+    /** An archived copy as the log held it: under its transaction's own id. */
+    static Document fromArchive(Document archived) {
+        Document tx = new Document(archived);
+        if (archived.get("_id") instanceof Document key) {
+            tx.put("_id", key.get(ARCHIVED_ID));
+        }
+        return tx;
+    }
 
     static long longOf(Document doc, String field) {
         return doc != null && doc.get(field) instanceof Number n ? n.longValue() : 0L;

@@ -120,7 +120,8 @@ public abstract class LedgerReads extends LedgerCommitter {
                             lte(CHANGES + "." + SEQ, upTo))))).forEach(d -> {
                                 Document c = d.get(CHANGES, Document.class);
                                 long value = c.getLong(VALUE);
-                                found.putIfAbsent(c.getLong(SEQ), new LedgerEntry(new OperationId(d.get("_id")),
+                                found.putIfAbsent(c.getLong(SEQ), new LedgerEntry(new OperationId(
+                                        fromArchive(d).get("_id")),
                                         account, c.getLong(SEQ), ChangeType.valueOf(c.getString(TYPE)),
                                         Math.abs(value), VALID.equals(d.getString("state")), c.getLong(CACHE_BAL)));
                             });

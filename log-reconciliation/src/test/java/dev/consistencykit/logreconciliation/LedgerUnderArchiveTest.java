@@ -1,0 +1,122 @@
+package dev.consistencykit.logreconciliation;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.AfterCommand;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
+/**
+ * The ledger while an archiver moves committed transactions out of the log: a caller held at its decision, a
+ * reconcile folding the log, an id used again after its first transaction was archived.
+ */
+@ExtendWith(MongoTestExtension.class)
+class LedgerUnderArchiveTest {
+
+    private static final Map<String, Long> OPENING = Books.accounts(3, 1_000);
+
+    /** An archiver whose clock runs a day ahead: archive(ZERO) moves every committed transaction, however fresh. */
+    private static Ledger archiver(MongoDatabase db) {
+        return Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
+                Duration.ofDays(1)))).build();
+    }
+
+    private static Ledger ready(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).build();
+        ledger.ensureIndexes();
+        return ledger;
+    }
+
+    @Test
+    void shouldReportTheOutcomeWhenAnotherProcessCommitsAndArchivesWhileTheCallerIsHeldAtItsDecision(
+            MongoDatabase db) throws Exception {
+        Ledger other = ready(db);
+        FaultInjector held = FaultInjector.atWrite("updateOne", LedgerConfig.DEFAULT_LEDGER_COLLECTION, 2,
+                FaultMode.PAUSE);
+        Ledger caller = Books.ledger(held.wrap(db)).build();
+        CompletableFuture<OperationResult> applying = CompletableFuture.supplyAsync(() -> caller.apply(
+                LedgerTransaction.transfer("a0", "a1", 5).withId(OperationId.of("t"))));
+        assertThat(held.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        other.recover(Duration.ZERO);
+        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        held.release();
+        OperationResult result = applying.get(30, TimeUnit.SECONDS);
+
+        assertThat(result.isCommitted()).isTrue();
+        assertThat(result.id()).isEqualTo(OperationId.of("t"));
+        assertThat(other.balance("a0")).isEqualTo(995);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldKeepBothTransactionsInTheArchiveWhenAnIdIsUsedAgainAfterItsFirstWasArchived(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 5).withId(OperationId.of("t")));
+        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 7).withId(OperationId.of("t")));   // a new transaction
+        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+
+        MongoCollection<Document> archive = db.getCollection(LedgerConfig.DEFAULT_ARCHIVE_COLLECTION);
+        assertThat(archive.countDocuments(eq("_id.tx", "t"))).as("the first is not overwritten").isEqualTo(2);
+        long archivedA0 = 0;
+        for (Document tx : archive.find()) {
+            for (Document c : tx.getList("changes", Document.class)) {
+                archivedA0 += "a0".equals(c.getString("account")) ? c.getLong("value") : 0;
+            }
+        }
+        assertThat(1_000 + archivedA0).as("the log still backs the balance").isEqualTo(ledger.balance("a0"))
+                .isEqualTo(988);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    @Test
+    void shouldNotRepairTheCacheFromAFoldThatAnArchiverCutShort(MongoTarget target, MongoDatabase db)
+            throws Exception {
+        Ledger ledger = ready(db);
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 1).withId(OperationId.of("t1")));
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 2).withId(OperationId.of("t2")));
+        Thread.sleep(5);   // only so that t3 is stamped strictly after t2
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 4).withId(OperationId.of("t3")));
+        MongoCollection<Document> log = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION);
+        java.util.Date t2 = log.find(eq("_id", "t2")).first().getDate("ts");
+        // an archiver whose clock stands at t2's stamp: it moves t1 and t2, not t3
+        Ledger archiver = Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.fixed(t2.toInstant(),
+                ZoneOffset.UTC))).build();
+
+        ReconcileReport report;
+        try (AfterCommand archive = AfterCommand.once(target, db.getName(),
+                () -> archiver.archive(Duration.ZERO))) {
+            report = ledger.reconcile("a0", true);   // reads the cache, then the archiver runs, then the fold
+            assertThat(archive.ran()).isTrue();
+        }
+
+        assertThat(report.repaired()).as("a fold that lost entries repairs nothing").isEmpty();
+        assertThat(ledger.balance("a0")).isEqualTo(993);
+        assertThat(db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).find(eq("_id", "a0")).first()
+                .getLong("balance")).isEqualTo(993);
+        assertThat(ledger.reconcile("a0", false).problems()).isEmpty();
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+}
