@@ -40,12 +40,17 @@ public final class SyncEngine extends SyncAudit {
 
     // ---------------------------------------------------------------- indexes and validation
 
-    /** The sparse flag index the sweeper's query uses, the operations index status uses, and the targets' id indexes. */
+    /**
+     * The sparse flag index the sweeper's query uses, the operations index status uses, and on each target the index
+     * of copies by master id and version.
+     */
     public void ensureIndexes() {
         masters.createIndex(Indexes.ascending(FLAG_AT), new IndexOptions().sparse(true).name("sync_flag"));
         masters.createIndex(Indexes.ascending(OPS + ".id"), new IndexOptions().sparse(true).name("sync_ops"));
         for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
-            t.getValue().createIndex(Indexes.ascending(t.getKey().path(t.getKey().idField())));
+            // the copies of one master, and (second key) its newest copy, which a master's first update reads
+            t.getValue().createIndex(Indexes.ascending(t.getKey().path(t.getKey().idField()),
+                    t.getKey().path(t.getKey().versionField())));
         }
         register();
     }

@@ -1,6 +1,7 @@
 package dev.consistencykit.syncflag.internal;
 
 import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
@@ -8,6 +9,7 @@ import static com.mongodb.client.model.Filters.or;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 import org.bson.BsonDocument;
@@ -15,11 +17,14 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoServerException;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.IdempotencyConflictException;
@@ -32,6 +37,7 @@ import dev.consistencykit.syncflag.MasterMissingException;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 import dev.consistencykit.syncflag.SyncFlagListener;
+import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.UpdateRejectedException;
 
 /**
@@ -105,6 +111,9 @@ public abstract class SyncUpdates extends SyncPropagation {
             }
             if (after != null) {
                 updates.increment();
+                if (p.touchesCopies() && versionOf(after) == 1) {
+                    after = aboveEarlierCopies(p.masterId(), after);
+                }
                 long version = versionOf(after);
                 LOG.debug("[{}] updated master {} (op {}, version {}, flagged {})", config.name(), p.masterId(), opId,
                         version, p.touchesCopies());
@@ -136,5 +145,84 @@ public abstract class SyncUpdates extends SyncPropagation {
         throw new OutcomeUnknownException(config.name(), p.masterId(), "update of master " + p.masterId()
                 + " matched nothing and its operation " + opId + " is not among the master's remembered updates;"
                 + " raise rememberedUpdates", null);
+    }
+
+    /**
+     * A master's first version, for a master deleted while its copies lived on and created again under the same id:
+     * its copies still carry the versions of the earlier document, and the version guard would refuse every write of
+     * the new one. Reads each target's newest copy, then the master: a copy newer than the master, or as new with
+     * other values, was written from the earlier document (copies of this one are written after the master reached
+     * their version, with its values at that version). Then raises the master's version above every copy's and
+     * returns the master as it is then. Reads only (one per target and the master) on a master's first update; a
+     * write only for a master created again.
+     */
+    Document aboveEarlierCopies(Object masterId, Document master) {
+        Map<SyncTarget, Document> newest = new java.util.LinkedHashMap<>();
+        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+            Document copy = newestCopy(t.getKey(), t.getValue(), masterId);
+            if (copy != null) {
+                newest.put(t.getKey(), copy);
+            }
+        }
+        if (newest.isEmpty()) {
+            return master;
+        }
+        Document now = config.retryPolicy().execute(config.name(), masterId, "read master",
+                () -> masters.find(eq("_id", masterId)).projection(masterProjection).first());
+        if (now == null) {
+            return master;
+        }
+        long current = versionOf(now);
+        long highest = 0;
+        boolean earlier = false;
+        for (Map.Entry<SyncTarget, Document> e : newest.entrySet()) {
+            Object v = e.getValue().get(e.getKey().versionField());
+            long version = v instanceof Number n ? n.longValue() : 0L;
+            highest = Math.max(highest, version);
+            earlier |= version > current || (version == current && !sameValues(e.getKey(), e.getValue(), now));
+        }
+        if (!earlier) {
+            return master;
+        }
+        long floor = highest + 1;
+        Document raised = config.retryPolicy().execute(config.name(), masterId, "raise version above copies",
+                () -> masters.findOneAndUpdate(eq("_id", masterId), Updates.max(VERSION, floor),
+                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                                .projection(masterProjection)));
+        if (raised == null) {
+            return master;
+        }
+        LOG.info("[{}] master {} was created again under its id: its version goes to {}, above its copies'",
+                config.name(), masterId, versionOf(raised));
+        return raised;
+    }
+
+    static boolean sameValues(SyncTarget target, Document copy, Document master) {
+        for (Map.Entry<String, String> field : target.copies().entrySet()) {
+            Value want = valueAt(master, field.getKey());
+            Value have = valueAt(copy, field.getValue());
+            if (want.present() != have.present() || !Objects.equals(want.value(), have.value())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The copy of {@code masterId} with the highest version in one target (for an array target: the element). */
+    Document newestCopy(SyncTarget target, MongoCollection<Document> collection, Object masterId) {
+        if (target.arrayField().isPresent()) {
+            String array = target.arrayField().get();
+            Document top = config.retryPolicy().execute(config.name(), masterId, "read copy versions",
+                    () -> collection.aggregate(List.of(
+                            Aggregates.match(elemMatch(array, eq(target.idField(), masterId))),
+                            Aggregates.unwind("$" + array),
+                            Aggregates.match(eq(array + "." + target.idField(), masterId)),
+                            Aggregates.sort(Sorts.descending(array + "." + target.versionField())),
+                            Aggregates.limit(1))).first());
+            return top == null ? null : top.get(array, Document.class);
+        }
+        return config.retryPolicy().execute(config.name(), masterId, "read copy versions",
+                () -> collection.find(eq(target.idField(), masterId)).sort(Sorts.descending(target.versionField()))
+                        .first());
     }
 }
