@@ -375,6 +375,25 @@ public final class ConditionalUpdates {
     }
 
     /**
+     * The claim {@code owner} already holds among the documents {@code filter} matches, read from the primary: what a
+     * claim retried after a lost reply must look for before claiming again, or the document its first attempt claimed
+     * stays leased to an owner that never works on it until the lease runs out.
+     *
+     * @param filter narrows the search to what the caller claims (a state, so that an index serves it)
+     * @return the claim, or empty if {@code owner} holds none
+     */
+    public static Optional<Claim> heldBy(MongoCollection<Document> collection, Bson filter, String owner,
+                                         LeaseFields fields) {
+        Objects.requireNonNull(owner, "owner");
+        Document held = collection.withReadPreference(com.mongodb.ReadPreference.primary())
+                .find(and(filter, eq(fields.ownerField(), owner))).first();
+        if (held == null || !(held.get(fields.expiresField()) instanceof Date expires)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Claim(held.get("_id"), owner, tokenOf(held, fields), expires.toInstant(), held));
+    }
+
+    /**
      * Applies {@code update} to document {@code id} only if its fencing token is still {@code token}, i.e. no
      * other process has claimed it since.
      *

@@ -26,6 +26,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -158,6 +159,58 @@ class BoundedMarksTest {
                     "jobOutboxWritten", "reservedJobs", "appliedJobs");
         }
         assertThat(user(db, "ann").getString("plan")).isEqualTo("pro");
+    }
+
+    @Test
+    void shouldReportTheQueuedJobsIdWhenAnOutboxedJobIsDeduplicated(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        JobQueue queue = Friends.queue(db).build();
+        queue.ensureIndexes();
+        OperationId first = queue.enqueue(Friends.befriend("ann", "bob").withDedupeKey("k"));
+
+        Optional<OperationId> again = queue.enqueueWith(db.getCollection(Friends.USERS), "ann", null,
+                Updates.set("plan", "pro"), Friends.befriend("ann", "bob").withDedupeKey("k"));
+
+        assertThat(again).contains(first);
+        assertThat(user(db, "ann").getString("plan")).isEqualTo("pro");
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldRefuseAnOutboxedJobWhoseDedupeKeyHoldsAnotherJobBeforeTheBusinessWrite(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob", "cid");
+        JobQueue queue = Friends.queue(db).build();
+        queue.ensureIndexes();
+        queue.enqueue(Friends.befriend("ann", "bob").withDedupeKey("k"));
+        Document before = user(db, "ann");
+
+        assertThatThrownBy(() -> queue.enqueueWith(db.getCollection(Friends.USERS), "ann", null,
+                Updates.set("plan", "pro"), Friends.befriend("ann", "cid").withDedupeKey("k")))
+                .isInstanceOf(IdempotencyConflictException.class);
+        assertThat(user(db, "ann")).isEqualTo(before);
+    }
+
+    @Test
+    void shouldNotLetAKeyTakenAfterTheBusinessWriteBlockTheRelayForEver(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob", "cid");
+        MongoCollection<Document> users = db.getCollection(Friends.USERS);
+        Friends.queue(db).build().ensureIndexes();
+        FaultInjector crash = FaultInjector.atWrite("updateOne", JobQueueConfig.DEFAULT_COLLECTION, 1,
+                FaultMode.CRASH_BEFORE);
+        try {
+            Friends.queue(crash.wrap(db)).build().enqueueWith(crash.wrap(db).getCollection(Friends.USERS), "ann",
+                    null, Updates.set("plan", "pro"), Friends.befriend("ann", "bob").withDedupeKey("k"));
+        } catch (Error expected) {
+            // the business write landed; the process died before the relay
+        }
+        JobQueue queue = Friends.queue(db).build();
+        queue.enqueue(Friends.befriend("ann", "cid").withDedupeKey("k"));   // the key goes to another job meanwhile
+
+        queue.relayOutbox(users);
+
+        assertThat(user(db, "ann")).doesNotContainKeys("jobOutbox", "jobOutboxWritten", "jobOutboxReserved");
+        assertThat(user(db, "ann").getString("plan")).isEqualTo("pro");
+        assertThat(queue.relayOutbox(users)).isZero();
     }
 
     @Test

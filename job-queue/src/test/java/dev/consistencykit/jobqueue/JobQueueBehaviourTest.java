@@ -32,6 +32,8 @@ import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.DatabaseSnapshot;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -192,6 +194,22 @@ class JobQueueBehaviourTest {
 
         assertThat(seen).containsExactly(new Document());
         assertThat(job(db, "n").get("payload")).isEqualTo(new Document());
+    }
+
+    @Test
+    void shouldRunTheJobItClaimedWhenTheClaimsReplyWasLost(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        JobQueue queue = Friends.queue(db).build();
+        queue.enqueue(Friends.befriend("ann", "bob").withId(OperationId.of("j1")));
+        FaultInjector lost = FaultInjector.atWrite("findOneAndUpdate", JobQueueConfig.DEFAULT_COLLECTION, 1,
+                FaultMode.TRANSIENT_AFTER);
+
+        Optional<OperationResult> ran = Friends.queue(lost.wrap(db)).build().processNext();
+
+        assertThat(ran).as("the retry found its own claim").hasValueSatisfying(r -> assertThat(r.isCommitted())
+                .isTrue());
+        assertThat(job(db, "j1").getString("state")).isEqualTo(JobState.DONE.stored());
+        assertThat(job(db, "j1").getInteger("attempts")).isEqualTo(1);
     }
 
     @Test

@@ -102,6 +102,21 @@ class OperationsTest {
     }
 
     @Test
+    void shouldDriveTheTransactionItClaimedWhenTheClaimsReplyWasLost(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        tpc(db).submitTransfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 5));
+        FaultInjector lost = FaultInjector.atWrite("findOneAndUpdate", Bank.TRANSACTIONS, 1, FaultMode.TRANSIENT_AFTER);
+
+        Optional<OperationResult> ran = tpc(lost.wrap(db)).processNext();
+
+        assertThat(ran).as("the retry found its own claim").hasValueSatisfying(r -> assertThat(r.isCommitted())
+                .isTrue());
+        assertThat(db.getCollection(Bank.TRANSACTIONS).find(eq("_id", "t1")).first().getString("state"))
+                .isEqualTo("done");
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldReportCountsAndOldestInFlightAgeFromTheData(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         TwoPhaseCommit tpc = tpc(db);

@@ -57,6 +57,27 @@ class TransferTest {
     }
 
     @Test
+    void shouldTreatATransferAndItsTransactionAsOneOperationThroughEitherDoor(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        TwoPhaseCommit tpc = tpc(db, TransferVariant.RESERVE_THEN_CREDIT);
+        Transfer t = Transfer.of(OperationId.of("t1"), "a0", "a1", 250);
+        tpc.transfer(t);
+
+        OperationResult again = tpc.apply(tpc.transferTransaction(t));
+        tpc.transfer(Transfer.of(OperationId.of("t2"), "a0", "a1", 5));
+        Transfer t3 = Transfer.of(OperationId.of("t3"), "a0", "a1", 5);
+        tpc.apply(tpc.transferTransaction(t3));
+        tpc.transfer(t3);
+
+        assertThat(again.isCommitted()).isTrue();
+        assertThat(Bank.balance(db, "a0")).as("each applied once").isEqualTo(740);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> tpc.apply(tpc.transferTransaction(
+                Transfer.of(OperationId.of("t1"), "a0", "a1", 251))))
+                .isInstanceOf(dev.consistencykit.core.IdempotencyConflictException.class);
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldMoveMoneyOnceWhenApplyAtPrepare(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
 

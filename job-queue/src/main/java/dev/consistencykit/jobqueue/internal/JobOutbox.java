@@ -27,6 +27,7 @@ import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
@@ -67,6 +68,16 @@ public abstract class JobOutbox extends JobRecording {
                                              Bson businessFilter, Bson businessUpdate, Encoded job) {
         String nonce = ownerIds.get();
         Object jobId = job.id();
+        String dedupeKey = job.fields().getString(DEDUPE);
+        if (dedupeKey != null) {
+            // a key another job holds with other content is a conflict: refused before the business write, not
+            // found by the relay after it
+            Document holder = config.retryPolicy().execute(config.name(), jobId, "read dedupe key",
+                    () -> jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
+            if (holder != null && !Objects.equals(holder.get("_id"), jobId)) {
+                existing(job);   // the same job under another id is fine; other content throws
+            }
+        }
         List<MarkerWrite> one = List.of(MarkerWrite.of(documentId, null));
         for (int round = 0; ; round++) {
             GuardedResult reserved = config.retryPolicy().execute(config.name(), jobId, "reserve outbox entry",
@@ -125,7 +136,7 @@ public abstract class JobOutbox extends JobRecording {
         switch (written.outcome()) {
             case APPLIED, ALREADY_APPLIED -> {
                 relay(business, documentId);
-                return Optional.of(job.operationId());
+                return Optional.of(new OperationId(queuedId(job)));
             }
             case MISSING -> {
                 return Optional.empty();
@@ -140,6 +151,18 @@ public abstract class JobOutbox extends JobRecording {
                 return Optional.empty();
             }
         }
+    }
+
+    /** The id under which the queue holds {@code job}: its own, or, deduplicated, the job that holds its key. */
+    Object queuedId(Encoded job) {
+        String key = job.fields().getString(DEDUPE);
+        if (key == null) {
+            return job.id();
+        }
+        Document holder = config.retryPolicy().execute(config.name(), job.id(), "read dedupe key",
+                () -> jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, key))
+                        .projection(Projections.include("_id")).first());
+        return holder == null ? job.id() : holder.get("_id");
     }
 
     /**
@@ -195,7 +218,14 @@ public abstract class JobOutbox extends JobRecording {
                 continue;
             }
             Object jobId = job.id();
-            enqueue(job);
+            try {
+                enqueue(job);
+            } catch (IdempotencyConflictException conflict) {
+                // its dedupe key went to another job with other content after the business write: that job is the
+                // key's one; this entry is settled off the document rather than block the relay for ever
+                LOG.warn("[{}] outboxed job {} on document {} is not queued: {}", config.name(), jobId,
+                        doc.get("_id"), conflict.getMessage());
+            }
             Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
             GuardedResult settled = config.retryPolicy().execute(config.name(), jobId, "clear outbox",
                     () -> OnceEffects.settle(business, OUTBOX_MARKER, jobId,

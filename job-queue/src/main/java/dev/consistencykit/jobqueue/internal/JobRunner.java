@@ -83,9 +83,16 @@ public abstract class JobRunner extends JobOutbox {
         }
         filters.add(in(STATE, DUE_STATES));
         filters.add(lte(RUN_AT, Date.from(clock.now())));
-        Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job",
-                () -> ConditionalUpdates.claim(jobs, and(filters), Sorts.orderBy(Sorts.descending(PRIORITY),
-                        Sorts.ascending(RUN_AT)), owner, config.lease(), clock, LEASE_FIELDS, claimUpdate()));
+        boolean[] sent = {false};
+        Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
+            // a retry looks first for what its earlier attempt claimed: its reply may have been lost
+            Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()),
+                    owner, LEASE_FIELDS) : Optional.empty();
+            sent[0] = true;
+            return mine.isPresent() ? mine : ConditionalUpdates.claim(jobs, and(filters), Sorts.orderBy(
+                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, config.lease(), clock, LEASE_FIELDS,
+                    claimUpdate());
+        });
         return claim.map(c -> new Claimed(c, c.document()));
     }
 

@@ -139,17 +139,27 @@ public final class TransactionEngine extends TransactionRecovery {
      */
     public Optional<OperationResult> processNext() {
         String owner = ownerIds.get();
-        Document claimed = config.retryPolicy().execute(config.name(), null, "claim next transaction",
-                () -> transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
-                        claimUpdate(owner, true),
-                        new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
-                                .returnDocument(ReturnDocument.AFTER).upsert(false)));
+        boolean[] sent = {false};
+        Document claimed = config.retryPolicy().execute(config.name(), null, "claim next transaction", () -> {
+            // a retry looks first for what its earlier attempt claimed: its reply may have been lost, and the
+            // transaction would stay claimed by this owner, driven by no one, until it went stale
+            Document mine = sent[0] ? readPrimaryOwned(owner) : null;
+            sent[0] = true;
+            return mine != null ? mine : transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
+                    claimUpdate(owner, true), new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
+                            .returnDocument(ReturnDocument.AFTER).upsert(false));
+        });
         if (claimed == null) {
             return Optional.empty();
         }
         Encoded tx = decode(claimed);
         Outcome outcome = drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
         return Optional.of(toResult(tx, outcome, false));
+    }
+
+    Document readPrimaryOwned(String owner) {
+        return transactions.withReadPreference(ReadPreference.primary())
+                .find(and(eq(OWNER, owner), eq(STATE, TransactionState.PENDING.stored()))).first();
     }
 
     // ---------------------------------------------------------------- status, pruning, reads, indexes

@@ -78,11 +78,31 @@ public abstract class TransactionRecording extends TransactionCodec {
         // concern before going on from it
         config.retryPolicy().run(config.name(), tx.id(), "confirm record",
                 () -> WriteConcerns.confirm(transactions, tx.id(), config.name(), "record transaction"));
-        if (!tx.spec().equals(existing.getString(SPEC))) {
+        if (!tx.spec().equals(existing.getString(SPEC)) && !sameSteps(tx.spec(), existing.getString(SPEC))) {
             throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
                     + " is already used by a transaction with other participants; nothing was written");
         }
         return new Recorded(false, existing);
+    }
+
+    /**
+     * Whether two specs name the same participants and steps, whichever door recorded them: {@code transfer} marks
+     * which precondition means insufficient funds (to word the cancellation), {@code apply} of the same
+     * {@code transferTransaction} does not; that mark does not make it another transaction.
+     */
+    static boolean sameSteps(String a, String b) {
+        if (a == null || b == null) {
+            return false;
+        }
+        return withoutFunds(a).equals(withoutFunds(b));
+    }
+
+    private static String withoutFunds(String spec) {
+        Document parsed = Document.parse(spec);
+        for (Document p : parsed.getList(PARTICIPANTS, Document.class, List.of())) {
+            p.remove(P_FUNDS);
+        }
+        return parsed.toJson(SPEC_JSON);
     }
 
     Document readPrimary(Object id) {
