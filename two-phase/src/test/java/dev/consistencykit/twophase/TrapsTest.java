@@ -81,6 +81,30 @@ class TrapsTest {
     }
 
     @Test
+    void shouldReportNothingDoneByARecovererFencedOutByALaterOne(MongoDatabase db) throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        FaultInjector crash = FaultInjector.atWrite("bulkWrite", Bank.ACCOUNTS, 3, FaultMode.CRASH_BEFORE);
+        try {
+            tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 5));
+        } catch (Error expected) {
+            // decided, not committed
+        }
+        FaultInjector held = FaultInjector.atWrite("bulkWrite", Bank.ACCOUNTS, 1, FaultMode.PAUSE);
+        CompletableFuture<RecoveryReport> first = CompletableFuture.supplyAsync(
+                () -> tpc(held.wrap(db)).recover(Duration.ZERO));
+        assertThat(held.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        RecoveryReport second = tpc(db).recover(Duration.ZERO);
+        held.release();
+        RecoveryReport fenced = first.get(30, TimeUnit.SECONDS);
+
+        assertThat(second.rolledForward()).isEqualTo(1);
+        assertThat(fenced.rolledForward() + fenced.rolledBack()).as("it did nothing: %s", fenced).isZero();
+        assertThat(tx(db, "t1").getString("state")).isEqualTo("done");
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldLetExactlyOneWorkerDriveWhenManyClaimTheSameTransaction(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
         tpc(db).submitTransfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100));

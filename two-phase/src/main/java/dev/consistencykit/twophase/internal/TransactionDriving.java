@@ -130,7 +130,9 @@ public abstract class TransactionDriving extends TransactionSettlement {
             }
             LOG.debug("[{}] transaction {} taken over by {}, now {}", config.name(), tx.id(), now.get(OWNER),
                     current);
-            return current.isTerminal() ? Outcome.of(current, now) : Outcome.inFlight(current);
+            // terminal, but by another's hand: reported as where it ended, and as not this attempt's doing
+            return current.isTerminal() ? new Outcome(current, true, now.get(REASON, Document.class), false)
+                    : Outcome.inFlight(current);
         }
     }
 

@@ -103,6 +103,12 @@ public abstract class TransactionRecovery extends TransactionDriving {
         } catch (CommitStuckException stuck) {
             return TransactionState.APPLIED;
         }
+        if (outcome.lost()) {
+            // fenced out by a recoverer that took it over later: that one reports what it did, this one did nothing
+            LOG.debug("[{}] transaction {} was taken over while this recovery drove it; now {}", config.name(),
+                    tx.id(), outcome.state().stored());
+            return from;
+        }
         if (outcome.state() == TransactionState.DONE) {
             recoveredForward.increment();
         } else if (outcome.state() == TransactionState.CANCELED) {
@@ -110,9 +116,9 @@ public abstract class TransactionRecovery extends TransactionDriving {
         }
         LOG.info("[{}] recovered transaction {}: {} -> {}", config.name(), tx.id(), from.stored(),
                 outcome.state().stored());
-        TransactionState end = outcome.lost() ? from : outcome.state();
+        TransactionState end = outcome.state();
         notify(() -> listener.onRecovered(tx.operationId(), from, end));
-        return outcome.lost() ? from : outcome.state();
+        return end;
     }
 
     /** Takes {@code seen} over by a compare-and-set on its state and fencing token; empty if another won. */
