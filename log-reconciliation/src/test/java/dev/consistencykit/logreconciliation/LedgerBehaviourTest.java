@@ -235,6 +235,22 @@ class LedgerBehaviourTest {
     }
 
     @Test
+    void shouldNeverWrapABalancePastTheRangeOfALong(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.apply(LedgerTransaction.of(Change.credit("big", Long.MAX_VALUE - 10)).withId(OperationId.of("fill")));
+        ledger.append(LedgerTransaction.of(Change.credit("big", 100)).withId(OperationId.of("over")));
+
+        assertThatThrownBy(() -> ledger.balance("big")).isInstanceOf(ConsistencyException.class)
+                .hasMessageContaining("64-bit");
+        OperationResult over = ledger.apply(LedgerTransaction.of(Change.credit("big", 100))
+                .withId(OperationId.of("over")));
+
+        assertThat(over.outcome()).isEqualTo(OperationResult.Outcome.ABORTED);
+        assertThat(over.reason()).hasValueSatisfying(r -> assertThat(r).contains("overflow"));
+        assertThat(ledger.balance("big")).isEqualTo(Long.MAX_VALUE - 10);
+    }
+
+    @Test
     void shouldReportStatusAndMetrics(MongoDatabase db) {
         Ledger ledger = ready(db);
         ledger.append(LedgerTransaction.transfer("a0", "a1", 1));

@@ -22,6 +22,7 @@ import org.bson.conversions.Bson;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 
+import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerUnavailableException;
@@ -76,7 +77,7 @@ final class ConsistentBalances {
                     seen.get(account).add(seq);
                     long cacheSeq = LedgerEngine.longOf(before.get(account), LedgerEngine.SEQ);
                     if (valid && (seq > cacheSeq || !decided) && change.get(LedgerEngine.VALUE) instanceof Number v) {
-                        balances.merge(account, v.longValue(), Long::sum);
+                        balances.put(account, exactSum(account, balances.get(account), v.longValue()));
                     }
                 }
             }
@@ -88,6 +89,17 @@ final class ConsistentBalances {
         throw new ServerUnavailableException(instance, names, "no consistent read of " + names.size()
                 + " balances in " + MAX_ATTEMPTS + " attempts: the committer moved a cache over entries that left the"
                 + " log while they were read, every time", null);
+    }
+
+    /** A balance plus a change, never wrapped past the range of a long (the committer cancels such a change). */
+    private long exactSum(String account, long balance, long value) {
+        try {
+            return Math.addExact(balance, value);
+        } catch (ArithmeticException e) {
+            throw new ConsistencyException(instance, account, "the balance of account " + account + " (" + balance
+                    + ") and a change of " + value + " appended to it pass the range of a 64-bit integer; the"
+                    + " committer cancels that change", e);
+        }
     }
 
     private Map<String, Document> caches(List<String> names) {
