@@ -113,12 +113,14 @@ public final class JobEngine extends JobRecovery {
         Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.stored())
                 : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED))
+        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED, LAST_ERROR))
                 .sort(Sorts.ascending(CLAIMED)).limit(limit)) {
             Date claimed = job.getDate(CLAIMED);
+            String error = job.getString(LAST_ERROR);
             out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.stored(),
                     claimed == null ? Duration.ZERO : clock.ageOf(claimed.toInstant()),
-                    "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)));
+                    "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)
+                            + (error == null ? "" : ", last error: " + Inputs.show(error))));
         }
         return out;
     }
