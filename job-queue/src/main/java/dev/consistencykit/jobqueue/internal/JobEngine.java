@@ -98,6 +98,15 @@ public final class JobEngine extends JobRecovery {
         };
     }
 
+    /**
+     * A failed attempt, counted, for a job whose worker thread died of {@code error} (an {@link Error} from its
+     * handler, which the library never catches): the job backs off, then dies after its last attempt, instead of
+     * being claimed again at once for ever.
+     */
+    public Ran died(Claimed claimed, Throwable error) {
+        return fail(claimed, "the worker running it died: " + errorText(error));
+    }
+
     /** Claims and runs one due job. */
     public Optional<OperationResult> processNext(String owner) {
         return claim(owner, null).map(this::run).map(this::toResult);

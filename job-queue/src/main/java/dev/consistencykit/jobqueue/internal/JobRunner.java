@@ -83,9 +83,8 @@ public abstract class JobRunner extends JobOutbox {
         }
         filters.add(in(STATE, DUE_STATES));
         filters.add(lte(RUN_AT, Date.from(clock.now())));
-        boolean[] sent = {false};
+        boolean[] sent = {false};   // a retry looks first for what its earlier attempt claimed (a lost reply)
         Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
-            // a retry looks first for what its earlier attempt claimed: its reply may have been lost
             Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()),
                     owner, LEASE_FIELDS) : Optional.empty();
             sent[0] = true;
@@ -127,13 +126,8 @@ public abstract class JobRunner extends JobOutbox {
     }
 
     static String errorText(Throwable e) {
-        return e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? ""
-                : ": " + e.getMessage());
-    }
-
-    /** A failed attempt, counted, for a job whose worker died of {@code error} (an Error from its handler). */
-    public Ran died(Claimed claimed, Throwable error) {
-        return fail(claimed, "the worker running it died: " + errorText(error));
+        return e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? "" : ": "
+                + e.getMessage());
     }
 
     Ran complete(Claimed claimed, boolean recordedEffects) {
@@ -208,7 +202,6 @@ public abstract class JobRunner extends JobOutbox {
         notify(() -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
         Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
-        LOG.debug("[{}] job {} was taken over; it is now {}", config.name(), claimed.id(), state);
         return new Ran(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
     }
 
