@@ -66,6 +66,7 @@ public abstract class JobOutbox extends JobRecording {
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, Encoded job) {
+        requireDedupeIndex(job);
         String nonce = ownerIds.get();
         Object jobId = job.id();
         String dedupeKey = job.fields().getString(DEDUPE);

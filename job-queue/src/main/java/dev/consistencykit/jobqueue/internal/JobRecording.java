@@ -89,8 +89,6 @@ public abstract class JobRecording extends JobFields {
                 throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
             }
             Inputs.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
-            // only the unique index makes a second job with this key collide: refuse before writing without it
-            requiredIndexes.verify();
             fields.append(DEDUPE, key);
         }
         return new Encoded(id, fields, job.delay());
@@ -104,6 +102,7 @@ public abstract class JobRecording extends JobFields {
 
     /** Records {@code job} (one write); a repeat with the same content returns the existing job's id. */
     public OperationId enqueue(Encoded job) {
+        requireDedupeIndex(job);
         Object id = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
                 UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)), recordUpdate(job),
@@ -122,6 +121,13 @@ public abstract class JobRecording extends JobFields {
             }
         });
         return new OperationId(id);
+    }
+
+    /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
+    void requireDedupeIndex(Encoded job) {
+        if (job.fields().containsKey(DEDUPE)) {
+            requiredIndexes.verify();
+        }
     }
 
     /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
