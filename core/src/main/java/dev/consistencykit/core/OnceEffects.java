@@ -241,9 +241,7 @@ public final class OnceEffects {
         }
         long pulled = collection.updateMany(filter, Updates.pull(marker.reservedField(), entry)).getMatchedCount();
         if (pulled > 0) {
-            // the other reservations may have gone meanwhile: remove the array where the pull emptied it
-            collection.updateMany(and(ids.size() == 1 ? eq("_id", ids.get(0)) : in("_id", ids),
-                    size(marker.reservedField(), 0)), Updates.unset(marker.reservedField()));
+            removeIfEmpty(collection, ids, marker.reservedField());
         }
         return sole + pulled;
     }
@@ -361,12 +359,16 @@ public final class OnceEffects {
             long pulled = send(collection, writes, filter, update);
             matched += pulled;
             if (pulled > 0) {
-                List<Object> ids = writes.stream().map(MarkerWrite::id).toList();
-                collection.updateMany(and(ids.size() == 1 ? eq("_id", ids.get(0)) : in("_id", ids),
-                        size(array, 0)), Updates.unset(array));
+                removeIfEmpty(collection, writes.stream().map(MarkerWrite::id).toList(), array);
             }
         }
         return ConditionalUpdates.classifyAll(collection, writes, (int) matched, classify);
+    }
+
+    /** The other entries may have gone between a tidy write and a pull: remove the array where the pull emptied it. */
+    private static void removeIfEmpty(MongoCollection<Document> collection, List<?> ids, String array) {
+        collection.updateMany(and(ids.size() == 1 ? eq("_id", ids.get(0)) : in("_id", ids), size(array, 0)),
+                Updates.unset(array));
     }
 
     private static long send(MongoCollection<Document> collection, List<MarkerWrite> writes,

@@ -139,8 +139,6 @@ public final class RequiredIndexes {
     }
 
     private static String problemWith(Unique index) {
-        BsonDocument wanted = new BsonDocument();
-        index.keys().forEach(k -> wanted.append(k, new org.bson.BsonInt32(1)));
         for (Document existing : index.collection().listIndexes()) {
             Object key = existing.get("key");
             if (!(key instanceof Document k) || !sameKeys(k, index.keys())) {

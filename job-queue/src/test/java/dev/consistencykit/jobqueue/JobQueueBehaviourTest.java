@@ -152,8 +152,10 @@ class JobQueueBehaviourTest {
     }
 
     @Test
-    void shouldFailAJobWhoseEffectTargetIsMissingWithTheReasonInEveryResult(MongoDatabase db) throws Exception {
+    void shouldFailAJobWhoseEffectTargetIsMissingWithTheReasonInEveryResult(MongoDatabase db) {
+        ManualClock clock = new ManualClock();
         JobQueue queue = JobQueue.builder(db).maxAttempts(2).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .serverClock(ServerClock.unsynchronized(clock))
                 .handler("credit", ctx -> ctx.applyOnce("wallets", "nobody", Updates.inc("n", 1))).build();
 
         OperationResult first = queue.apply(JobRequest.of("credit", new Document()).withId(OperationId.of("j")));
@@ -161,11 +163,8 @@ class JobQueueBehaviourTest {
         assertThat(first.state()).isEqualTo(JobState.FAILED.stored());
         assertThat(first.reason()).hasValueSatisfying(r -> assertThat(r)
                 .contains("EffectTargetMissingException").contains("wallets/nobody"));
-        Optional<OperationResult> next;
-        while ((next = queue.processNext()).isEmpty()) {
-            Thread.sleep(1);   // its back-off, a millisecond
-        }
-        OperationResult last = next.get();
+        clock.advance(Duration.ofSeconds(1));   // past its back-off
+        OperationResult last = queue.processNext().orElseThrow();
         assertThat(last.state()).isEqualTo(JobState.DEAD.stored());
         assertThat(last.reason()).hasValueSatisfying(r -> assertThat(r).contains("wallets/nobody"));
         assertThat(job(db, "j").getString("lastError")).contains("does not exist");

@@ -41,6 +41,14 @@ final class Books {
         db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).insertMany(docs);
     }
 
+    /** {@code opening} seeded, and a ledger on it with its indexes. */
+    static Ledger ready(MongoDatabase db, Map<String, Long> opening) {
+        seed(db, opening);
+        Ledger ledger = ledger(db).build();
+        ledger.ensureIndexes();
+        return ledger;
+    }
+
     /**
      * Every transaction committed; every account's cache, {@code cacheBal}s and {@code balance()} agree with its
      * log; no gaps; money conserved (when only transfers ran); no balance below {@code floor} if given.

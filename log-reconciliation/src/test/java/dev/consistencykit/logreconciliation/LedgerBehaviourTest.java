@@ -36,10 +36,7 @@ class LedgerBehaviourTest {
     private static final Map<String, Long> OPENING = Books.accounts(4, 1_000);
 
     private static Ledger ready(MongoDatabase db) {
-        Books.seed(db, OPENING);
-        Ledger ledger = Books.ledger(db).build();
-        ledger.ensureIndexes();
-        return ledger;
+        return Books.ready(db, OPENING);
     }
 
     @Test

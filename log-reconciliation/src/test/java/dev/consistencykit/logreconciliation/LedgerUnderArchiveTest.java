@@ -1,11 +1,13 @@
 package dev.consistencykit.logreconciliation;
 
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -42,10 +45,7 @@ class LedgerUnderArchiveTest {
     }
 
     private static Ledger ready(MongoDatabase db) {
-        Books.seed(db, OPENING);
-        Ledger ledger = Books.ledger(db).build();
-        ledger.ensureIndexes();
-        return ledger;
+        return Books.ready(db, OPENING);
     }
 
     @Test
@@ -92,18 +92,17 @@ class LedgerUnderArchiveTest {
     }
 
     @Test
-    void shouldNotRepairTheCacheFromAFoldThatAnArchiverCutShort(MongoTarget target, MongoDatabase db)
-            throws Exception {
+    void shouldNotRepairTheCacheFromAFoldThatAnArchiverCutShort(MongoTarget target, MongoDatabase db) {
         Ledger ledger = ready(db);
         ledger.apply(LedgerTransaction.transfer("a0", "a1", 1).withId(OperationId.of("t1")));
         ledger.apply(LedgerTransaction.transfer("a0", "a1", 2).withId(OperationId.of("t2")));
-        Thread.sleep(5);   // only so that t3 is stamped strictly after t2
         ledger.apply(LedgerTransaction.transfer("a0", "a1", 4).withId(OperationId.of("t3")));
+        // t1 and t2 stamped a day back: an archiver whose clock stands an hour back moves them, not t3
         MongoCollection<Document> log = db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION);
-        java.util.Date t2 = log.find(eq("_id", "t2")).first().getDate("ts");
-        // an archiver whose clock stands at t2's stamp: it moves t1 and t2, not t3
-        Ledger archiver = Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.fixed(t2.toInstant(),
-                ZoneOffset.UTC))).build();
+        java.time.Instant dayAgo = java.time.Instant.now().minus(Duration.ofDays(1));
+        log.updateMany(in("_id", List.of("t1", "t2")), Updates.set("ts", java.util.Date.from(dayAgo)));
+        Ledger archiver = Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.fixed(
+                java.time.Instant.now().minus(Duration.ofHours(1)), ZoneOffset.UTC))).build();
 
         ReconcileReport report;
         try (AfterCommand archive = AfterCommand.once(target, db.getName(),

@@ -75,8 +75,10 @@ public abstract class JobOutbox extends JobRecording {
             // found by the relay after it
             Document holder = config.retryPolicy().execute(config.name(), jobId, "read dedupe key",
                     () -> jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
-            if (holder != null && !Objects.equals(holder.get("_id"), jobId)) {
-                existing(job);   // the same job under another id is fine; other content throws
+            if (holder != null && !sameJob(holder, job)) {
+                throw new IdempotencyConflictException(config.name(), jobId, "dedupe key '" + dedupeKey + "' is"
+                        + " already used by a job with another type or payload (" + holder.get("_id") + "); nothing"
+                        + " was written");
             }
         }
         List<MarkerWrite> one = List.of(MarkerWrite.of(documentId, null));

@@ -140,10 +140,7 @@ public abstract class JobRecording extends JobFields {
             throw new ConsistencyException(config.name(), job.id(), "enqueue hit a duplicate key but no job holds"
                     + " its id or dedupe key");
         }
-        boolean same = Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
-                && samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD))
-                && Objects.equals(found.getString(DEDUPE), key);
-        if (!same) {
+        if (!sameJob(found, job)) {
             String what = byId != null ? "job id " + job.id() : "dedupe key '" + key + "'";
             throw new IdempotencyConflictException(config.name(), job.id(), what + " is already used by a job with"
                     + " another type or payload (" + found.get("_id") + "); nothing was written");
@@ -152,6 +149,13 @@ public abstract class JobRecording extends JobFields {
         // write concern before reporting it enqueued
         WriteConcerns.confirm(jobs, found.get("_id"), config.name(), "enqueue");
         return found.get("_id");
+    }
+
+    /** Whether {@code found}, a stored job, is {@code job}: same type, payload and dedupe key. */
+    boolean sameJob(Document found, Encoded job) {
+        return Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
+                && samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD))
+                && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE));
     }
 
     /** Equal as stored: both sides compared in BSON, as the database's codecs encode them. */

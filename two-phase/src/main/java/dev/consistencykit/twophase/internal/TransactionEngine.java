@@ -37,6 +37,8 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.Claim;
+import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
@@ -143,7 +145,8 @@ public final class TransactionEngine extends TransactionRecovery {
         Document claimed = config.retryPolicy().execute(config.name(), null, "claim next transaction", () -> {
             // a retry looks first for what its earlier attempt claimed: its reply may have been lost, and the
             // transaction would stay claimed by this owner, driven by no one, until it went stale
-            Document mine = sent[0] ? readPrimaryOwned(owner) : null;
+            Document mine = sent[0] ? ConditionalUpdates.heldBy(transactions, eq(STATE,
+                    TransactionState.PENDING.stored()), owner, tokenFields()).map(Claim::document).orElse(null) : null;
             sent[0] = true;
             return mine != null ? mine : transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
                     claimUpdate(owner, true), new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
@@ -155,11 +158,6 @@ public final class TransactionEngine extends TransactionRecovery {
         Encoded tx = decode(claimed);
         Outcome outcome = drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
         return Optional.of(toResult(tx, outcome, false));
-    }
-
-    Document readPrimaryOwned(String owner) {
-        return transactions.withReadPreference(ReadPreference.primary())
-                .find(and(eq(OWNER, owner), eq(STATE, TransactionState.PENDING.stored()))).first();
     }
 
     // ---------------------------------------------------------------- status, pruning, reads, indexes
