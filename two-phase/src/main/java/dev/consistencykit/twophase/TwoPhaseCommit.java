@@ -52,7 +52,8 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * their {@code pendingTransactions} array. With the default {@link TransferVariant#RESERVE_THEN_CREDIT}, a reader
  * may see the source debited before the destination is credited (money in neither account, never in both); with
  * {@link TransferVariant#APPLY_AT_PREPARE} it may see a credit that is later reversed. {@link #readSettled} returns
- * documents only when no transaction is in flight on them.
+ * documents only when no transaction is in flight on them, waiting for one; {@link #readConsistent} never waits:
+ * it counts each transaction in flight entirely or not at all.
  *
  * <p>Thread-safe; any number of instances in any number of processes may share the collections.
  *
@@ -236,6 +237,23 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /**
+     * Reads documents {@code ids} of {@code collection} with every transaction in flight on them counted entirely or
+     * not at all, without waiting for them: one find, then one lookup of the transactions marked on the documents
+     * (none when nothing is in flight). A committed transaction still settling is shown settled; one undecided or
+     * canceled is shown as if it had never run; the copies carry no bookkeeping entry of either. A sum over the
+     * documents is therefore always one a settled database could show. Repeats the two reads, without sleeping, only
+     * for a transaction decided in the moment between them, at most a few times; after that, or for an update that
+     * cannot be replayed in memory ({@code $currentDate}, a {@code $pull} condition), the answer names the
+     * transactions it could not place and returns no documents. Nothing is written.
+     *
+     * <p>Exact when the find reads its documents as of one moment: the embedded server always does; MongoDB does
+     * for a find that does not yield (one batch of documents by {@code _id}: keep the list to what one batch holds).
+     */
+    public ConsistentRead readConsistent(String collection, List<?> ids) {
+        return calls.read("read consistent", () -> engine.readConsistent(collection, ids));
+    }
+
+    /**
      * Reads documents {@code ids} of {@code collection} as of one moment with no transaction in flight on any of
      * them: reads them, and if none carries a reservation or an unsettled mark, reads them again and returns them only
      * if nothing changed in between (a transaction that ran between the two reads changed what it touched). Retries
@@ -281,9 +299,9 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     public Guarantees guarantees() {
         String reader = config.transferVariant() == TransferVariant.RESERVE_THEN_CREDIT
                 ? "may see a source debited before its destination is credited (money in neither account, never"
-                  + " in both); never an uncommitted credit; readSettled() waits for a settled view"
-                : "may see a credit before the transaction commits, reversed if it is canceled; readSettled() waits"
-                  + " for a settled view";
+                  + " in both); never an uncommitted credit; readConsistent() counts each transaction entirely or not at all"
+                : "may see a credit before the transaction commits, reversed if it is canceled; readConsistent()"
+                  + " counts each transaction entirely or not at all";
         return new Guarantees(
                 "all-or-nothing: once decided, every participant gets its commit update or its rollback",
                 reader,

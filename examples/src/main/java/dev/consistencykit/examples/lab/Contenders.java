@@ -31,7 +31,7 @@ import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.testkit.Accounts;
 import dev.consistencykit.testkit.Workload;
-import dev.consistencykit.twophase.SettledRead;
+import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TransferVariant;
 import dev.consistencykit.twophase.TwoPhaseCommit;
@@ -54,8 +54,6 @@ public final class Contenders {
             .mapToObj(i -> "a" + i).toList();
     private static final String QUEUE_HAS_NO_CONSISTENT_READ = "a job's effects appear one document at a time until"
             + " it is done, and the queue offers no read that waits for them";
-    /** How long a settled read waits for in-flight transactions before it declines to answer. */
-    private static final Duration SETTLED_WAIT = Duration.ofMillis(200);
 
     private Contenders() {
     }
@@ -177,7 +175,7 @@ public final class Contenders {
         boolean rawReadIsConsistent(Random random);
 
         /**
-         * One read through the pattern's own consistent read ({@code readSettled}, the ledger's {@code balances},
+         * One read through the pattern's own consistent read ({@code readConsistent}, the ledger's {@code balances},
          * the versioned {@code read}); empty when the pattern has none, or when that read declined to answer (nothing
          * settled within its wait).
          */
@@ -354,9 +352,9 @@ public final class Contenders {
                 int[] p = pair(random);
                 tpc.transfer(Transfer.of(OperationId.random(), "a" + p[0], "a" + p[1], amount(random)));
             }, null, tpc::recover, random -> bankSumIsTotal(db), random -> {
-                SettledRead view = tpc.readSettled(BANK, ACCOUNT_IDS, SETTLED_WAIT);
-                if (!view.isSettled()) {
-                    return Optional.empty();   // a transaction stayed in flight on them for the whole wait
+                ConsistentRead view = tpc.readConsistent(BANK, ACCOUNT_IDS);
+                if (!view.isResolved()) {
+                    return Optional.empty();   // transactions kept being decided between its reads
                 }
                 long sum = view.documents().stream().mapToLong(d -> ((Number) d.get(Accounts.BALANCE)).longValue())
                         .sum();
@@ -368,11 +366,11 @@ public final class Contenders {
         public String anomalies() {
             return variant == TransferVariant.RESERVE_THEN_CREDIT
                     ? "a raw read between prepare and settle sees the source debited before the destination is"
-                    + " credited (money in flight, by design); readSettled returns documents only when no transaction"
-                    + " is in flight on them."
+                    + " credited (money in flight, by design); readConsistent counts each transaction in flight"
+                    + " entirely or not at all, without waiting."
                     : "a raw read between prepare and settle may see a credit before its debit settles, or one a"
-                    + " cancel later reverses (by design); readSettled returns documents only when no transaction is"
-                    + " in flight on them.";
+                    + " cancel later reverses (by design); readConsistent counts each transaction in flight entirely"
+                    + " or not at all, without waiting.";
         }
 
         @Override

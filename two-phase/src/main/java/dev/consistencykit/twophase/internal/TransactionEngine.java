@@ -49,6 +49,7 @@ import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseAudit;
@@ -86,7 +87,10 @@ public final class TransactionEngine extends TransactionRecovery {
     public TransactionEngine(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
                              TwoPhaseListener listener, Supplier<String> ownerIds) {
         super(config, database, clock, listener, ownerIds);
+        this.reader = new ConsistentReader(this.database, config.transactionsCollection(), marker);
     }
+
+    private final ConsistentReader reader;
 
     // ---------------------------------------------------------------- the entry points
 
@@ -209,15 +213,24 @@ public final class TransactionEngine extends TransactionRecovery {
         return count;
     }
 
-    /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#readSettled}. */
-    public SettledRead readSettled(String collectionName, List<?> ids, Duration maxWait) {
+    /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#readConsistent}. */
+    public ConsistentRead readConsistent(String collectionName, List<?> ids) {
+        return reader.read(collectionName, checkedIds(collectionName, ids));
+    }
+
+    private List<Object> checkedIds(String collectionName, List<?> ids) {
         Inputs.fieldName(config.name(), "collection", collectionName);
         Objects.requireNonNull(ids, "ids");
         List<Object> checked = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
             checked.add(Inputs.documentId(config.name(), "ids[" + i + "]", ids.get(i), registry()));
         }
-        ids = checked;
+        return checked;
+    }
+
+    /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#readSettled}. */
+    public SettledRead readSettled(String collectionName, List<?> ids, Duration maxWait) {
+        ids = checkedIds(collectionName, ids);
         Objects.requireNonNull(maxWait, "maxWait");
         MongoCollection<Document> collection = database.getCollection(collectionName)
                 .withReadPreference(ReadPreference.primary());
