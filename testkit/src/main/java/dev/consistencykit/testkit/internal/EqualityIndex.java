@@ -177,13 +177,16 @@ final class EqualityIndex extends Index<Integer> {
 
     @Override
     public synchronized boolean canHandle(Document query) {
-        return usable && equalityValue(query, "") != null;
+        return usable && equalityValues(query, "") != null;
     }
 
     @Override
     public synchronized Iterable<Integer> getPositions(Document query) {
-        Object value = normalize(equalityValue(query, ""));
-        return new TreeSet<>(positionsByValue.getOrDefault(value, Set.of()));
+        TreeSet<Integer> positions = new TreeSet<>();
+        for (Object value : equalityValues(query, "")) {
+            positions.addAll(positionsByValue.getOrDefault(normalize(value), Set.of()));
+        }
+        return positions;
     }
 
     @Override
@@ -208,15 +211,18 @@ final class EqualityIndex extends Index<Integer> {
         valuesByPosition.clear();
     }
 
-    /** The value the query requires the leading key to equal, or {@code null} if it requires no such equality. */
-    private Object equalityValue(Document query, String prefix) {
+    /**
+     * The values one of which the query requires the leading key to equal (one for an equality, several for an
+     * {@code $in} of plain values, as mongod's index bounds), or {@code null} if it requires no such equality.
+     */
+    private List<Object> equalityValues(Document query, String prefix) {
         for (Map.Entry<String, Object> entry : query.entrySet()) {
             String key = entry.getKey();
             Object value = entry.getValue();
             if (key.equals("$and") && value instanceof List<?> clauses) {
                 for (Object clause : clauses) {
                     if (clause instanceof Document d) {
-                        Object found = equalityValue(d, prefix);
+                        List<Object> found = equalityValues(d, prefix);
                         if (found != null) {
                             return found;
                         }
@@ -225,11 +231,16 @@ final class EqualityIndex extends Index<Integer> {
             } else if (!key.startsWith("$")) {
                 String path = prefix + key;
                 if (path.equals(leadingKey) && isPlainValue(value)) {
-                    return value;
+                    return List.of(value);
+                }
+                if (path.equals(leadingKey) && value instanceof Document condition
+                        && condition.get("$in") instanceof List<?> options && !options.isEmpty()
+                        && options.stream().allMatch(EqualityIndex::isPlainValue)) {
+                    return List.copyOf(options);
                 }
                 if (leadingKey.startsWith(path + ".") && value instanceof Document condition
                         && condition.get("$elemMatch") instanceof Document element) {
-                    Object found = equalityValue(element, path + ".");
+                    List<Object> found = equalityValues(element, path + ".");
                     if (found != null) {
                         return found;
                     }

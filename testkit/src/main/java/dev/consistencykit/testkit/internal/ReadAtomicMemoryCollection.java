@@ -2,8 +2,11 @@ package dev.consistencykit.testkit.internal;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.ArrayFilters;
@@ -112,6 +115,23 @@ final class ReadAtomicMemoryCollection extends MemoryCollection {
     @Override
     protected boolean tracksDataSize() {
         return false;
+    }
+
+    /**
+     * The stock collection sorts every match and then takes the first; for the first one alone (a claim's
+     * {@code findOneAndUpdate} with a sort) the smallest is enough, found in one pass. The same document comes out:
+     * the first of equal ones, in the order the matches are met, as a stable sort would put first.
+     */
+    @Override
+    protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documents, int numberToSkip,
+                                                   int limit, int batchSize, Comparator<Document> comparator,
+                                                   Document fieldSelector) {
+        if (comparator == null || numberToSkip > 0 || limit != 1) {
+            return super.matchDocumentsFromStream(query, documents, numberToSkip, limit, batchSize, comparator,
+                    fieldSelector);
+        }
+        Optional<Document> first = documents.filter(d -> documentMatchesQuery(d, query)).min(comparator);
+        return super.matchDocumentsFromStream(query, first.stream(), 0, 1, batchSize, null, fieldSelector);
     }
 
     @Override
