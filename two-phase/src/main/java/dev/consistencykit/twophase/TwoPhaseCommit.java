@@ -238,16 +238,13 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
     /**
      * Reads documents {@code ids} of {@code collection} with every transaction in flight on them counted entirely or
-     * not at all, without waiting for them: one find, then one lookup of the transactions marked on the documents
-     * (none when nothing is in flight). A committed transaction still settling is shown settled; one undecided or
-     * canceled is shown as if it had never run; the copies carry no bookkeeping entry of either. A sum over the
-     * documents is therefore always one a settled database could show. Repeats the two reads, without sleeping, only
-     * for a transaction decided in the moment between them, at most a few times; after that, or for an update that
-     * cannot be replayed in memory ({@code $currentDate}, a {@code $pull} condition), the answer names the
-     * transactions it could not place and returns no documents. Nothing is written.
-     *
-     * <p>Exact when the find reads its documents as of one moment: the embedded server always does; MongoDB does
-     * for a find that does not yield (one batch of documents by {@code _id}: keep the list to what one batch holds).
+     * not at all, without waiting: one find, then one lookup of the transactions marked on the documents (none when
+     * nothing is in flight). A committed transaction still settling is shown settled; one undecided or canceled as if
+     * it had never run; no copy carries bookkeeping of either. The two reads are repeated, without sleeping, only for
+     * a transaction decided in the moment between them, a few times at most; after that, or for an update that cannot
+     * be replayed in memory ({@code $currentDate}), the answer names the transactions it could not place. Exact when
+     * the find reads its documents as of one moment (the embedded server always; MongoDB unless the query yields:
+     * keep it to one batch). Nothing is written.
      */
     public ConsistentRead readConsistent(String collection, List<?> ids) {
         return calls.read("read consistent", () -> engine.readConsistent(collection, ids));

@@ -140,8 +140,10 @@ class OperationsTest {
     @Test
     void shouldPruneOnlyTerminalTransactionsOlderThanRetentionAndTheirTombstones(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
-        tpc(db).transfer(Transfer.of(OperationId.of("old"), "a0", "a1", 5));
-        tpc(db).submitTransfer(Transfer.of(OperationId.of("waiting"), "a0", "a1", 5));
+        TwoPhaseCommit payments = tpc(db);
+        payments.transfer(Transfer.of(OperationId.of("old"), "a0", "a1", 5));
+        payments.submitTransfer(Transfer.of(OperationId.of("waiting"), "a0", "a1", 5));
+        payments.recover(Duration.ofDays(1));   // its maintenance releases what it recorded (RecordReleases)
         // a process whose clock is two days ahead sees "old" as past a one-day retention
         TwoPhaseCommit future = TwoPhaseCommit.builder(db).retention(Duration.ofDays(1))
                 .serverClock(dev.consistencykit.core.ServerClock.unsynchronized(

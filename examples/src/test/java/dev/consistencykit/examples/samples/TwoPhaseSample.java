@@ -11,7 +11,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.twophase.Participant;
-import dev.consistencykit.twophase.SettledRead;
+import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseTransaction;
@@ -44,9 +44,9 @@ public final class TwoPhaseSample {
                         .commit(Updates.set("status", "paid"))));
         payments.recover(Duration.ofMinutes(1));   // at start-up and periodically, from any number of processes
         payments.prune();                          // drop terminal transactions after retention (24 h)
-        SettledRead view = payments.readSettled("accounts", List.of("alice", "bob"), Duration.ofMillis(200));
+        ConsistentRead view = payments.readConsistent("accounts", List.of("alice", "bob"));   // never waits
         // README:end
-        Samples.check(view.isSettled() && view.documents().get(0).getLong("balance") == 7_500L,
+        Samples.check(view.isResolved() && view.documents().get(0).getLong("balance") == 7_500L,
                 "alice settled after the transfer: " + view);
         Samples.check("paid".equals(db.getCollection("orders").find().first().getString("status")), "order paid");
     }

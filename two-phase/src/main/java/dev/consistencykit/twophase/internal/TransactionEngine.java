@@ -41,6 +41,7 @@ import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.PatternRegistry;
@@ -192,10 +193,13 @@ public final class TransactionEngine extends TransactionRecovery {
     /** Deletes terminal transactions older than {@code retention}, after pulling tombstones the earlier format left. */
     public int prune(Duration retention) {
         Objects.requireNonNull(retention, "retention");
+        releases.flush();
         Date cutoff = clock.cutoff(retention);
         List<String> terminal = List.of(TransactionState.DONE.stored(), TransactionState.CANCELED.stored());
         int count = 0;
-        for (Document tx : transactions.find(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff)))) {
+        // a record its recorder has not released may still be written again by that recorder's retry: kept
+        for (Document tx : transactions.find(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff),
+                RecordReleases.released()))) {
             Object id = tx.get("_id");
             for (Map.Entry<String, List<Object>> group : idsByCollection(tx).entrySet()) {
                 config.retryPolicy().run(config.name(), id, "prune tombstones", () -> database
@@ -203,7 +207,8 @@ public final class TransactionEngine extends TransactionRecovery {
                         .updateMany(in("_id", group.getValue()), Updates.pull(config.tombstoneField(), id)));
             }
             long deleted = config.retryPolicy().execute(config.name(), id, "prune transaction",
-                    () -> transactions.deleteOne(and(eq("_id", id), in(STATE, terminal))).getDeletedCount());
+                    () -> transactions.deleteOne(and(eq("_id", id), in(STATE, terminal), RecordReleases.released()))
+                            .getDeletedCount());
             count += (int) deleted;
         }
         pruned.add(count);

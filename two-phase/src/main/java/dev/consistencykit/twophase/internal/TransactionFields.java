@@ -24,6 +24,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
@@ -84,6 +85,8 @@ public abstract class TransactionFields {
     final Supplier<String> ownerIds;
     final SpecCodec codec;
     final Map<String, MongoCollection<Document>> participantCollections = new ConcurrentHashMap<>();
+    /** Records this instance wrote, to release so that pruning may remove them once finished. */
+    final RecordReleases releases;
 
     final LongAdder committed = new LongAdder();
     final LongAdder canceled = new LongAdder();
@@ -106,6 +109,7 @@ public abstract class TransactionFields {
         this.config = config;
         this.database = database;
         this.transactions = database.getCollection(config.transactionsCollection());
+        this.releases = new RecordReleases(config.name(), transactions, config.retryPolicy());
         this.marker = new EffectMarker(config.reservationField(), config.markerField(),
                 List.of(config.tombstoneField()));
         this.clock = clock;

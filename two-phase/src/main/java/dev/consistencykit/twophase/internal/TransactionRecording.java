@@ -21,6 +21,7 @@ import com.mongodb.client.result.UpdateResult;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.twophase.TransactionState;
@@ -44,12 +45,15 @@ public abstract class TransactionRecording extends TransactionCodec {
 
     /**
      * Records {@code tx} with one upsert whose filter never matches an existing document, so a reused id is a
-     * duplicate-key error rather than a change to the existing transaction.
+     * duplicate-key error rather than a change to the existing transaction. The record carries this call's nonce
+     * until it is released ({@link RecordReleases}): a retry of this write after its first attempt landed, the
+     * transaction finished and a pruner ran must find the record, never insert it again.
      */
     Recorded record(Encoded tx, TransactionState state, String owner) {
+        String nonce = owner != null ? owner : ownerIds.get();
         Document fields = new Document(STATE, state.stored()).append(LABEL, tx.label())
                 .append(PARTICIPANTS, tx.index()).append(SPEC, tx.spec()).append(HISTORY, List.of(state.stored()))
-                .append(TOKEN, owner == null ? 0L : 1L);
+                .append(TOKEN, owner == null ? 0L : 1L).append(RecordReleases.FIELD, nonce);
         if (owner != null) {
             fields.append(OWNER, owner).append(LEASE, leaseExpiry());
         }
@@ -72,7 +76,11 @@ public abstract class TransactionRecording extends TransactionCodec {
             }
         });
         if (existing == null) {
+            releases.written(tx.id(), nonce);
             return new Recorded(true, null);
+        }
+        if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
+            releases.written(tx.id(), nonce);   // this call's earlier attempt wrote it; its reply was lost
         }
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the write
         // concern before going on from it

@@ -46,6 +46,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
 
     /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
     public RecoveryReport recover(Duration staleAfter) {
+        releases.flush();
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         long start = System.nanoTime();

@@ -1,0 +1,115 @@
+package dev.consistencykit.core;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Updates;
+
+/**
+ * The guard against resurrection: an operation's record is written carrying its recorder's nonce in
+ * {@link #FIELD}, and nothing removes a record that still carries one. The recorder releases it once it knows its
+ * record write will not be sent again.
+ *
+ * <p><b>Why.</b> A record write is an upsert by the operation's id, retried when its reply is lost. If the first
+ * attempt landed, another process finished the operation and a pruner (or archiver) removed its record while the
+ * recorder was paused, the retry would insert the record afresh and the operation would run a second time. Whether
+ * that can happen depends on nothing a pruner can see, however long it waits: the recorder may be paused for any
+ * length of time. So the record keeps the evidence until the recorder itself says it is done with the write. Safety
+ * rests on that order of writes alone, never on clocks or on retention.
+ *
+ * <p><b>Cost.</b> The field is set in the record write itself. Releases are batched: this instance remembers the
+ * records it wrote and unsets the field on all of them with one {@code updateMany} when {@value #BATCH} have
+ * gathered, and on every {@link #flush()} (its pattern's {@code recover} and {@code prune}). A record whose recorder
+ * died before releasing it stays until an operator, knowing no process of that time can still be paused, unsets the
+ * field (docs/operations.md).
+ *
+ * <p>Thread-safe.
+ */
+public final class RecordReleases {
+
+    /** The field a record carries until its recorder releases it: the nonce of the call that wrote it. */
+    public static final String FIELD = "recordedBy";
+
+    /** How many records this instance holds before it releases them in one write. */
+    public static final int BATCH = 64;
+
+    private final String instanceName;
+    private final MongoCollection<Document> records;
+    private final RetryPolicy retryPolicy;
+    private final Set<Pending> pending = new LinkedHashSet<>();
+
+    private record Pending(Object id, String nonce) {
+    }
+
+    /**
+     * @param instanceName for messages
+     * @param records      the collection of operation records
+     * @param retryPolicy  the instance's policy; a release is idempotent
+     */
+    public RecordReleases(String instanceName, MongoCollection<Document> records, RetryPolicy retryPolicy) {
+        this.instanceName = instanceName;
+        this.records = Objects.requireNonNull(records, "records");
+        this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
+    }
+
+    /** The filter of records a remover may delete: released ones. */
+    public static Bson released() {
+        return exists(FIELD, false);
+    }
+
+    /**
+     * Notes that the record {@code id} written by the call {@code nonce} will not be written again by it; releases
+     * the batch when it is full (then one write, in the caller's thread).
+     */
+    public void written(Object id, String nonce) {
+        boolean full;
+        synchronized (pending) {
+            pending.add(new Pending(id, Objects.requireNonNull(nonce, "nonce")));
+            full = pending.size() >= BATCH;
+        }
+        if (full) {
+            flush();
+        }
+    }
+
+    /**
+     * Releases every record this instance noted: one write. If it fails, they stay noted for the next flush, and
+     * the failure is thrown.
+     */
+    public void flush() {
+        List<Pending> batch;
+        synchronized (pending) {
+            batch = new ArrayList<>(pending);
+            pending.clear();
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        List<Object> ids = batch.stream().map(Pending::id).distinct().toList();
+        List<String> nonces = batch.stream().map(Pending::nonce).distinct().toList();
+        boolean done = false;
+        try {
+            // a record of another call never carries one of this instance's nonces: the pairs cannot cross
+            retryPolicy.run(instanceName, null, "release records", () -> records.updateMany(
+                    and(in("_id", ids), in(FIELD, nonces)), Updates.unset(FIELD)));
+            done = true;
+        } finally {
+            if (!done) {
+                synchronized (pending) {
+                    pending.addAll(batch);
+                }
+            }
+        }
+    }
+}
