@@ -31,6 +31,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.PatternRegistry;
@@ -170,11 +171,16 @@ public final class JobEngine extends JobRecovery {
         return counts;
     }
 
-    /** Deletes {@code DONE} jobs completed more than {@code retention} ago whose effects are settled. */
+    /**
+     * Deletes {@code DONE} jobs completed more than {@code retention} ago whose effects are settled and whose recorder
+     * released them ({@link RecordReleases}), after releasing those this instance recorded.
+     */
     public long prune(Duration retention) {
+        releases.flush();
+        // a job its recorder has not released may still be written again by that recorder's retry: kept
         long n = config.retryPolicy().execute(config.name(), null, "prune", () -> jobs.deleteMany(and(
-                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false)))
-                .getDeletedCount());
+                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false),
+                RecordReleases.released())).getDeletedCount());
         pruned.add(n);
         return n;
     }

@@ -28,6 +28,7 @@ import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
@@ -97,6 +98,8 @@ public abstract class JobFields {
     final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
     /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
     final RequiredIndexes requiredIndexes;
+    /** Jobs this instance recorded, to release so that pruning may remove them once done. */
+    final RecordReleases releases;
 
     final LongAdder enqueued = new LongAdder();
     final LongAdder done = new LongAdder();
@@ -121,6 +124,7 @@ public abstract class JobFields {
         this.config = config;
         this.database = database;
         this.jobs = database.getCollection(config.collection());
+        this.releases = new RecordReleases(config.name(), jobs, config.retryPolicy());
         this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(jobs, "dedupe",
                 List.of(DEDUPE), true, null)));
         this.clock = clock;

@@ -29,6 +29,7 @@ import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
@@ -94,33 +95,54 @@ public abstract class JobRecording extends JobFields {
         return new Encoded(id, fields, job.delay());
     }
 
-    Bson recordUpdate(Encoded job) {
-        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job.delay())));
+    Bson recordUpdate(Encoded job, String nonce) {
+        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job.delay())))
+                .append(RecordReleases.FIELD, nonce);
         return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
                 Updates.currentDate(LAST_MODIFIED));
     }
 
-    /** Records {@code job} (one write); a repeat with the same content returns the existing job's id. */
+    /**
+     * Records {@code job} (one write); a repeat with the same content returns the existing job's id. The record
+     * carries this call's nonce until {@link RecordReleases} releases it, so that a retry of the write sent after the
+     * job ran and a pruner removed it finds it kept rather than inserts it again.
+     */
     public OperationId enqueue(Encoded job) {
+        String nonce = ownerIds.get();
+        Document recorded = record(job, nonce);
+        if (nonce.equals(recorded.getString(RecordReleases.FIELD))) {
+            releases.written(recorded.get("_id"), nonce);
+        }
+        return new OperationId(recorded.get("_id"));
+    }
+
+    /**
+     * Writes {@code job}'s record carrying {@code nonce}, or finds the same job already recorded under its id or
+     * dedupe key.
+     *
+     * @return the record's {@code _id} and the nonce it carries (this one when this call wrote it)
+     */
+    Document record(Encoded job, String nonce) {
         requireDedupeIndex(job);
-        Object id = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
+        return config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
-                UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)), recordUpdate(job),
-                        new UpdateOptions().upsert(true));
+                UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)),
+                        recordUpdate(job, nonce), new UpdateOptions().upsert(true));
                 if (r.getUpsertedId() == null) {
                     throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
                             + " without a state under this id");
                 }
                 enqueued.increment();
-                return job.id();
+                return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
-                return existing(job);
+                Document found = existing(job);
+                return new Document("_id", found.get("_id")).append(RecordReleases.FIELD,
+                        found.get(RecordReleases.FIELD));
             }
         });
-        return new OperationId(id);
     }
 
     /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
@@ -131,7 +153,7 @@ public abstract class JobRecording extends JobFields {
     }
 
     /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
-    Object existing(Encoded job) {
+    Document existing(Encoded job) {
         MongoCollection<Document> primary = jobs.withReadPreference(ReadPreference.primary());
         Document byId = primary.find(eq("_id", job.id())).first();
         String key = job.fields().getString(DEDUPE);
@@ -148,7 +170,7 @@ public abstract class JobRecording extends JobFields {
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the
         // write concern before reporting it enqueued
         WriteConcerns.confirm(jobs, found.get("_id"), config.name(), "enqueue");
-        return found.get("_id");
+        return found;
     }
 
     /** Whether {@code found}, a stored job, is {@code job}: same type, payload and dedupe key. */

@@ -106,6 +106,7 @@ public abstract class JobRecovery extends JobRunner {
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
+        releases.flush();
         long start = System.nanoTime();
         int[] swept = sweep(staleAfter.isZero());
         int examined = swept[0] + swept[1] + swept[2];

@@ -30,6 +30,7 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.logreconciliation.Change;
@@ -74,13 +75,16 @@ public abstract class LedgerAppends extends LedgerFields {
     public Appended append(Prepared p) {
         Object id = p.tx().id().value();
         requiredIndexes.verify();
+        // kept from the archive until released: a retry of this write after its first attempt landed, the
+        // transaction was committed and archived must find it here, never append it again (RecordReleases)
+        String nonce = nonces.get();
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
         for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
             for (Change c : p.tx().changes()) {
                 seqs.put(c.account(), nextSeq(c.account()));
             }
-            Document doc = stored(p, seqs);
+            Document doc = stored(p, seqs).append(RecordReleases.FIELD, nonce);
             try {
                 config.retryPolicy().run(config.name(), id, "append", () -> ledger.updateOne(
                         and(eq("_id", id), exists("proc", false)),
@@ -92,6 +96,7 @@ public abstract class LedgerAppends extends LedgerFields {
                 LOG.debug("[{}] appended {} at {} after {} collisions", config.name(), id, seqs, n);
                 notify(() -> listener.onAppended(p.tx().id(), n));
                 doc.put("_id", id);
+                releases.written(id, nonce);
                 return new Appended(doc, true);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
@@ -111,6 +116,9 @@ public abstract class LedgerAppends extends LedgerFields {
                 // the write concern before reporting it appended
                 config.retryPolicy().run(config.name(), id, "confirm append",
                         () -> WriteConcerns.confirm(ledger, id, config.name(), "append"));
+                if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
+                    releases.written(id, nonce);   // this call's earlier attempt wrote it; its reply was lost
+                }
                 return new Appended(existing, false);
             }
             // another writer took one of our sequence numbers: learn the heads again and retry

@@ -399,6 +399,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
 
     /** Commits every transaction uncommitted for longer than {@code staleAfter}, in log order per account. */
     public RecoveryReport commitPending(Duration staleAfter) {
+        releases.flush();
         long start = System.nanoTime();
         Bson filter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
                 : and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter)));

@@ -23,6 +23,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
@@ -48,12 +49,15 @@ public final class LedgerEngine extends LedgerReconciler {
     /**
      * Moves committed transactions appended longer than {@code olderThan} ago to the archive: copy, raise each
      * account's checkpoint, delete. Balances stay exact (they start from the cache, which is at or past every
-     * checkpoint); reconcile folds from the checkpoint.
+     * checkpoint); reconcile folds from the checkpoint. Transactions their appender has not released yet
+     * ({@link RecordReleases}) stay in the ledger.
      */
     public int archive(Duration olderThan) {
+        releases.flush();
         Date cutoff = clock.cutoff(olderThan);
         int moved = 0;
-        List<Document> old = ledger.find(and(eq("proc", COMMITTED), lte("ts", cutoff)))
+        // a transaction its appender has not released may still be written again by that appender's retry: kept
+        List<Document> old = ledger.find(and(eq("proc", COMMITTED), lte("ts", cutoff), RecordReleases.released()))
                 .sort(Sorts.ascending("ts")).into(new ArrayList<>());
         for (Document tx : old) {
             Object id = tx.get("_id");

@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.eq;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -23,6 +24,8 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.OwnerIds;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.LedgerConfig;
@@ -67,6 +70,10 @@ public abstract class LedgerFields {
     final Map<String, Long> heads = new ConcurrentHashMap<>();
     /** The unique sequence index: what makes two appenders of one seqId collide, checked before the first write. */
     final RequiredIndexes requiredIndexes;
+    /** Transactions this instance appended, to release so that the archive may move them once committed. */
+    final RecordReleases releases;
+    /** One nonce per append call: what its record carries until released. */
+    final Supplier<String> nonces;
 
     final LongAdder appended = new LongAdder();
     final LongAdder collisions = new LongAdder();
@@ -86,6 +93,8 @@ public abstract class LedgerFields {
         this.database = database;
         this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(ledger,
                 "account_seq", List.of(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ), false, CHANGES)));
+        this.releases = new RecordReleases(config.name(), ledger, config.retryPolicy());
+        this.nonces = OwnerIds.sequence(config.name());
         this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
         this.clock = Objects.requireNonNull(clock, "clock");
         this.listener = Objects.requireNonNull(listener, "listener");
