@@ -414,6 +414,33 @@ class TrapsTest {
         assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
     }
 
+    @Test
+    void shouldSetAsideATransactionWhoseRollbackTheServerRefusesAndRecoverTheRest(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        for (String id : List.of("bad", "good")) {
+            // decided nothing: the owner died after preparing (its decision, write #2 of the record, never sent)
+            FaultInjector crash = FaultInjector.atWrite("updateOne", Bank.TRANSACTIONS, 2, FaultMode.CRASH_BEFORE);
+            String from = id.equals("bad") ? "a0" : "a2";
+            assertThatThrownBy(() -> tpc(crash.wrap(db)).transfer(Transfer.of(OperationId.of(id), from, "a1", 5)))
+                    .isInstanceOf(Error.class);
+        }
+        // someone writes a value the rollback's $inc cannot apply to
+        db.getCollection(Bank.ACCOUNTS).updateOne(eq("_id", "a0"), Updates.set("balance", "frozen"));
+
+        RecoveryReport first = tpc(db).recover(Duration.ZERO);
+        RecoveryReport second = tpc(db).recover(Duration.ZERO);
+
+        assertThat(first.rolledBack()).as("%s", first).isEqualTo(1);
+        assertThat(first.setAside()).as("%s", first).isEqualTo(1);
+        assertThat(tx(db, "good").getString("state")).isEqualTo("canceled");
+        assertThat(tx(db, "bad").get("setAside", Document.class).getString("reason")).contains("refused");
+        assertThat(second.examined()).as("set aside: not tried again").isZero();
+        assertThat(tpc(db).interrupted(Duration.ZERO, 10)).singleElement().satisfies(i -> {
+            assertThat(i.id()).isEqualTo("bad");
+            assertThat(i.detail()).contains("set aside by recovery");
+        });
+    }
+
     // ---- 7. unbounded pendingTransactions --------------------------------------------------------------------
 
     @Test

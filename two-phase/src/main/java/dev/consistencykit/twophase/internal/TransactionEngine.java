@@ -171,14 +171,16 @@ public final class TransactionEngine extends TransactionRecovery {
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document tx : transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter))))
-                .projection(Projections.include(STATE, LAST_MODIFIED, PARTICIPANTS))
+                .projection(Projections.include(STATE, LAST_MODIFIED, PARTICIPANTS, SET_ASIDE))
                 .sort(Sorts.ascending(LAST_MODIFIED)).limit(limit)) {
             List<String> where = new ArrayList<>();
             for (Document p : tx.getList(PARTICIPANTS, Document.class, List.of())) {
                 where.add(p.get(P_COLLECTION) + "/" + p.get(P_ID));
             }
+            Document aside = tx.get(SET_ASIDE) instanceof Document d ? d : null;
             out.add(new InterruptedOperation(tx.get("_id"), tx.getString(STATE),
-                    clock.ageOf(tx.getDate(LAST_MODIFIED).toInstant()), "participants " + where));
+                    clock.ageOf(tx.getDate(LAST_MODIFIED).toInstant()), "participants " + where
+                    + (aside == null ? "" : "; set aside by recovery: " + aside.get("reason"))));
         }
         return out;
     }

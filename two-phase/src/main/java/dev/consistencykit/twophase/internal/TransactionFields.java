@@ -52,6 +52,8 @@ public abstract class TransactionFields {
     static final String CREATED = "createdAt";
     static final String REASON = "reason";
     static final String LAST_ERROR = "lastError";
+    /** Set by recovery on a transaction it cannot finish: {@code {reason, at}}; an operator removes it to retry. */
+    static final String SET_ASIDE = "setAside";
     // participant entry fields
     static final String P_COLLECTION = "c";
     static final String P_ID = "id";

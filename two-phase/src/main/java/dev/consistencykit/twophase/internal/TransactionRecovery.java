@@ -2,6 +2,7 @@ package dev.consistencykit.twophase.internal;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 
@@ -17,13 +18,17 @@ import java.util.function.Supplier;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.twophase.CommitStuckException;
@@ -52,12 +57,14 @@ public abstract class TransactionRecovery extends TransactionDriving {
         long start = System.nanoTime();
         // Zero means every transaction not terminal: a time filter would miss one stamped by the server within the
         // error of our estimate of server time.
-        Bson stale = staleAfter.isZero() ? in(STATE, IN_FLIGHT)
-                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)));
+        // a transaction set aside is left to an operator: it would fail the same way on every pass
+        Bson stale = staleAfter.isZero() ? and(in(STATE, IN_FLIGHT), exists(SET_ASIDE, false))
+                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)), exists(SET_ASIDE, false));
         int examined = 0;
         int forward = 0;
         int back = 0;
         int skipped = 0;
+        int setAside = 0;
         Set<Object> seen = new HashSet<>();
         while (true) {
             List<Document> batch = transactions.find(stale)
@@ -69,7 +76,12 @@ public abstract class TransactionRecovery extends TransactionDriving {
             }
             for (Document candidate : batch) {
                 examined++;
-                switch (recoverOne(candidate)) {
+                Optional<TransactionState> end = recoverOrSetAside(candidate);
+                if (end.isEmpty()) {
+                    setAside++;
+                    continue;
+                }
+                switch (end.get()) {
                     case DONE -> forward++;
                     case CANCELED -> back++;
                     default -> skipped++;
@@ -78,12 +90,44 @@ public abstract class TransactionRecovery extends TransactionDriving {
         }
         releaseAbandoned();
         RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
-                Duration.ofNanos(System.nanoTime() - start));
+                Duration.ofNanos(System.nanoTime() - start), setAside);
         if (examined > 0) {
             LOG.info("[{}] recovery: {} stale transactions, {} rolled forward, {} rolled back, {} left to others",
                     config.name(), examined, forward, back, skipped);
         }
         return report;
+    }
+
+    /**
+     * Recovers one transaction, or sets it aside when it cannot be finished for a reason retrying will not change: a
+     * participant's prepare or rollback update the server refuses (a validator, a value of the wrong type written
+     * there since), a record that cannot be read. (A refused commit update stays {@code applied} and is retried on
+     * every pass: see {@link CommitStuckException}.) It is marked with the reason
+     * ({@code setAside}), logged, still listed as interrupted, and left out of later passes until an operator removes
+     * the mark; recovery goes on with the others. A server that is unavailable is not a reason: that propagates.
+     *
+     * @return where it ended, or empty if it was set aside
+     */
+    Optional<TransactionState> recoverOrSetAside(Document candidate) {
+        String reason;
+        try {
+            return Optional.of(recoverOne(candidate));
+        } catch (CommitStuckException stuck) {
+            // recorded on the transaction; retried on every pass, so that a document repaired out of band is
+            // committed by the next one, and later transactions on it are not blocked meanwhile
+            return Optional.of(TransactionState.APPLIED);
+        } catch (MongoWriteException | MongoBulkWriteException refused) {
+            reason = "the server refused a participant's update: " + refused.getMessage();
+        } catch (UnreadableRecord unreadable) {
+            reason = unreadable.getMessage();
+        }
+        Object id = candidate.get("_id");
+        String why = Inputs.show(reason);
+        config.retryPolicy().run(config.name(), id, "set aside", () -> transactions.updateOne(
+                and(eq("_id", id), in(STATE, IN_FLIGHT)), Updates.combine(Updates.set(SET_ASIDE + ".reason", why),
+                        Updates.currentDate(SET_ASIDE + ".at"))));
+        LOG.warn("[{}] transaction {} set aside by recovery, left to an operator: {}", config.name(), id, why);
+        return Optional.empty();
     }
 
     TransactionState recoverOne(Document candidate) {
@@ -94,16 +138,18 @@ public abstract class TransactionRecovery extends TransactionDriving {
             return from;
         }
         Document doc = claimed.get();
-        Encoded tx = decode(doc);
+        Encoded tx;
+        try {
+            tx = decode(doc);
+        } catch (org.bson.BSONException | org.bson.json.JsonParseException | ClassCastException
+                 | IllegalArgumentException e) {
+            throw new UnreadableRecord("its record cannot be read: " + e.getMessage());
+        }
         TransactionState state = TransactionState.fromStored(doc.getString(STATE));
         boolean rollBack = from == TransactionState.PENDING
                 && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
         Outcome outcome;
-        try {
-            outcome = drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
-        } catch (CommitStuckException stuck) {
-            return TransactionState.APPLIED;
-        }
+        outcome = drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
         if (outcome.lost()) {
             // fenced out by a recoverer that took it over later: that one reports what it did, this one did nothing
             LOG.debug("[{}] transaction {} was taken over while this recovery drove it; now {}", config.name(),
@@ -120,6 +166,15 @@ public abstract class TransactionRecovery extends TransactionDriving {
         TransactionState end = outcome.state();
         notify(() -> listener.onRecovered(tx.operationId(), from, end));
         return end;
+    }
+
+    /** A record recovery cannot decode: the transactions collection holds data this engine did not write. */
+    static final class UnreadableRecord extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UnreadableRecord(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** Takes {@code seen} over by a compare-and-set on its state and fencing token; empty if another won. */
