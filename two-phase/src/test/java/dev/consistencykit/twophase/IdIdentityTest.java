@@ -38,6 +38,20 @@ class IdIdentityTest {
     }
 
     @Test
+    void shouldFindADocumentByAnIdOfAnotherNumericTypeWithTheSameValue(MongoDatabase db) {
+        db.getCollection("accounts").insertMany(List.of(new Document("_id", 1).append("balance", 100L),
+                new Document("_id", 2L).append("balance", 100L)));
+        TwoPhaseCommit payments = TwoPhaseCommit.builder(db).build();
+
+        assertThat(payments.transfer(Transfer.of(OperationId.of("t1"), 1.0, 2.0, 30)).isCommitted()).isTrue();
+        assertThat(payments.transfer(Transfer.of(OperationId.of("t2"), new org.bson.types.Decimal128(2), 1L, 5))
+                .isCommitted()).isTrue();
+
+        assertThat(payments.readConsistent("accounts", List.of(1, 2)).documents())
+                .extracting(d -> d.get("balance")).containsExactly(75L, 125L);
+    }
+
+    @Test
     void shouldTreatIdsMongoDbHoldsEqualAsOneDocument(MongoDatabase db) {
         db.getCollection("accounts").insertOne(new Document("_id", 7).append("balance", 100L));
         TwoPhaseCommit payments = TwoPhaseCommit.builder(db).build();
