@@ -52,6 +52,37 @@ class TrapsTest {
         return db.getCollection(Bank.TRANSACTIONS).find(eq("_id", id)).first();
     }
 
+    @Test
+    void shouldCancelATransferWhoseCreditAtCommitWouldPassTheRangeOfALong(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        db.getCollection(Bank.ACCOUNTS).updateOne(eq("_id", "a1"), Updates.set("balance", Long.MAX_VALUE - 50));
+
+        assertThatThrownBy(() -> tpc(db).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)))
+                .isInstanceOf(ArithmeticOverflowException.class).hasMessageContaining("accounts/a1");
+
+        assertThat(Bank.balance(db, "a0")).isEqualTo(1_000);
+        assertThat(Bank.balance(db, "a1")).isEqualTo(Long.MAX_VALUE - 50);
+    }
+
+    @Test
+    void shouldRefuseACommitCreditThatOtherCreditsSinceThePreparePushedPastTheRange(MongoDatabase db)
+            throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        db.getCollection(Bank.ACCOUNTS).updateOne(eq("_id", "a1"), Updates.set("balance", Long.MAX_VALUE - 150));
+        // t1 prepared (a0 debited, a1 marked) and held before its decision
+        FaultInjector held = FaultInjector.atWrite("updateOne", Bank.TRANSACTIONS, 2, FaultMode.PAUSE);
+        java.util.concurrent.CompletableFuture<OperationResult> t1 = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> tpc(held.wrap(db)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
+        assertThat(held.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        assertThat(tpc(db).transfer(Transfer.of(OperationId.of("t2"), "a2", "a1", 100)).isCommitted()).isTrue();
+        held.release();
+
+        assertThatThrownBy(() -> t1.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                .hasCauseInstanceOf(CommitStuckException.class).hasMessageContaining("64-bit");
+        assertThat(Bank.balance(db, "a1")).as("not wrapped").isEqualTo(Long.MAX_VALUE - 50);
+        assertThat(tx(db, "t1").getString("state")).isEqualTo("applied");
+    }
+
     // ---- 1. two applications pick the same transaction ------------------------------------------------------
 
     @Test

@@ -310,6 +310,38 @@ public final class SpecCodec {
     }
 
     /**
+     * What a participant's prepare and commit updates add up to, for the overflow checks of a prepare: the
+     * integral {@code $inc}s of both on one path summed (clamped to the 64-bit range), every other op as it is. A
+     * prepare guarded by it is refused when the commit that follows would pass the range on that document as it is
+     * now, so the transaction is canceled before anything is decided rather than stuck after.
+     */
+    public static List<Object> throughCommit(List<?> prepare, List<?> commit) {
+        Map<String, Long> sums = new LinkedHashMap<>();
+        List<Object> others = new ArrayList<>();
+        for (List<?> ops : List.of(prepare == null ? List.of() : prepare, commit == null ? List.of() : commit)) {
+            for (Object o : ops) {
+                Map<String, Object> op = asMap(o);
+                Object value = java(op.get("value"));
+                if ("inc".equals(text(op.get("op"))) && (value instanceof Integer || value instanceof Long)) {
+                    long n = ((Number) value).longValue();
+                    sums.merge(text(op.get("path")), n, (a, b) -> {
+                        try {
+                            return Math.addExact(a, b);
+                        } catch (ArithmeticException past) {
+                            return a > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+                        }
+                    });
+                } else {
+                    others.add(o);
+                }
+            }
+        }
+        List<Object> combined = new ArrayList<>(others);
+        sums.forEach((path, n) -> combined.add(new Document("op", "inc").append("path", path).append("value", n)));
+        return combined;
+    }
+
+    /**
      * The first integral {@code $inc} of a stored update that would take {@code document}'s field out of a 64-bit
      * integer, worded for a cancellation reason.
      */

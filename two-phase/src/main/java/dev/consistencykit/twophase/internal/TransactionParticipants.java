@@ -366,11 +366,26 @@ public abstract class TransactionParticipants extends TransactionRecording {
         return Prepared.OK;
     }
 
-    /** A participant's precondition, with the guard that keeps its prepare's {@code $inc}s from overflowing. */
+    /**
+     * A participant's precondition, with the guard that keeps its prepare's {@code $inc}s, and the commit's after
+     * them, from overflowing on the document as it is when prepared.
+     */
     static Bson guarded(Document p) {
         Bson pre = SpecCodec.decodeCondition(p.getList(P_PRE, Object.class));
-        Bson overflow = SpecCodec.overflowGuard(p.getList(P_PREPARE, Object.class));
-        return overflow == null ? pre : pre == null ? overflow : and(pre, overflow);
+        List<Bson> guards = new ArrayList<>();
+        if (pre != null) {
+            guards.add(pre);
+        }
+        Bson prepare = SpecCodec.overflowGuard(p.getList(P_PREPARE, Object.class));
+        if (prepare != null) {
+            guards.add(prepare);
+        }
+        Bson commit = SpecCodec.overflowGuard(SpecCodec.throughCommit(p.getList(P_PREPARE, Object.class),
+                p.getList(P_COMMIT, Object.class)));
+        if (commit != null) {
+            guards.add(commit);
+        }
+        return guards.isEmpty() ? null : guards.size() == 1 ? guards.get(0) : and(guards);
     }
 
     /** Best effort: removes this attempt's own reservations after it found it no longer owns the transaction. */
@@ -397,6 +412,12 @@ public abstract class TransactionParticipants extends TransactionRecording {
         Optional<String> overflow = SpecCodec.overflowOf(p.getList(P_PREPARE, Object.class), current);
         if (overflow.isPresent()) {
             return reason(OVERFLOW, who, "the prepare of " + who + " was refused: " + overflow.get());
+        }
+        Optional<String> later = SpecCodec.overflowOf(SpecCodec.throughCommit(p.getList(P_PREPARE, Object.class),
+                p.getList(P_COMMIT, Object.class)), current);
+        if (later.isPresent()) {
+            return reason(OVERFLOW, who, "the prepare of " + who + " was refused, its commit would follow with "
+                    + later.get());
         }
         Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), current);
         String funds = p.getString(P_FUNDS);

@@ -17,9 +17,11 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;
@@ -41,21 +43,31 @@ public abstract class TransactionSettlement extends TransactionParticipants {
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
-                writes.add(MarkerWrite.of(p.get(P_ID), SpecCodec.decodeUpdate(p.getList(P_COMMIT, Object.class))));
+                // credits from other transactions since the prepare may have brought the field nearer the edge: the
+                // commit is refused rather than wrapped (the embedded server) or refused raw (MongoDB)
+                List<Object> commit = p.getList(P_COMMIT, Object.class);
+                writes.add(new MarkerWrite(p.get(P_ID), SpecCodec.overflowGuard(commit),
+                        SpecCodec.decodeUpdate(commit)));
             }
+            Map<Object, GuardedResult> results;
             try {
-                config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
+                results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
                         () -> OnceEffects.settle(collection, marker, tx.id(), writes));
             } catch (MongoBulkWriteException | MongoWriteException e) {
-                stuck(tx, token, group.getKey(), e);
+                stuck(tx, token, group.getKey(), e.getMessage(), e);
                 return;
+            }
+            for (Map.Entry<Object, GuardedResult> r : results.entrySet()) {
+                if (r.getValue().outcome() == UpdateOutcome.GUARD_FAILED) {
+                    stuck(tx, token, group.getKey(), "the commit update of " + r.getKey() + " would take a field"
+                            + " past the range of a 64-bit integer", null);
+                }
             }
         }
     }
 
-    void stuck(Encoded tx, long token, String collection, MongoException e) {
+    void stuck(Encoded tx, long token, String collection, String error, MongoException e) {
         commitStuck.increment();
-        String error = e.getMessage();
         LOG.warn("[{}] the server refused a commit update of transaction {} on {}: {}", config.name(), tx.id(),
                 collection, error);
         transactions.updateOne(and(eq("_id", tx.id()), eq(TOKEN, token)), Updates.combine(
