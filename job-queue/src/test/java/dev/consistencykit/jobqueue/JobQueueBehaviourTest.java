@@ -172,6 +172,21 @@ class JobQueueBehaviourTest {
     }
 
     @Test
+    void shouldFailAJobWhoseIncWouldPassTheRangeOfALongWithNothingWritten(MongoDatabase db) {
+        db.getCollection("wallets").insertOne(new Document("_id", "w").append("n", Long.MAX_VALUE - 1));
+        JobQueue queue = JobQueue.builder(db).maxAttempts(1)
+                .handler("credit", ctx -> ctx.applyOnce("wallets", "w", Updates.inc("n", 5L))).build();
+
+        OperationResult r = queue.apply(JobRequest.of("credit", new Document()).withId(OperationId.of("j")));
+
+        assertThat(r.state()).isEqualTo(JobState.DEAD.stored());
+        assertThat(r.reason()).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("EffectOverflowException").contains("64-bit"));
+        assertThat(db.getCollection("wallets").find().first()).as("not wrapped, no mark left")
+                .isEqualTo(new Document("_id", "w").append("n", Long.MAX_VALUE - 1));
+    }
+
+    @Test
     void shouldFinishAJobThatAppliesIfPresentToAMissingDocument(MongoDatabase db) {
         List<UpdateOutcome> seen = new CopyOnWriteArrayList<>();
         JobQueue queue = JobQueue.builder(db).handler("credit", ctx -> seen.add(ctx.applyOnceIfPresent("wallets",

@@ -76,8 +76,6 @@ public abstract class JobFields {
     static final String UNSETTLED = "unsettled";
     /** On a job relayed from an outbox: the nonce of the {@code enqueueWith} call that wrote it. */
     static final String OUTBOX_NONCE = "outboxNonce";
-    /** Beyond this many applied marks on one document, marks of jobs already done are tidied when met. */
-    static final int TIDY_THRESHOLD = 16;
 
     static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);

@@ -35,6 +35,7 @@ import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.IncOverflow;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.EffectMarker;
@@ -43,6 +44,7 @@ import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.jobqueue.EffectOverflowException;
 import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
@@ -255,7 +257,6 @@ public abstract class JobRunner extends JobOutbox {
                 return UpdateOutcome.MISSING;
             }
             Document current = reserved.document().orElseThrow();
-            tidyLegacy(target, current, jobId);
             EffectMarker.Evidence evidence = EFFECT_MARKER.evidence(current, jobId, nonce);
             if (evidence == EffectMarker.Evidence.APPLIED) {
                 recordEffect(claimed, collectionName, documentId);
@@ -286,11 +287,20 @@ public abstract class JobRunner extends JobOutbox {
             throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(),
                     "another worker took job " + jobId + " over");
         }
+        BsonDocument inc = update instanceof BsonDocument b ? b : null;   // checked, rendered: guard its $incs
         GuardedResult r = config.retryPolicy().execute(config.name(), jobId, "apply effect",
-                () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce,
-                        List.of(MarkerWrite.of(documentId, update))).get(documentId));
+                () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce, List.of(new MarkerWrite(documentId,
+                        IncOverflow.guard(inc), update))).get(documentId));
         if (r.outcome() != UpdateOutcome.GUARD_FAILED) {
             return r.outcome();
+        }
+        Optional<String> overflow = r.document().filter(d -> EFFECT_MARKER.evidence(d, jobId, nonce)
+                == EffectMarker.Evidence.RESERVED).flatMap(d -> IncOverflow.of(inc, d));
+        if (overflow.isPresent()) {
+            config.retryPolicy().run(config.name(), jobId, "release effect",
+                    () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));
+            throw new EffectOverflowException(config.name(), jobId, "the effect on " + collectionName + "/"
+                    + documentId + " was refused, nothing written: " + overflow.get());
         }
         throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "another worker took job "
                 + jobId + " over before its effect on " + collectionName + "/" + documentId + " applied");
@@ -359,34 +369,6 @@ public abstract class JobRunner extends JobOutbox {
             }
         }
         return settled;
-    }
-
-    /**
-     * Marks of the earlier format (kept forever) are removed as they are met: when a document carries more than a
-     * few applied marks, those of jobs that are done (or pruned) are pulled. A done job never runs again.
-     */
-    void tidyLegacy(MongoCollection<Document> target, Document current, Object jobId) {
-        List<?> applied = Inputs.arrayOf(current, APPLIED_JOBS);
-        if (applied.size() <= TIDY_THRESHOLD) {
-            return;
-        }
-        // read back from a business document: only values that are job ids reach the query
-        List<Object> others = applied.stream().filter(id -> !Objects.equals(id, jobId))
-                .filter(Inputs::isOperationId).map(id -> (Object) id).distinct().toList();
-        if (others.isEmpty()) {
-            return;
-        }
-        Set<Object> notDone = new HashSet<>();
-        jobs.withReadPreference(ReadPreference.primary()).find(and(in("_id", others),
-                ne(STATE, JobState.DONE.stored()))).projection(Projections.include("_id"))
-                .forEach(d -> notDone.add(Inputs.idKey(d.get("_id"))));
-        List<Object> done = others.stream().filter(id -> !notDone.contains(Inputs.idKey(id))).toList();
-        if (!done.isEmpty()) {
-            LOG.info("[{}] removing {} marks of done jobs from document {}", config.name(), done.size(),
-                    current.get("_id"));
-            config.retryPolicy().run(config.name(), current.get("_id"), "tidy marks", () -> target.updateOne(
-                    eq("_id", current.get("_id")), Updates.pullAll(APPLIED_JOBS, done)));
-        }
     }
 
     final class Context implements JobContext {
