@@ -273,7 +273,8 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
     /**
      * Jobs a worker claimed and went quiet on ({@code PROCESSING} past its lease; every {@code PROCESSING} job when
-     * {@code staleAfter} is zero), oldest claim first. Queued jobs are waiting, not interrupted.
+     * {@code staleAfter} is zero), oldest claim first, then dead jobs waiting for {@link #replayDead}, each with the
+     * error of its last attempt, up to {@code limit} in all. Queued jobs are waiting, not interrupted.
      */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {

@@ -169,6 +169,10 @@ class JobQueueBehaviourTest {
         assertThat(last.reason()).hasValueSatisfying(r -> assertThat(r).contains("wallets/nobody"));
         assertThat(job(db, "j").getString("lastError")).contains("does not exist");
         assertThat(db.getCollection("wallets").countDocuments()).isZero();
+        assertThat(queue.interrupted(Duration.ZERO, 10)).singleElement().satisfies(i -> {
+            assertThat(i.state()).isEqualTo("dead");
+            assertThat(i.detail()).contains("wallets/nobody").contains("replayDead");
+        });
     }
 
     @Test

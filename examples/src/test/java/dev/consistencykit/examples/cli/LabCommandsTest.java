@@ -39,7 +39,8 @@ class LabCommandsTest {
         Document json = run.lastLineJson();
         assertThat(json.keySet()).contains("pattern", "roundTripsPerOp", "writesPerOp", "opsPerSec", "rawOpsPerSec",
                 "ratio");
-        assertThat(json.getDouble("roundTripsPerOp")).isEqualTo(7.0);
+        // 7 per transfer, and one write per 64 records releasing them (RecordReleases)
+        assertThat(json.getDouble("roundTripsPerOp")).isBetween(7.0, 7.0 + 1.0 / 64 + 0.001);
         assertThat(json.getDouble("opsPerSec")).isPositive();
         assertThat(json.getDouble("rawOpsPerSec")).isPositive();
         assertThat(json.getDouble("ratio")).isCloseTo(json.getDouble("opsPerSec") / json.getDouble("rawOpsPerSec"),
@@ -93,7 +94,8 @@ class LabCommandsTest {
                 "--seconds", "1");
 
         assertThat(run.exitCode()).as(run.err()).isZero();
-        assertThat(run.lastLineJson().getDouble("roundTripsPerOp")).isEqualTo(3.0);
+        // 3 per job, and one write per 64 jobs releasing their records (RecordReleases)
+        assertThat(run.lastLineJson().getDouble("roundTripsPerOp")).isBetween(3.0, 3.0 + 1.0 / 64 + 0.001);
     }
 
     @Test

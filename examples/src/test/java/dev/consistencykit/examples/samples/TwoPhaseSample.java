@@ -10,8 +10,8 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.ConsistentRead;
+import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.TwoPhaseTransaction;

@@ -132,6 +132,19 @@ public final class JobEngine extends JobRecovery {
                     "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)
                             + (error == null ? "" : ", last error: " + Inputs.show(error))));
         }
+        // dead jobs wait for an operator's replay: listed after the stuck ones, with the error that killed them
+        // (a walk of the due index, {state, runAt}, bounded by what is left of the limit)
+        if (out.size() < limit) {
+            for (Document job : jobs.find(eq(STATE, JobState.DEAD.stored())).projection(Projections.include(TYPE,
+                    ATTEMPTS, LAST_ERROR, LAST_MODIFIED)).sort(Sorts.ascending(RUN_AT)).limit(limit - out.size())) {
+                Date at = job.getDate(LAST_MODIFIED);
+                String error = job.getString(LAST_ERROR);
+                out.add(new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
+                        at == null ? Duration.ZERO : clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
+                        + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
+                        + (error == null ? "" : ", last error: " + Inputs.show(error))));
+            }
+        }
         return out;
     }
 
