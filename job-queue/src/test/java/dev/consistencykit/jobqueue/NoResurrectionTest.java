@@ -1,6 +1,7 @@
 package dev.consistencykit.jobqueue;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -11,8 +12,10 @@ import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecordReleases;
@@ -63,6 +66,39 @@ class NoResurrectionTest {
         assertThat(counter(db)).isEqualTo(1);
         assertThat(Friends.invariants(db)).isEmpty();
         assertThat(pruned).as("the job its recorder has not released is kept").isZero();
+    }
+
+    @Test
+    void shouldNotQueueAJobAgainWhenARelayerThatReadTheOutboxLongAgoWakesAfterItRanAndWasPruned(MongoDatabase db)
+            throws Exception {
+        Friends.seedUsers(db, "ann", "bob");
+        MongoCollection<Document> users = db.getCollection(Friends.USERS);
+        // the business write lands with its outbox entry; the caller dies before relaying it
+        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
+        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
+                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
+                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        // a relayer reads the outbox and pauses before it records the job
+        FaultInjector stale = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.PAUSE);
+        CompletableFuture<Integer> late = CompletableFuture.supplyAsync(() -> Friends.queue(stale.wrap(db)).build()
+                .relayOutbox(stale.wrap(db).getCollection(Friends.USERS)));
+        assertThat(stale.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        JobQueue other = Friends.queue(db).build();
+        assertThat(other.relayOutbox(users)).isEqualTo(1);
+        assertThat(other.processNext()).isPresent();
+        other.recover(Duration.ofMinutes(1));   // its maintenance releases what it recorded
+        assertThat(prune(db)).isEqualTo(1);
+        stale.release();
+        late.get(30, TimeUnit.SECONDS);
+        while (other.processNext().isPresent()) {
+            // a resurrected job would run again here
+        }
+
+        Document ann = users.find(Filters.eq("_id", "ann")).first();
+        assertThat(ann.getList("friends", String.class)).containsExactly("bob");
+        assertThat(ann.getInteger("charged")).isEqualTo(1);
+        assertThat(db.getCollection("jobs").countDocuments()).as("the late relayer's record withdrawn").isZero();
     }
 
     @Test

@@ -94,7 +94,9 @@ class ZombieAndOutboxTest {
                 .build().explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
-                "updateOne users", "updateOne users", "updateOne jobs", "updateOne users", "findOneAndUpdate jobs",
+                // reserve, business write with the job, record it held, release it to the workers, clear the outbox
+                "updateOne users", "updateOne users", "updateOne jobs", "updateOne jobs", "updateOne users",
+                "findOneAndUpdate jobs",
                 "findOneAndUpdate users", "updateOne jobs", "updateOne users",
                 "findOneAndUpdate users", "updateOne jobs", "updateOne users",
                 "findOneAndUpdate jobs", "bulkWrite users", "updateOne jobs");

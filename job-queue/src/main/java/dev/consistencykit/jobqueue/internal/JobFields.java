@@ -76,6 +76,8 @@ public abstract class JobFields {
     static final String UNSETTLED = "unsettled";
     /** On a job relayed from an outbox: the nonce of the {@code enqueueWith} call that wrote it. */
     static final String OUTBOX_NONCE = "outboxNonce";
+    /** On a job a relayer recorded and has not yet found still outboxed: the relayer's nonce; no worker claims it. */
+    static final String HELD = "heldBy";
 
     static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);

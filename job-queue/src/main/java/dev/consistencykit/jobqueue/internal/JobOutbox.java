@@ -32,6 +32,7 @@ import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobHandler;
@@ -213,6 +214,14 @@ public abstract class JobOutbox extends JobRecording {
         return moved;
     }
 
+    /**
+     * Relays each job in {@code doc}'s outbox. A relayer may have read the outbox long ago: another may since have
+     * relayed the entry, the job run, and a pruner removed it. So the job is recorded <em>held</em> (no worker claims
+     * it), the entry is then read again: gone, and the job this relayer just recorded is a resurrection, deleted
+     * unclaimed; still there, and the job, whoever recorded it, is the entry's one: it is released to the workers,
+     * then the entry is settled off the document. The record stays unprunable ({@link RecordReleases}) until the
+     * relayer that wrote it has settled the entry.
+     */
     int relayDocument(MongoCollection<Document> business, Document doc) {
         int moved = 0;
         for (Object raw : Inputs.arrayOf(doc, OUTBOX)) {
@@ -221,30 +230,54 @@ public abstract class JobOutbox extends JobRecording {
                 continue;
             }
             Object jobId = job.id();
+            String nonce = ownerIds.get();
+            Document recorded = null;
             try {
-                enqueue(job);
+                recorded = record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce), job.delay()),
+                        nonce);
             } catch (IdempotencyConflictException conflict) {
                 // its dedupe key went to another job with other content after the business write: that job is the
                 // key's one; this entry is settled off the document rather than block the relay for ever
                 LOG.warn("[{}] outboxed job {} on document {} is not queued: {}", config.name(), jobId,
                         doc.get("_id"), conflict.getMessage());
             }
+            boolean mine = recorded != null && nonce.equals(recorded.getString(RecordReleases.FIELD));
+            if (recorded != null && !stillOutboxed(business, doc.get("_id"), jobId)) {
+                // relayed and settled by another since this relayer read the outbox: what it recorded now may be a
+                // job that already ran and was pruned; it never ran, being held, and goes
+                long deleted = !mine ? 0 : config.retryPolicy().execute(config.name(), jobId, "withdraw relayed job",
+                        () -> jobs.deleteOne(and(eq("_id", jobId), eq(RecordReleases.FIELD, nonce), eq(HELD, nonce)))
+                                .getDeletedCount());
+                if (mine && deleted == 0) {
+                    releases.written(jobId, nonce);   // released to the workers by another relayer: the entry's job
+                }
+                continue;
+            }
+            if (recorded != null) {
+                Object queued = recorded.get("_id");
+                config.retryPolicy().run(config.name(), jobId, "release relayed job", () -> jobs.updateOne(
+                        and(eq("_id", queued), exists(HELD, true)), Updates.unset(HELD)));
+            }
             Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
-            GuardedResult settled = config.retryPolicy().execute(config.name(), jobId, "clear outbox",
+            config.retryPolicy().execute(config.name(), jobId, "clear outbox",
                     () -> OnceEffects.settle(business, OUTBOX_MARKER, jobId,
                             // the last job written there: its entry is the outbox's only one, and the array goes
                             List.of(new MarkerWrite(doc.get("_id"), null, pullEntry, Updates.unset(OUTBOX))))
                             .get(doc.get("_id")));
-            if (settled.outcome() == UpdateOutcome.ALREADY_APPLIED
-                    && settled.document().map(d -> carries(d, jobId)).orElse(false)) {
-                // an entry written by the earlier format, without a mark: pull it alone
-                config.retryPolicy().run(config.name(), jobId, "clear outbox", () -> business.updateOne(
-                        eq("_id", doc.get("_id")), pullEntry));
+            if (mine) {
+                releases.written(jobId, nonce);
             }
             relayed.increment();
             moved++;
         }
         return moved;
+    }
+
+    /** Whether {@code documentId}'s outbox still holds job {@code jobId}: read from the primary. */
+    boolean stillOutboxed(MongoCollection<Document> business, Object documentId, Object jobId) {
+        return config.retryPolicy().execute(config.name(), jobId, "read outbox entry", () -> business
+                .withReadPreference(ReadPreference.primary()).find(and(eq("_id", documentId),
+                        eq(OUTBOX + "._id", jobId))).projection(Projections.include("_id")).first()) != null;
     }
 
     static boolean carries(Document doc, Object jobId) {

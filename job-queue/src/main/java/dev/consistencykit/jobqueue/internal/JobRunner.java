@@ -2,6 +2,7 @@ package dev.consistencykit.jobqueue.internal;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
@@ -85,6 +86,7 @@ public abstract class JobRunner extends JobOutbox {
         }
         filters.add(in(STATE, DUE_STATES));
         filters.add(lte(RUN_AT, Date.from(clock.now())));
+        filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
         boolean[] sent = {false};   // a retry looks first for what its earlier attempt claimed (a lost reply)
         Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
             Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()),
