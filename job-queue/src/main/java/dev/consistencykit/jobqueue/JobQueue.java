@@ -253,25 +253,6 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /**
-     * Requeues (or kills, on their last attempt) jobs whose lease expired; returns how many.
-     * @deprecated {@link #requeue(Duration)} with a non-zero threshold, which returns a report
-     */
-    @Deprecated(since = "0.1.0", forRemoval = true)
-    public int sweep() {
-        int[] counts = calls.idempotent("sweep", () -> engine.sweep(false));
-        return counts[0] + counts[1];
-    }
-
-    /**
-     * The same as {@link #requeue(Duration)}, as a count of the jobs requeued or killed.
-     * @deprecated {@link #requeue(Duration)}, which returns a report
-     */
-    @Deprecated(since = "0.1.0", forRemoval = true)
-    public int sweep(Duration staleAfter) {
-        return requeue(staleAfter).rolledBack();
-    }
-
-    /**
      * Jobs a worker claimed and went quiet on ({@code PROCESSING} past its lease; every {@code PROCESSING} job when
      * {@code staleAfter} is zero), oldest claim first, then dead jobs waiting for {@link #replayDead}, each with the
      * error of its last attempt, up to {@code limit} in all. Queued jobs are waiting, not interrupted.

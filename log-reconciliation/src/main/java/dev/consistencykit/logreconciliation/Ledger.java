@@ -146,16 +146,6 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     /**
-     * The same as {@link #recover()}.
-     *
-     * @deprecated the default-threshold recovery is {@link #recover()} in every pattern
-     */
-    @Deprecated(since = "0.1.0", forRemoval = true)
-    public RecoveryReport commitPending() {
-        return recover();
-    }
-
-    /**
      * Commits every transaction uncommitted for longer than {@code staleAfter} by server time (zero: all of them),
      * in log order per account. Safe from many processes at once.
      *

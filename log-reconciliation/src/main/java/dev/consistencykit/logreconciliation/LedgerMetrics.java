@@ -13,14 +13,4 @@ package dev.consistencykit.logreconciliation;
  */
 public record LedgerMetrics(long appended, long collisions, long headQueries, long committed, long canceled,
                             long gapsFilled, long archived) {
-
-    /**
-     * The same as {@link #canceled()}.
-     *
-     * @deprecated spelled {@link #canceled()}, like every pattern's state names
-     */
-    @Deprecated(since = "0.1.0", forRemoval = true)
-    public long cancelled() {
-        return canceled;
-    }
 }

@@ -43,7 +43,7 @@ import dev.consistencykit.syncflag.internal.SyncFields;
  * <p><b>How.</b> {@link #update} applies the caller's update to the master in one atomic write that also increments
  * the master's {@code syncVersion} and sets its {@code syncing} flag; then one {@code updateMany} per target writes the
  * master's current values, with that version, to every copy whose version is lower; then the flag is cleared if it is
- * still this update's. {@link #sweep()} finds flags older than {@link SyncFlagConfig#staleAfter()} by index (server
+ * still this update's. {@link #recover()} finds flags older than {@link SyncFlagConfig#staleAfter()} by index (server
  * time), takes each over with one compare-and-set, and propagates again. An update that cannot change a copied field
  * (by its operators' field paths) costs one write and sets no flag.
  *
@@ -208,16 +208,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     @Override
     public RecoveryReport recover() {
         return calls.idempotent("recover", () -> engine.sweep(config.staleAfter(), SyncFlagListener.Source.SWEEP));
-    }
-
-    /**
-     * The same as {@link #recover()}.
-     *
-     * @deprecated the default-threshold recovery is {@link #recover()} in every pattern
-     */
-    @Deprecated(since = "0.1.0", forRemoval = true)
-    public RecoveryReport sweep() {
-        return recover();
     }
 
     /**
