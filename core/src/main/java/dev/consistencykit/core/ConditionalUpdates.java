@@ -39,10 +39,10 @@ import com.mongodb.client.result.UpdateResult;
  * one request, idempotent, and returns a typed {@link UpdateOutcome} decided by re-reading the document
  * whenever the guard did not match (so the common path costs one round trip).
  *
+ * Effects applied at most once on documents an operation does not own are {@link OnceEffects}.
+ *
  * <ul>
  *   <li>{@link #transition}: compare-and-set on a state field, stamping {@code lastModified} with server time;</li>
- *   <li>{@link #applyOnce} / {@link #settleOnce} / {@link #fence}: apply an operation's effect to a document at
- *       most once, and settle it at most once, through a {@link Marker} array;</li>
  *   <li>{@link #claim} / {@link #fenced} / {@link #renew} / {@link #release}: leases with a fencing token that
  *       grows on every claim, so a paused owner whose lease was taken over can no longer write.</li>
  * </ul>
@@ -102,115 +102,6 @@ public final class ConditionalUpdates {
         return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
     }
 
-    /**
-     * Applies {@code update} to document {@code id} at most once for {@code operationId}: the filter requires the
-     * id to be absent from the marker's pending (and settled) array, and the update pushes it onto the pending
-     * array in the same atomic write.
-     *
-     * @param guard  an extra filter (for example {@code balance >= amount}), or {@code null}
-     * @param update the effect to apply, or {@code null} to only mark the document
-     * @return {@code APPLIED}; {@code ALREADY_APPLIED} if the id is already pending or settled on the document;
-     *         {@code GUARD_FAILED} if the extra guard refused; {@code MISSING} if there is no such document
-     */
-    public static GuardedResult applyOnce(MongoCollection<Document> collection, Object id, Marker marker,
-                                          Object operationId, Bson guard, Bson update) {
-        Inputs.documentId(null, "id", id);
-        Inputs.operationId(null, "operationId", operationId);
-        UpdateResult result = collection.updateOne(applyFilter(id, marker, operationId, guard),
-                applyUpdate(marker, operationId, update));
-        if (result.getMatchedCount() == 1) {
-            return GuardedResult.of(UpdateOutcome.APPLIED, null);
-        }
-        Document current = reread(collection, id);
-        if (current == null) {
-            return GuardedResult.of(UpdateOutcome.MISSING, null);
-        }
-        return GuardedResult.of(afterApply(current, marker, operationId), current);
-    }
-
-    /**
-     * Settles {@code operationId} on document {@code id} at most once: the filter requires the id in the pending
-     * array, and the update applies {@code update}, pulls the id and (with tombstones) adds it to the settled
-     * array, in one atomic write.
-     *
-     * @param guard  an extra filter, or {@code null}
-     * @param update the effect of settling (a commit's credit, a rollback's reversal), or {@code null}
-     * @return {@code APPLIED}; {@code ALREADY_APPLIED} if it was settled before (with tombstones: the id is in the
-     *         settled array; without: the id is absent, which cannot be told apart from never applied);
-     *         {@code GUARD_FAILED} if the id is pending but the extra guard refused, or (with tombstones) if the id
-     *         was never applied here; {@code MISSING} if there is no such document
-     */
-    public static GuardedResult settleOnce(MongoCollection<Document> collection, Object id, Marker marker,
-                                           Object operationId, Bson guard, Bson update) {
-        Inputs.documentId(null, "id", id);
-        Inputs.operationId(null, "operationId", operationId);
-        UpdateResult result = collection.updateOne(settleFilter(id, marker, operationId, guard),
-                settleUpdate(marker, operationId, update));
-        if (result.getMatchedCount() == 1) {
-            return GuardedResult.of(UpdateOutcome.APPLIED, null);
-        }
-        Document current = reread(collection, id);
-        if (current == null) {
-            return GuardedResult.of(UpdateOutcome.MISSING, null);
-        }
-        return GuardedResult.of(afterSettle(current, marker, operationId), current);
-    }
-
-    /**
-     * {@link #applyOnce} for several documents of one collection in a single request (an unordered bulk write), so
-     * that an operation touching N documents of a collection costs one round trip. Each document is guarded on its
-     * own, so a bulk that applies only partly (a crash, a guard refusing one document) is still classified per
-     * document.
-     *
-     * @return each document's result, by id, in the order given. When every write matched, all are
-     *         {@code APPLIED}; otherwise every document is re-read (one more request) and a change found in place
-     *         is reported {@code ALREADY_APPLIED}, since one bulk reply cannot say which writes matched
-     * @throws IllegalArgumentException if two writes name the same document
-     */
-    public static Map<Object, GuardedResult> applyOnceAll(MongoCollection<Document> collection, Marker marker,
-                                                                    Object operationId, List<MarkerWrite> writes) {
-        Inputs.operationId(null, "operationId", operationId);
-        requireDistinct(writes);
-        if (writes.size() == 1) {
-            MarkerWrite w = writes.get(0);
-            return Map.of(w.id(), applyOnce(collection, w.id(), marker, operationId, w.guard(), w.update()));
-        }
-        List<WriteModel<Document>> models = new ArrayList<>();
-        for (MarkerWrite w : writes) {
-            models.add(new UpdateOneModel<>(applyFilter(w.id(), marker, operationId, w.guard()),
-                    applyUpdate(marker, operationId, w.update())));
-        }
-        int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
-                .getMatchedCount();
-        return classifyAll(collection, writes, matched, current -> afterApply(current, marker, operationId));
-    }
-
-    /**
-     * {@link #settleOnce} for several documents of one collection in a single request; see {@link #applyOnceAll}
-     * for how results are classified.
-     *
-     * @throws IllegalArgumentException if two writes name the same document
-     */
-    public static Map<Object, GuardedResult> settleOnceAll(MongoCollection<Document> collection,
-                                                                     Marker marker, Object operationId,
-                                                                     List<MarkerWrite> writes) {
-        Inputs.operationId(null, "operationId", operationId);
-        requireDistinct(writes);
-        if (writes.size() == 1) {
-            MarkerWrite w = writes.get(0);
-            return Map.of(w.id(), settleOnce(collection, w.id(), marker, operationId, w.guard(),
-                    w.update()));
-        }
-        List<WriteModel<Document>> models = new ArrayList<>();
-        for (MarkerWrite w : writes) {
-            models.add(new UpdateOneModel<>(settleFilter(w.id(), marker, operationId, w.guard()),
-                    settleUpdate(marker, operationId, w.update())));
-        }
-        int matched = collection.bulkWrite(models, new BulkWriteOptions().ordered(false))
-                .getMatchedCount();
-        return classifyAll(collection, writes, matched, current -> afterSettle(current, marker, operationId));
-    }
-
     static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
             List<MarkerWrite> writes, int matched, Function<Document, UpdateOutcome> classify) {
         Map<Object, GuardedResult> results = new LinkedHashMap<>();
@@ -232,108 +123,6 @@ public final class ConditionalUpdates {
                     : GuardedResult.of(classify.apply(d), d));
         }
         return results;
-    }
-
-    /** Why an apply-once matched nothing on an existing document: it is already in place, or the guard refused. */
-    private static UpdateOutcome afterApply(Document current, Marker marker, Object operationId) {
-        boolean inPlace = contains(current, marker.pendingField(), operationId)
-                || marker.settledField().map(s -> contains(current, s, operationId)).orElse(false);
-        return inPlace ? UpdateOutcome.ALREADY_APPLIED : UpdateOutcome.GUARD_FAILED;
-    }
-
-    /**
-     * Why a settle-once matched nothing on an existing document: still pending (the guard refused), settled before
-     * (a tombstone, or without tombstones an absent mark), or never applied.
-     */
-    private static UpdateOutcome afterSettle(Document current, Marker marker, Object operationId) {
-        if (contains(current, marker.pendingField(), operationId)) {
-            return UpdateOutcome.GUARD_FAILED;
-        }
-        if (marker.settledField().isEmpty() || contains(current, marker.settledField().get(), operationId)) {
-            return UpdateOutcome.ALREADY_APPLIED;
-        }
-        return UpdateOutcome.GUARD_FAILED;
-    }
-
-    /** The id is not pending and not settled on the document, and the extra guard holds. */
-    private static Bson applyFilter(Object id, Marker marker, Object operationId, Bson guard) {
-        List<Bson> filters = new ArrayList<>();
-        filters.add(eq("_id", id));
-        filters.add(ne(marker.pendingField(), operationId));
-        marker.settledField().ifPresent(settled -> filters.add(ne(settled, operationId)));
-        if (guard != null) {
-            filters.add(guard);
-        }
-        return and(filters);
-    }
-
-    /** The effect, and the id pushed onto the pending array, in one write. */
-    private static Bson applyUpdate(Marker marker, Object operationId, Bson update) {
-        return update == null ? Updates.push(marker.pendingField(), operationId)
-                : Updates.combine(update, Updates.push(marker.pendingField(), operationId));
-    }
-
-    /** The id is pending on the document, and the extra guard holds. */
-    private static Bson settleFilter(Object id, Marker marker, Object operationId, Bson guard) {
-        List<Bson> filters = new ArrayList<>();
-        filters.add(eq("_id", id));
-        filters.add(eq(marker.pendingField(), operationId));
-        if (guard != null) {
-            filters.add(guard);
-        }
-        return and(filters);
-    }
-
-    /** The effect, the id pulled from the pending array and (with tombstones) added to the settled one. */
-    private static Bson settleUpdate(Marker marker, Object operationId, Bson update) {
-        List<Bson> updates = new ArrayList<>();
-        if (update != null) {
-            updates.add(update);
-        }
-        updates.add(Updates.pull(marker.pendingField(), operationId));
-        marker.settledField().ifPresent(settled -> updates.add(Updates.addToSet(settled, operationId)));
-        return Updates.combine(updates);
-    }
-
-    private static void requireDistinct(List<MarkerWrite> writes) {
-        if (writes.isEmpty()) {
-            throw new IllegalArgumentException("no writes");
-        }
-        if (writes.stream().map(MarkerWrite::id).distinct().count() != writes.size()) {
-            throw new IllegalArgumentException("two writes name the same document: " + writes);
-        }
-    }
-
-    /**
-     * Fences {@code operationId} on document {@code id}: adds a tombstone for an operation that was never applied
-     * there, so that a late {@link #applyOnce} (a paused owner waking up after its operation was canceled) is
-     * refused. Requires a marker with tombstones.
-     *
-     * @return {@code APPLIED} if the tombstone was added; {@code ALREADY_APPLIED} if it was there;
-     *         {@code GUARD_FAILED} if the operation is pending on the document (settle it instead);
-     *         {@code MISSING} if there is no such document
-     * @throws IllegalArgumentException if the marker has no tombstones
-     */
-    public static GuardedResult fence(MongoCollection<Document> collection, Object id, Marker marker,
-                                      Object operationId) {
-        Inputs.documentId(null, "id", id);
-        Inputs.operationId(null, "operationId", operationId);
-        String settled = marker.settledField().orElseThrow(
-                () -> new IllegalArgumentException("fencing needs a marker with tombstones: " + marker));
-        UpdateResult result = collection.updateOne(
-                and(eq("_id", id), ne(marker.pendingField(), operationId), ne(settled, operationId)),
-                Updates.addToSet(settled, operationId));
-        if (result.getMatchedCount() == 1) {
-            return GuardedResult.of(UpdateOutcome.APPLIED, null);
-        }
-        Document current = reread(collection, id);
-        if (current == null) {
-            return GuardedResult.of(UpdateOutcome.MISSING, null);
-        }
-        if (contains(current, settled, operationId)) {
-            return GuardedResult.of(UpdateOutcome.ALREADY_APPLIED, current);
-        }
-        return GuardedResult.of(UpdateOutcome.GUARD_FAILED, current);
     }
 
     /**
@@ -452,11 +241,6 @@ public final class ConditionalUpdates {
 
     static Document reread(MongoCollection<Document> collection, Object id) {
         return collection.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
-    }
-
-    private static boolean contains(Document document, String arrayField, Object value) {
-        Object array = document.get(arrayField);
-        return array instanceof Collection<?> c && c.contains(value);
     }
 
     private static void requirePositive(Duration lease) {

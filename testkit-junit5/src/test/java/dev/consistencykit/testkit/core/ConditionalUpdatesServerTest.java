@@ -32,7 +32,6 @@ import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseFields;
-import dev.consistencykit.core.Marker;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
@@ -43,7 +42,6 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 @ExtendWith(MongoTestExtension.class)
 class ConditionalUpdatesServerTest {
 
-    private static final Marker MARKER = Marker.of("pending").withTombstones("settled");
 
     private static MongoCollection<Document> account(MongoDatabase db, long balance) {
         MongoCollection<Document> c = db.getCollection("accounts");
@@ -141,140 +139,6 @@ class ConditionalUpdatesServerTest {
     }
 
     // ---- apply-once / settle-once / fence -------------------------------------------------------------------
-
-    @Test
-    void shouldChangeDocumentOnceWhenAppliedTwice(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-
-        GuardedResult first = ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", -30));
-        GuardedResult second = ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", -30));
-
-        assertThat(first.outcome()).isEqualTo(UpdateOutcome.APPLIED);
-        assertThat(second.outcome()).isEqualTo(UpdateOutcome.ALREADY_APPLIED);
-        Document a = read(accounts, "a");
-        assertThat(a.getLong("balance")).isEqualTo(70);
-        assertThat(a.getList("pending", String.class)).containsExactly("t1");
-    }
-
-    @Test
-    void shouldApplyOnceWhenRacedBy16Threads(MongoDatabase db) throws Exception {
-        MongoCollection<Document> accounts = account(db, 100);
-
-        List<UpdateOutcome> outcomes = race(16, t -> () -> ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1",
-                null, Updates.inc("balance", -30)).outcome());
-
-        assertThat(outcomes).filteredOn(o -> o == UpdateOutcome.APPLIED).hasSize(1);
-        assertThat(read(accounts, "a").getLong("balance")).isEqualTo(70);
-    }
-
-    @Test
-    void shouldReportGuardFailedAndChangeNothingWhenBalanceInsufficient(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 20);
-
-        GuardedResult result = ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", gte("balance", 30L),
-                Updates.inc("balance", -30));
-
-        assertThat(result.outcome()).isEqualTo(UpdateOutcome.GUARD_FAILED);
-        Document a = read(accounts, "a");
-        assertThat(a.getLong("balance")).isEqualTo(20);
-        assertThat(a.getList("pending", String.class)).isEmpty();
-    }
-
-    @Test
-    void shouldReportMissingWhenApplyingToAbsentDocument(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 20);
-
-        GuardedResult result = ConditionalUpdates.applyOnce(accounts, "zz", MARKER, "t1", null,
-                Updates.inc("balance", 1));
-
-        assertThat(result.outcome()).isEqualTo(UpdateOutcome.MISSING);
-        assertThat(accounts.countDocuments()).isEqualTo(1);
-    }
-
-    @Test
-    void shouldSettleOnceAndKeepTombstoneWhenSettledTwice(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-        ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null, Updates.inc("balance", -30));
-
-        GuardedResult first = ConditionalUpdates.settleOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", 30));
-        GuardedResult second = ConditionalUpdates.settleOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", 30));
-
-        assertThat(first.outcome()).isEqualTo(UpdateOutcome.APPLIED);
-        assertThat(second.outcome()).isEqualTo(UpdateOutcome.ALREADY_APPLIED);
-        Document a = read(accounts, "a");
-        assertThat(a.getLong("balance")).isEqualTo(100);
-        assertThat(a.getList("pending", String.class)).isEmpty();
-        assertThat(a.getList("settled", String.class)).containsExactly("t1");
-    }
-
-    @Test
-    void shouldRefuseLateApplyWhenMarkerWasSettled(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-        ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null, Updates.inc("balance", -30));
-        ConditionalUpdates.settleOnce(accounts, "a", MARKER, "t1", null, Updates.inc("balance", 30));
-
-        GuardedResult late = ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", -30));
-
-        assertThat(late.outcome()).isEqualTo(UpdateOutcome.ALREADY_APPLIED);
-        assertThat(read(accounts, "a").getLong("balance")).isEqualTo(100);
-    }
-
-    @Test
-    void shouldApplyAgainWhenMarkerHasNoTombstones(MongoDatabase db) {
-        // Why tombstones exist: without them a settled marker cannot fence a late apply.
-        MongoCollection<Document> accounts = account(db, 100);
-        Marker bare = Marker.of("pending");
-        ConditionalUpdates.applyOnce(accounts, "a", bare, "t1", null, Updates.inc("balance", -30));
-        ConditionalUpdates.settleOnce(accounts, "a", bare, "t1", null, Updates.inc("balance", 30));
-
-        GuardedResult late = ConditionalUpdates.applyOnce(accounts, "a", bare, "t1", null,
-                Updates.inc("balance", -30));
-
-        assertThat(late.outcome()).isEqualTo(UpdateOutcome.APPLIED);
-        assertThat(read(accounts, "a").getLong("balance")).isEqualTo(70);
-    }
-
-    @Test
-    void shouldReportGuardFailedWhenSettlingOperationNeverApplied(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-
-        GuardedResult result = ConditionalUpdates.settleOnce(accounts, "a", MARKER, "t9", null,
-                Updates.inc("balance", 30));
-
-        assertThat(result.outcome()).isEqualTo(UpdateOutcome.GUARD_FAILED);
-        assertThat(read(accounts, "a").getLong("balance")).isEqualTo(100);
-    }
-
-    @Test
-    void shouldRefuseLateApplyWhenOperationWasFenced(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-
-        GuardedResult fenced = ConditionalUpdates.fence(accounts, "a", MARKER, "t1");
-        GuardedResult again = ConditionalUpdates.fence(accounts, "a", MARKER, "t1");
-        GuardedResult late = ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null,
-                Updates.inc("balance", -30));
-
-        assertThat(fenced.outcome()).isEqualTo(UpdateOutcome.APPLIED);
-        assertThat(again.outcome()).isEqualTo(UpdateOutcome.ALREADY_APPLIED);
-        assertThat(late.outcome()).isEqualTo(UpdateOutcome.ALREADY_APPLIED);
-        assertThat(read(accounts, "a").getLong("balance")).isEqualTo(100);
-    }
-
-    @Test
-    void shouldNotFenceWhenOperationIsPending(MongoDatabase db) {
-        MongoCollection<Document> accounts = account(db, 100);
-        ConditionalUpdates.applyOnce(accounts, "a", MARKER, "t1", null, Updates.inc("balance", -30));
-
-        GuardedResult result = ConditionalUpdates.fence(accounts, "a", MARKER, "t1");
-
-        assertThat(result.outcome()).isEqualTo(UpdateOutcome.GUARD_FAILED);
-        assertThat(read(accounts, "a").getList("settled", String.class)).isEmpty();
-    }
 
     // ---- leases and fencing tokens --------------------------------------------------------------------------
 
@@ -390,16 +254,12 @@ class ConditionalUpdatesServerTest {
         MongoCollection<Document> accounts = account(db, 100);
         DatabaseSnapshot before = DatabaseSnapshot.of(db);
 
-        assertThatThrownBy(() -> ConditionalUpdates.applyOnce(accounts, new Document("$ne", "x"), MARKER, "t1", null,
-                Updates.inc("balance", -1)))
+        assertThatThrownBy(() -> ConditionalUpdates.transition(accounts, new Document("$ne", "x"),
+                Transition.of("state", "a", "b")))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("key '$ne' in id must not start with '$'")
-                .hasMessageContaining("$ne");
+                .hasMessageContaining("key '$ne' in id must not start with '$'");
         assertThatThrownBy(() -> ConditionalUpdates.transition(accounts, new Document("$gt", ""),
                 Transition.of("state", "a", "b"))).isInstanceOf(InvalidInputException.class);
-        assertThatThrownBy(() -> ConditionalUpdates.applyOnce(accounts, "a", MARKER, List.of("t"), null,
-                Updates.inc("balance", -1))).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("operationId");
 
         assertThat(DatabaseSnapshot.of(db)).isEqualTo(before);
     }
