@@ -18,9 +18,8 @@ import org.bson.Document;
  *
  * @param reservedField the array of reservations, {@code {o, n}}
  * @param appliedField  the array of operation ids whose effect is applied and not yet settled
- * @param legacyFields  arrays an older format of the pattern left on documents (tombstones), removed by every settle
  */
-public record EffectMarker(String reservedField, String appliedField, List<String> legacyFields) {
+public record EffectMarker(String reservedField, String appliedField) {
 
     /** The operation id inside a reservation entry. */
     public static final String OPERATION = "o";
@@ -34,23 +33,14 @@ public record EffectMarker(String reservedField, String appliedField, List<Strin
     public EffectMarker {
         Inputs.fieldName(null, "reservedField", reservedField);
         Inputs.fieldName(null, "appliedField", appliedField);
-        legacyFields = List.copyOf(Objects.requireNonNull(legacyFields, "legacyFields"));
-        legacyFields.forEach(f -> Inputs.fieldName(null, "legacyFields", f));
-        if (reservedField.equals(appliedField) || legacyFields.contains(reservedField)
-                || legacyFields.contains(appliedField)) {
-            throw new IllegalArgumentException("marker fields must differ: " + reservedField + ", " + appliedField
-                    + ", " + legacyFields);
+        if (reservedField.equals(appliedField)) {
+            throw new IllegalArgumentException("marker fields must differ: " + reservedField + ", " + appliedField);
         }
     }
 
-    /** A marker without legacy fields. */
+    /** The marker with these two arrays. */
     public static EffectMarker of(String reservedField, String appliedField) {
-        return new EffectMarker(reservedField, appliedField, List.of());
-    }
-
-    /** This marker, also removing {@code fields} of an older format from every document it settles. */
-    public EffectMarker withLegacyFields(String... fields) {
-        return new EffectMarker(reservedField, appliedField, List.of(fields));
+        return new EffectMarker(reservedField, appliedField);
     }
 
     /** What a document carries for one operation. */

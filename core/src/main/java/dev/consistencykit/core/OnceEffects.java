@@ -183,7 +183,7 @@ public final class OnceEffects {
 
     /**
      * Settles {@code operationId} on each document: applies the settling update if the operation is applied there
-     * and the extra guard holds, pulls it, and removes the marker's legacy fields, in one write per document.
+     * and the extra guard holds, and pulls it, in one write per document.
      *
      * @return per document: {@code APPLIED}; {@code ALREADY_APPLIED} if the operation is not applied there (settled
      *         before, or never applied: the caller knows which); {@code GUARD_FAILED} if it is applied but the extra
@@ -192,14 +192,8 @@ public final class OnceEffects {
     public static Map<Object, GuardedResult> settle(MongoCollection<Document> collection, EffectMarker marker,
                                                     Object operationId, List<MarkerWrite> writes) {
         check(operationId, "settle", writes);
-        List<Bson> own = new ArrayList<>();
-        own.add(Updates.pull(marker.appliedField(), operationId));
-        marker.legacyFields().forEach(f -> own.add(Updates.unset(f)));
-        Bson settle = Updates.combine(own);
-        List<Bson> ownSole = new ArrayList<>();
-        ownSole.add(Updates.unset(marker.appliedField()));   // the last operation applied there: nothing stays empty
-        marker.legacyFields().forEach(f -> ownSole.add(Updates.unset(f)));
-        Bson settleSole = Updates.combine(ownSole);
+        Bson settle = Updates.pull(marker.appliedField(), operationId);
+        Bson settleSole = Updates.unset(marker.appliedField());   // the last operation applied there: nothing stays empty
         Function<MarkerWrite, Bson> filter = w -> w.guard() == null
                 ? and(eq("_id", w.id()), eq(marker.appliedField(), operationId))
                 : and(eq("_id", w.id()), eq(marker.appliedField(), operationId), w.guard());

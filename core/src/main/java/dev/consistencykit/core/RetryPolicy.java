@@ -27,8 +27,8 @@ import com.mongodb.MongoOperationTimeoutException;
  *
  * <pre>{@code
  * RetryPolicy retry = RetryPolicy.DEFAULT;
- * UpdateOutcome outcome = retry.execute("payments", id, "debit",
- *         () -> ConditionalUpdates.applyOnce(accounts, id, marker, txId, guard, debit).outcome());
+ * UpdateOutcome outcome = retry.execute("payments", id, "freeze",
+ *         () -> ConditionalUpdates.transition(accounts, id, Transition.of("state", "open", "frozen")).outcome());
  * }</pre>
  *
  * @param maxAttempts    attempts in all, at least 1

@@ -62,7 +62,7 @@ class ConfigurationsTest {
     void shouldRoundTripEveryTwoPhaseSetting() {
         TwoPhaseConfig config = TwoPhaseCommit.builder(db).name("n").transactionsCollection("t")
                 .accountsCollection("a").balanceField("money.amount").transferVariant(TransferVariant.APPLY_AT_PREPARE)
-                .markerFields("m", "tomb").reservationField("r").lease(Duration.ofSeconds(3))
+                .markerField("m").reservationField("r").lease(Duration.ofSeconds(3))
                 .staleAfter(Duration.ofSeconds(4)).stalePendingPolicy(StalePendingPolicy.ROLL_FORWARD)
                 .maxPendingPerDocument(9).retention(Duration.ofHours(5)).retryPolicy(RETRY).clock(CLOCK).build()
                 .config();
@@ -129,8 +129,8 @@ class ConfigurationsTest {
     void shouldCheckEverySettingAtItsSetter() {
         assertThatThrownBy(() -> TwoPhaseCommit.builder(db).transactionsCollection("$t"))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("transactionsCollection");
-        assertThatThrownBy(() -> TwoPhaseCommit.builder(db).markerFields("m", "a.b"))
-                .isInstanceOf(InvalidInputException.class).hasMessageContaining("tombstoneField");
+        assertThatThrownBy(() -> TwoPhaseCommit.builder(db).markerField("a.b"))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("markerField");
         assertThatThrownBy(() -> TwoPhaseCommit.builder(db).balanceField("a.$b"))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("balanceField");
         assertThatThrownBy(() -> JobQueue.builder(db).collection("$jobs"))

@@ -226,8 +226,8 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /**
-     * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} (after
-     * removing any tombstones the earlier format left for them on the participants). Safe from many processes at
+     * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} whose
+     * recorder released them. Safe from many processes at
      * once; safety does not depend on when it runs.
      *
      * @return transactions deleted
@@ -316,7 +316,6 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         private TransferVariant transferVariant = TransferVariant.RESERVE_THEN_CREDIT;
         private String markerField = TwoPhaseConfig.DEFAULT_MARKER_FIELD;
         private String reservationField = TwoPhaseConfig.DEFAULT_RESERVATION_FIELD;
-        private String tombstoneField = TwoPhaseConfig.DEFAULT_TOMBSTONE_FIELD;
         private Duration lease = TwoPhaseConfig.DEFAULT_LEASE;
         private Duration staleAfter = TwoPhaseConfig.DEFAULT_STALE_AFTER;
         private StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
@@ -356,7 +355,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             return fromShared(config).transactionsCollection(config.transactionsCollection())
                     .accountsCollection(config.accountsCollection()).balanceField(config.balanceField())
                     .transferVariant(config.transferVariant())
-                    .markerFields(config.markerField(), config.tombstoneField())
+                    .markerField(config.markerField())
                     .reservationField(config.reservationField()).lease(config.lease()).staleAfter(config.staleAfter())
                     .stalePendingPolicy(config.stalePendingPolicy())
                     .maxPendingPerDocument(config.maxPendingPerDocument()).retention(config.retention());
@@ -368,15 +367,9 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             return this;
         }
 
-        /**
-         * The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}) and the
-         * tombstone array of the earlier format, removed as it is met (default
-         * {@value TwoPhaseConfig#DEFAULT_TOMBSTONE_FIELD}).
-         */
-        public Builder markerFields(String marker, String tombstone) {
-            String checkedMarker = Inputs.fieldName(name, "markerField", marker);
-            this.tombstoneField = Inputs.fieldName(name, "tombstoneField", tombstone);
-            this.markerField = checkedMarker;
+        /** The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}). */
+        public Builder markerField(String value) {
+            this.markerField = Inputs.fieldName(name, "markerField", value);
             return this;
         }
 
@@ -439,7 +432,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
          */
         public TwoPhaseCommit build() {
             TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
-                    transferVariant, markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                    transferVariant, markerField, reservationField, lease, staleAfter, stalePendingPolicy,
                     maxPendingPerDocument, retention, retryPolicy, clock);
             MongoDatabase db = acknowledgedDatabase();
             ServerClock time = serverClockFor(db);

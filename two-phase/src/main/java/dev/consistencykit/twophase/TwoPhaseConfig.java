@@ -18,8 +18,8 @@ import dev.consistencykit.core.StrategyConfig;
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}.{@value #DEFAULT_BALANCE_FIELD} in {@link TransferVariant#RESERVE_THEN_CREDIT};
- * participants reserved in {@value #DEFAULT_RESERVATION_FIELD} and marked applied in {@value #DEFAULT_MARKER_FIELD}
- * (tombstones of the earlier format, in {@value #DEFAULT_TOMBSTONE_FIELD}, are removed as they are met); an owner's
+ * participants reserved in {@value #DEFAULT_RESERVATION_FIELD} and marked applied in {@value #DEFAULT_MARKER_FIELD};
+ * an owner's
  * lease of 30 s ({@link #DEFAULT_LEASE}); {@code recover()} takes over after 60 s without progress
  * ({@link #DEFAULT_STALE_AFTER}) and rolls stale {@code pending} transactions back; at most
  * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; terminal transactions kept 24 h
@@ -39,8 +39,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
     public static final String DEFAULT_MARKER_FIELD = "pendingTransactions";
     /** Default reservation array: {@value}. */
     public static final String DEFAULT_RESERVATION_FIELD = "reservedTransactions";
-    /** Default tombstone array of the earlier format: {@value}. */
-    public static final String DEFAULT_TOMBSTONE_FIELD = "settledTransactions";
     /** Default lease: 30 s. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     /** Default staleness threshold of {@code recover()}: 60 s. */
@@ -56,7 +54,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
     private final TransferVariant transferVariant;
     private final String markerField;
     private final String reservationField;
-    private final String tombstoneField;
     private final Duration lease;
     private final Duration staleAfter;
     private final StalePendingPolicy stalePendingPolicy;
@@ -69,7 +66,7 @@ public final class TwoPhaseConfig extends StrategyConfig {
      * @throws IllegalStateException    for settings that contradict each other
      */
     TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection, String balanceField,
-            TransferVariant transferVariant, String markerField, String reservationField, String tombstoneField,
+            TransferVariant transferVariant, String markerField, String reservationField,
             Duration lease, Duration staleAfter, StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument,
             Duration retention, RetryPolicy retryPolicy, Clock clock) {
         super(name, retryPolicy, clock);
@@ -79,18 +76,15 @@ public final class TwoPhaseConfig extends StrategyConfig {
         Objects.requireNonNull(transferVariant, "transferVariant");
         Inputs.fieldName(name, "markerField", markerField);
         Inputs.fieldName(name, "reservationField", reservationField);
-        Inputs.fieldName(name, "tombstoneField", tombstoneField);
         Checks.positive("lease", lease);
         Checks.notNegative("staleAfter", staleAfter);
         Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");
         Checks.atLeast("maxPendingPerDocument", maxPendingPerDocument, 1);
         Checks.positive("retention", retention);
-        if (java.util.Set.of(markerField, reservationField, tombstoneField).size() != 3) {
-            throw new IllegalStateException("markerField, reservationField and tombstoneField must differ: "
-                    + markerField + ", " + reservationField + ", " + tombstoneField);
+        if (markerField.equals(reservationField)) {
+            throw new IllegalStateException("markerField and reservationField must differ: " + markerField);
         }
-        if (balanceField.equals(markerField) || balanceField.equals(tombstoneField)
-                || balanceField.equals(reservationField)) {
+        if (balanceField.equals(markerField) || balanceField.equals(reservationField)) {
             throw new IllegalStateException("balanceField must differ from the marker fields: " + balanceField);
         }
         if (retention.compareTo(lease) <= 0) {
@@ -102,7 +96,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
         this.transferVariant = transferVariant;
         this.markerField = markerField;
         this.reservationField = reservationField;
-        this.tombstoneField = tombstoneField;
         this.lease = lease;
         this.staleAfter = staleAfter;
         this.stalePendingPolicy = stalePendingPolicy;
@@ -154,14 +147,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
         return reservationField;
     }
 
-    /**
-     * Returns the array in which the earlier format kept settled transaction ids; removed from a document whenever a
-     * transaction settles on it.
-     */
-    public String tombstoneField() {
-        return tombstoneField;
-    }
-
     /** Returns how long an owner holds a transaction before workers may take it over. */
     public Duration lease() {
         return lease;
@@ -199,7 +184,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
                 && transferVariant.equals(o.transferVariant)
                 && markerField.equals(o.markerField)
                 && reservationField.equals(o.reservationField)
-                && tombstoneField.equals(o.tombstoneField)
                 && lease.equals(o.lease)
                 && staleAfter.equals(o.staleAfter)
                 && stalePendingPolicy.equals(o.stalePendingPolicy)
@@ -210,7 +194,7 @@ public final class TwoPhaseConfig extends StrategyConfig {
     @Override
     public int hashCode() {
         return 31 * sharedHashCode() + Objects.hash(transactionsCollection, accountsCollection, balanceField,
-                transferVariant, markerField, reservationField, tombstoneField, lease, staleAfter, stalePendingPolicy,
+                transferVariant, markerField, reservationField, lease, staleAfter, stalePendingPolicy,
                 maxPendingPerDocument, retention);
     }
 
@@ -222,7 +206,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
                 + "transferVariant=" + transferVariant + ", "
                 + "markerField=" + markerField + ", "
                 + "reservationField=" + reservationField + ", "
-                + "tombstoneField=" + tombstoneField + ", "
                 + "lease=" + lease + ", "
                 + "staleAfter=" + staleAfter + ", "
                 + "stalePendingPolicy=" + stalePendingPolicy + ", "
@@ -230,12 +213,11 @@ public final class TwoPhaseConfig extends StrategyConfig {
                 + "retention=" + retention);
     }
 
-
     /** The default settings. */
     public static TwoPhaseConfig defaults() {
         return new TwoPhaseConfig(DEFAULT_NAME, DEFAULT_TRANSACTIONS_COLLECTION, DEFAULT_ACCOUNTS_COLLECTION,
                 DEFAULT_BALANCE_FIELD, TransferVariant.RESERVE_THEN_CREDIT, DEFAULT_MARKER_FIELD,
-                DEFAULT_RESERVATION_FIELD, DEFAULT_TOMBSTONE_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
+                DEFAULT_RESERVATION_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
                 DEFAULT_MAX_PENDING_PER_DOCUMENT, DEFAULT_RETENTION, RetryPolicy.DEFAULT, Clock.systemUTC());
     }
 }

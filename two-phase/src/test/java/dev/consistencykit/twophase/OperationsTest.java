@@ -138,7 +138,7 @@ class OperationsTest {
     }
 
     @Test
-    void shouldPruneOnlyTerminalTransactionsOlderThanRetentionAndTheirTombstones(MongoDatabase db) {
+    void shouldPruneOnlyTerminalTransactionsOlderThanRetention(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         TwoPhaseCommit payments = tpc(db);
         payments.transfer(Transfer.of(OperationId.of("old"), "a0", "a1", 5));
@@ -156,8 +156,6 @@ class OperationsTest {
 
         assertThat(db.getCollection(Bank.TRANSACTIONS).find(eq("_id", "old")).first()).isNull();
         assertThat(db.getCollection(Bank.TRANSACTIONS).find(eq("_id", "waiting")).first()).isNotNull();
-        Document a0 = db.getCollection(Bank.ACCOUNTS).find(eq("_id", "a0")).first();
-        assertThat(a0.getList("settledTransactions", Object.class, List.of())).doesNotContain("old");
         assertThat(future.metrics().pruned()).isEqualTo(1);
     }
 

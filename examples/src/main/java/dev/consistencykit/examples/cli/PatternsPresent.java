@@ -99,12 +99,12 @@ record PatternsPresent(String pattern, ConsistencyStrategy<?> strategy, Function
         switch (r.pattern()) {
             case "two-phase" -> {
                 if (!c.keySet().containsAll(List.of("transactions", "accounts"))
-                        || !f.keySet().containsAll(List.of("balance", "marker", "reservation", "tombstone"))) {
+                        || !f.keySet().containsAll(List.of("balance", "marker", "reservation"))) {
                     return null;
                 }
                 TwoPhaseCommit tpc = TwoPhaseCommit.builder(db).name(r.name())
                         .transactionsCollection(c.get("transactions")).accountsCollection(c.get("accounts"))
-                        .balanceField(f.get("balance")).markerFields(f.get("marker"), f.get("tombstone"))
+                        .balanceField(f.get("balance")).markerField(f.get("marker"))
                         .reservationField(f.get("reservation")).build();
                 return new PatternsPresent("two-phase", tpc, tpc::recover);
             }

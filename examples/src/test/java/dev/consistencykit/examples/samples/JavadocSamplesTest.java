@@ -29,7 +29,6 @@ import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.Maintenance;
-import dev.consistencykit.core.Marker;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RetryPolicy;
@@ -170,16 +169,12 @@ class JavadocSamplesTest {
     @Test
     void retryPolicy(MongoDatabase db) {
         MongoCollection<Document> accounts = db.getCollection("accounts");
-        accounts.insertOne(new Document("_id", "alice").append("balance", 100L));
+        accounts.insertOne(new Document("_id", "alice").append("state", "open"));
         String id = "alice";
-        String txId = "tx-1";
-        Marker marker = Marker.of("pendingTransactions");
-        var guard = Filters.gte("balance", 10L);
-        var debit = Updates.inc("balance", -10L);
         // javadoc:start core/src/main/java/dev/consistencykit/core/RetryPolicy.java
         RetryPolicy retry = RetryPolicy.DEFAULT;
-        UpdateOutcome outcome = retry.execute("payments", id, "debit",
-                () -> ConditionalUpdates.applyOnce(accounts, id, marker, txId, guard, debit).outcome());
+        UpdateOutcome outcome = retry.execute("payments", id, "freeze",
+                () -> ConditionalUpdates.transition(accounts, id, Transition.of("state", "open", "frozen")).outcome());
         // javadoc:end
         assertThat(outcome).isEqualTo(UpdateOutcome.APPLIED);
     }

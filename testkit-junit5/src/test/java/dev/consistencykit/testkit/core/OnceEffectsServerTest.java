@@ -27,7 +27,7 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 @ExtendWith(MongoTestExtension.class)
 class OnceEffectsServerTest {
 
-    private static final EffectMarker MARKER = EffectMarker.of("reserved", "applied").withLegacyFields("settled");
+    private static final EffectMarker MARKER = EffectMarker.of("reserved", "applied");
 
     private static MongoCollection<Document> accounts(MongoDatabase db) {
         MongoCollection<Document> c = db.getCollection("accounts");
@@ -161,16 +161,6 @@ class OnceEffectsServerTest {
                 .isEqualTo(EffectMarker.Evidence.RESERVED);
         assertThat(OnceEffects.release(c, MARKER, "t1", null, List.of("a"))).isEqualTo(1);
         assertThat(read(c, "a").getLong("balance")).isEqualTo(100);
-    }
-
-    @Test
-    void shouldRemoveLegacyTombstonesWhenSettling(MongoDatabase db) {
-        MongoCollection<Document> c = accounts(db);
-        c.updateOne(eq("_id", "a"), Updates.set("settled", List.of("x", "y", "z")));
-
-        fullCycle(c, "t1", "n1");
-
-        assertThat(read(c, "a").containsKey("settled")).isFalse();
     }
 
     @Test

@@ -192,27 +192,16 @@ public final class TransactionEngine extends TransactionRecovery {
         return new StrategyStatus(config.name(), snapshot.counts(), snapshot.sum(IN_FLIGHT), age);
     }
 
-    /** Deletes terminal transactions older than {@code retention}, after pulling tombstones the earlier format left. */
+    /** Deletes terminal transactions older than {@code retention} that their recorders released: one write. */
     public int prune(Duration retention) {
         Objects.requireNonNull(retention, "retention");
         releases.flush();
         Date cutoff = clock.cutoff(retention);
         List<String> terminal = List.of(TransactionState.DONE.stored(), TransactionState.CANCELED.stored());
-        int count = 0;
         // a record its recorder has not released may still be written again by that recorder's retry: kept
-        for (Document tx : transactions.find(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff),
-                RecordReleases.released()))) {
-            Object id = tx.get("_id");
-            for (Map.Entry<String, List<Object>> group : idsByCollection(tx).entrySet()) {
-                config.retryPolicy().run(config.name(), id, "prune tombstones", () -> database
-                        .getCollection(group.getKey())
-                        .updateMany(in("_id", group.getValue()), Updates.pull(config.tombstoneField(), id)));
-            }
-            long deleted = config.retryPolicy().execute(config.name(), id, "prune transaction",
-                    () -> transactions.deleteOne(and(eq("_id", id), in(STATE, terminal), RecordReleases.released()))
-                            .getDeletedCount());
-            count += (int) deleted;
-        }
+        int count = (int) (long) config.retryPolicy().execute(config.name(), null, "prune transactions",
+                () -> transactions.deleteMany(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff),
+                        RecordReleases.released())).getDeletedCount());
         pruned.add(count);
         if (count > 0) {
             LOG.info("[{}] pruned {} terminal transactions older than {}", config.name(), count, retention);
@@ -392,7 +381,7 @@ public final class TransactionEngine extends TransactionRecovery {
         PatternRegistry.register(database, new PatternRegistry.Registration("two-phase", config.name(),
                 Map.of("transactions", config.transactionsCollection(), "accounts", config.accountsCollection()),
                 Map.of("balance", config.balanceField(), "marker", config.markerField(), "reservation",
-                        config.reservationField(), "tombstone", config.tombstoneField())));
+                        config.reservationField())));
     }
 
     /** The metrics snapshot. */

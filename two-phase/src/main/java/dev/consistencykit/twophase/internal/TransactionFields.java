@@ -112,13 +112,12 @@ public abstract class TransactionFields {
         this.database = database;
         this.transactions = database.getCollection(config.transactionsCollection());
         this.releases = new RecordReleases(config.name(), transactions, config.retryPolicy());
-        this.marker = new EffectMarker(config.reservationField(), config.markerField(),
-                List.of(config.tombstoneField()));
+        this.marker = EffectMarker.of(config.reservationField(), config.markerField());
         this.clock = clock;
         this.listener = listener;
         this.ownerIds = ownerIds;
         this.codec = new SpecCodec(config.name(), Set.of(config.markerField(),
-                config.reservationField(), config.tombstoneField()), database.getCodecRegistry());
+                config.reservationField()), database.getCodecRegistry());
     }
 
     /** The database's codec registry: user values are encoded and checked with it. */
