@@ -42,10 +42,20 @@ public final class EmbeddedMongo implements AutoCloseable {
      * @throws IllegalArgumentException if the port is out of range
      */
     public static EmbeddedMongo start(int port) {
+        return start(port, client -> { });
+    }
+
+    /**
+     * Starts a server on loopback {@code port} (0 for a random free port) that tells {@code onClientClosed} about
+     * each client connection that closes (its remote address), cleanly or not.
+     *
+     * @throws IllegalArgumentException if the port is out of range
+     */
+    public static EmbeddedMongo start(int port, java.util.function.Consumer<String> onClientClosed) {
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port must be in [0, 65535], was " + port);
         }
-        MongoServer server = new MongoServer(new ReadAtomicMemoryBackend());
+        MongoServer server = new MongoServer(new ReadAtomicMemoryBackend(onClientClosed));
         server.bind(LOOPBACK, port);
         return new EmbeddedMongo(server, server.getLocalAddress());
     }

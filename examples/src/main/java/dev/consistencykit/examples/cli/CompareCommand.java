@@ -68,6 +68,16 @@ final class CompareCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--seconds, --writers and --readers must be >= 1 and"
                     + " --crash-rate in [0, 1)");
         }
+        if (report != null) {
+            // checked before minutes of work, not after
+            Path dir = report.toAbsolutePath().getParent();
+            if (dir == null || !Files.isDirectory(dir) || !Files.isWritable(dir) || Files.isDirectory(report)
+                    || (Files.exists(report) && !Files.isWritable(report))) {
+                throw new ParameterException(spec.commandLine(), "--report " + report + ": cannot write there ("
+                        + (dir == null || !Files.isDirectory(dir) ? "no directory " + dir : Files.isDirectory(report)
+                        ? "it is a directory" : "not writable") + "); nothing was run");
+            }
+        }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
         try (MongoTarget target = Target.open(parent)) {

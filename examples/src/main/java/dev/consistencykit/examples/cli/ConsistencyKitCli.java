@@ -27,7 +27,7 @@ import picocli.CommandLine.ScopeType;
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
             "0:Success: the command ran and found nothing wrong.",
             "1:Problems found: a failed check or a violated invariant.",
-            "2:Usage error: unknown command or option, bad value.",
+            "2:Usage error: unknown command or option, bad value, a --database that does not exist.",
             "3:Server unreachable within --server-timeout, or credentials refused.",
             "4:The command failed (the server refused an operation, a file could not be written).",
             "130:Interrupted (SIGINT/Ctrl-C or SIGTERM), after printing what was done."},

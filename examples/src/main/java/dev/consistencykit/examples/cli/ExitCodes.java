@@ -7,7 +7,10 @@ final class ExitCodes {
     static final int OK = 0;
     /** The command ran and found a problem: a failed check, an invariant violated, a pattern's violation. */
     static final int PROBLEMS_FOUND = 1;
-    /** The command line is wrong: an unknown command or option, a bad value, a missing argument. */
+    /**
+     * The command line is wrong: an unknown command or option, a bad value, a missing argument, a database that
+     * does not exist on the server ({@code inspect}, {@code recover}: most likely misspelled).
+     */
     static final int USAGE = 2;
     /** The MongoDB server could not be reached within {@code --server-timeout}, or refused the credentials. */
     static final int SERVER_UNREACHABLE = 3;

@@ -55,21 +55,22 @@ final class OperatorOptions {
         }
     }
 
-    /** Opens the scope on {@code target}, printing a warning to {@code out} when the database does not exist. */
+    /**
+     * Opens the scope on {@code target}.
+     *
+     * @throws IllegalArgumentException (a usage error, exit 2) if the database does not exist there: most likely a
+     *                                  misspelled name, and no answer about it would be true
+     */
     Scope scope(MongoTarget target, java.io.PrintWriter out) {
         String name = databaseName(target);
-        boolean exists = databaseExists(target, name);
-        MongoDatabase db = target.client().getDatabase(name);
-        if (!exists) {
-            out.printf("warning: database %s does not exist on %s (check --database or the URI)%n", name,
-                    target.description());
+        List<String> names = target.client().listDatabaseNames().into(new java.util.ArrayList<>());
+        if (!names.contains(name)) {
+            throw new IllegalArgumentException("database " + name + " does not exist on " + target.description()
+                    + " (check --database or the URI); databases there: " + names.stream().sorted().limit(20)
+                    .toList());
         }
-        return new Scope(name, exists, db, exists ? PatternsPresent.on(db) : List.of());
-    }
-
-    /** Whether {@code name} exists on the target's server (a database exists once something was written to it). */
-    static boolean databaseExists(MongoTarget target, String name) {
-        return target.client().listDatabaseNames().into(new java.util.ArrayList<>()).contains(name);
+        MongoDatabase db = target.client().getDatabase(name);
+        return new Scope(name, true, db, PatternsPresent.on(db));
     }
 
     /** {@code d} as the options are written: {@code 0s}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 500ms}. */

@@ -47,7 +47,13 @@ final class ServeCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         EmbeddedMongo server;
         try {
-            server = EmbeddedMongo.start(port);
+            // one line per client whose connection closes; the server's own log of a reset connection (a stack
+            // trace) is switched off in simplelogger.properties
+            PrintWriter err = spec.commandLine().getErr();
+            server = EmbeddedMongo.start(port, client -> {
+                err.println("consistency-kit serve: client " + client + " disconnected");
+                err.flush();
+            });
         } catch (Exception e) {   // Netty throws its BindException undeclared
             for (Throwable t = e; t != null; t = t.getCause()) {
                 if (t instanceof java.net.BindException) {

@@ -19,6 +19,18 @@ import dev.consistencykit.testkit.MongoTarget;
 class CompareCommandTest {
 
     @Test
+    void shouldRefuseAReportItCannotWriteBeforeRunningAnything(@TempDir Path dir) {
+        CliTestSupport.Run run = CliTestSupport.run("--uri",
+                MongoTarget.fromEnvironment().connectionString().getConnectionString(), "--json", "compare",
+                "--seconds", "3", "--report", dir.resolve("missing").resolve("x.html").toString());
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("--report").contains("nothing was run");
+        assertThat(run.out()).doesNotContain("naive (two plain updates)");
+        assertThat(run.lastLineJson().getInteger("exitCode")).isEqualTo(2);
+    }
+
+    @Test
     void shouldCompareEveryPatternAndWriteAReportWithItsCharts(@TempDir Path dir) throws Exception {
         Path report = dir.resolve("compare.html");
 

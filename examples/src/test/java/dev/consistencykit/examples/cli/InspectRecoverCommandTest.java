@@ -264,20 +264,19 @@ class InspectRecoverCommandTest {
     }
 
     @Test
-    void shouldSayWhatItLookedAtAndWarnWhenTheDatabaseDoesNotExist(MongoDatabase db) {
+    void shouldRefuseADatabaseThatDoesNotExistWithAUsageError(MongoDatabase db) {
+        db.getCollection("touch").insertOne(new org.bson.Document("_id", 1));
         String uri = MongoTarget.fromEnvironment().connectionString().getConnectionString();
         CliTestSupport.Run inspect = CliTestSupport.run("--uri", uri, "inspect", "--database", db.getName() + "x");
         CliTestSupport.Run recover = CliTestSupport.run("--uri", uri, "--json", "recover", "--database",
                 db.getName() + "x");
 
-        assertThat(inspect.exitCode()).isZero();
-        assertThat(inspect.out()).contains("warning: database " + db.getName() + "x does not exist")
-                .contains("looked in database " + db.getName() + "x").contains("0 pattern instance(s)")
-                .contains("no progress for 1m or more (--stale-after)");
-        assertThat(recover.out()).contains("warning: database").contains("nothing to recover")
-                .contains("operations with no progress for 1m or more");
-        assertThat(recover.lastLineJson().getBoolean("databaseExists")).isFalse();
-        assertThat(recover.lastLineJson().getDouble("staleAfterSeconds")).isEqualTo(60.0);
+        assertThat(inspect.exitCode()).isEqualTo(2);
+        assertThat(inspect.err()).contains("database " + db.getName() + "x does not exist")
+                .contains(db.getName());
+        assertThat(recover.exitCode()).isEqualTo(2);
+        assertThat(recover.lastLineJson().getString("error")).contains("does not exist");
+        assertThat(recover.lastLineJson().getInteger("exitCode")).isEqualTo(2);
     }
 
     @Test

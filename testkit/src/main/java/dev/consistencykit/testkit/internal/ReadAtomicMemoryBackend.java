@@ -1,7 +1,11 @@
 package dev.consistencykit.testkit.internal;
 
+import java.util.Objects;
+import java.util.function.Consumer;
+
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import io.netty.channel.Channel;
 
 /**
  * The embedded server's in-memory backend with two defects of the stock one fixed through its own extension
@@ -12,6 +16,24 @@ import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
  * updates.
  */
 public final class ReadAtomicMemoryBackend extends MemoryBackend {
+
+    private final Consumer<String> onClientClosed;
+
+    /** A backend that says nothing when a client's connection closes. */
+    public ReadAtomicMemoryBackend() {
+        this(client -> { });
+    }
+
+    /** A backend that tells {@code onClientClosed} about each client connection that closes, by its address. */
+    public ReadAtomicMemoryBackend(Consumer<String> onClientClosed) {
+        this.onClientClosed = Objects.requireNonNull(onClientClosed, "onClientClosed");
+    }
+
+    @Override
+    public void handleClose(Channel channel) {
+        super.handleClose(channel);
+        onClientClosed.accept(String.valueOf(channel.remoteAddress()));
+    }
 
     @Override
     public MemoryDatabase openOrCreateDatabase(String databaseName) {
