@@ -12,7 +12,10 @@ import java.util.Set;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
 
@@ -44,6 +47,8 @@ public final class RecordReleases {
     /** How many records this instance holds before it releases them in one write. */
     public static final int BATCH = 64;
 
+    private static final Logger LOG = LoggerFactory.getLogger(RecordReleases.class);
+
     private final String instanceName;
     private final MongoCollection<Document> records;
     private final RetryPolicy retryPolicy;
@@ -70,7 +75,8 @@ public final class RecordReleases {
 
     /**
      * Notes that the record {@code id} written by the call {@code nonce} will not be written again by it; releases
-     * the batch when it is full (then one write, in the caller's thread).
+     * the batch when it is full (then one write, in the caller's thread). A release that fails leaves the batch noted
+     * for the next flush and does not fail the caller, whose own operation succeeded.
      */
     public void written(Object id, String nonce) {
         boolean full;
@@ -79,7 +85,12 @@ public final class RecordReleases {
             full = pending.size() >= BATCH;
         }
         if (full) {
-            flush();
+            try {
+                flush();
+            } catch (MongoException | ConsistencyException e) {
+                LOG.warn("[{}] releasing {} records failed, kept for the next flush: {}", instanceName, BATCH,
+                        e.getMessage());
+            }
         }
     }
 
