@@ -44,7 +44,10 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
         this.operationTimeout = Calls.DEFAULT_OPERATION_TIMEOUT;
     }
 
-    /** The instance name, in log lines, metrics and exceptions. Default: the pattern's (its config's DEFAULT_NAME). */
+    /**
+     * The instance name, in log lines, metrics and exceptions. Default: the pattern's name as the CLI spells it
+     * ({@code two-phase}, {@code job-queue}, {@code sync-flag}, {@code log-reconciliation}, {@code versioning}).
+     */
     public B name(String value) {
         Objects.requireNonNull(value, "name");
         if (value.isBlank()) {

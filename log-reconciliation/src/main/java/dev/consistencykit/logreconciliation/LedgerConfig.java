@@ -25,7 +25,7 @@ import dev.consistencykit.core.StrategyConfig;
 public final class LedgerConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
-    public static final String DEFAULT_NAME = "ledger";
+    public static final String DEFAULT_NAME = "log-reconciliation";
     /** Default transactions collection: {@value}. */
     public static final String DEFAULT_LEDGER_COLLECTION = "ledger";
     /** Default account caches collection: {@value}. */

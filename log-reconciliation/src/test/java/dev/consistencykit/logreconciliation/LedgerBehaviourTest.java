@@ -281,6 +281,6 @@ class LedgerBehaviourTest {
 
             assertThat(coverage.uncovered(db)).isEmpty();
         }
-        assertThat(List.of(ledger.name())).containsExactly("ledger");
+        assertThat(List.of(ledger.name())).containsExactly("log-reconciliation");
     }
 }

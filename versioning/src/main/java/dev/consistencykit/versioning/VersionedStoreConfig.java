@@ -26,7 +26,7 @@ import dev.consistencykit.core.StrategyConfig;
 public final class VersionedStoreConfig extends StrategyConfig {
 
     /** Default name: {@value}. */
-    public static final String DEFAULT_NAME = "versions";
+    public static final String DEFAULT_NAME = "versioning";
     /** Default roots collection: {@value}. */
     public static final String DEFAULT_ROOTS_COLLECTION = "versionRoots";
     /** Default item versions collection: {@value}. */

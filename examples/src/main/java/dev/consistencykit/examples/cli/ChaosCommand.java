@@ -48,10 +48,10 @@ final class ChaosCommand implements Callable<Integer> {
             if (parent.json) {
                 out.println(Json.line(report.json()));
             } else {
-                out.printf("%s on %s: %d write sites, %d crash scenarios, %d chaos seeds (%d operations, %d crashes,"
-                        + " %d faults): %d violations%n", report.pattern(), target.description(), report.writeSites(),
-                        report.scenarios(), report.seeds(), report.operations(), report.crashes(), report.faults(),
-                        report.violations());
+                out.printf("%s on %s: %d write sites, %d crash scenarios, %d interleavings, %d chaos seeds (%d"
+                        + " operations, %d crashes, %d faults): %d violations%n", report.pattern(),
+                        target.description(), report.writeSites(), report.scenarios(), report.interleavings(),
+                        report.seeds(), report.operations(), report.crashes(), report.faults(), report.violations());
                 report.details().forEach(d -> out.println("  - " + d));
             }
             return report.violations() == 0 ? 0 : 1;
