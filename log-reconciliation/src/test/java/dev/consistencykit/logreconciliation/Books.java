@@ -1,5 +1,6 @@
 package dev.consistencykit.logreconciliation;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,6 +13,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
 
 /** Accounts with opening balances, and the ledger's invariants read back from the server. */
 final class Books {
@@ -23,6 +25,12 @@ final class Books {
 
     static Ledger.Builder ledger(MongoDatabase db) {
         return Ledger.builder(db).retryPolicy(FAST_RETRY);
+    }
+
+    /** An archiver whose clock runs a day ahead: archive(ZERO) moves every committed transaction, however fresh. */
+    static Ledger archiver(MongoDatabase db) {
+        return ledger(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
+                Duration.ofDays(1)))).build();
     }
 
     static Map<String, Long> accounts(int n, long balance) {

@@ -38,12 +38,6 @@ class LedgerUnderArchiveTest {
 
     private static final Map<String, Long> OPENING = Books.accounts(3, 1_000);
 
-    /** An archiver whose clock runs a day ahead: archive(ZERO) moves every committed transaction, however fresh. */
-    private static Ledger archiver(MongoDatabase db) {
-        return Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
-                Duration.ofDays(1)))).build();
-    }
-
     private static Ledger ready(MongoDatabase db) {
         return Books.ready(db, OPENING);
     }
@@ -64,7 +58,7 @@ class LedgerUnderArchiveTest {
         // thread meanwhile, released it (RecordReleases), so the archiver may move it
         db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).updateMany(new Document(),
                 com.mongodb.client.model.Updates.unset(dev.consistencykit.core.RecordReleases.FIELD));
-        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        assertThat(Books.archiver(db).archive(Duration.ZERO)).isEqualTo(1);
         held.release();
         OperationResult result = applying.get(30, TimeUnit.SECONDS);
 
@@ -79,10 +73,10 @@ class LedgerUnderArchiveTest {
         Ledger ledger = ready(db);
         ledger.apply(LedgerTransaction.transfer("a0", "a1", 5).withId(OperationId.of("t")));
         ledger.recover(Duration.ZERO);   // its maintenance releases what it appended
-        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        assertThat(Books.archiver(db).archive(Duration.ZERO)).isEqualTo(1);
         ledger.apply(LedgerTransaction.transfer("a0", "a1", 7).withId(OperationId.of("t")));   // a new transaction
         ledger.recover(Duration.ZERO);
-        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        assertThat(Books.archiver(db).archive(Duration.ZERO)).isEqualTo(1);
 
         MongoCollection<Document> archive = db.getCollection(LedgerConfig.DEFAULT_ARCHIVE_COLLECTION);
         assertThat(archive.countDocuments(eq("_id.tx", "t"))).as("the first is not overwritten").isEqualTo(2);

@@ -2,7 +2,6 @@ package dev.consistencykit.logreconciliation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -15,7 +14,6 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -30,11 +28,6 @@ class NoResurrectionTest {
 
     private static final Map<String, Long> OPENING = Books.accounts(2, 1_000);
 
-    private static Ledger archiver(MongoDatabase db) {
-        return Books.ledger(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
-                Duration.ofDays(1)))).build();
-    }
-
     @Test
     void shouldNotAppendATransactionAgainThatWasCommittedAndArchivedWhileItsAppendWaitedForAReply(
             MongoDatabase db) throws Exception {
@@ -46,7 +39,7 @@ class NoResurrectionTest {
         assertThat(lost.awaitPaused(Duration.ofSeconds(10))).isTrue();
 
         committer.recover(Duration.ZERO);
-        int archived = archiver(db).archive(Duration.ZERO);
+        int archived = Books.archiver(db).archive(Duration.ZERO);
         lost.release();
         append.get(30, TimeUnit.SECONDS);
         committer.recover(Duration.ZERO);
@@ -66,7 +59,7 @@ class NoResurrectionTest {
 
         ledger.recover(Duration.ZERO);   // releases what this instance appended
 
-        assertThat(archiver(db).archive(Duration.ZERO)).isEqualTo(1);
+        assertThat(Books.archiver(db).archive(Duration.ZERO)).isEqualTo(1);
         assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
     }
 }

@@ -20,6 +20,7 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.client.model.Filters;
 
+import dev.consistencykit.core.IncOverflow;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 
@@ -281,32 +282,20 @@ public final class SpecCodec {
      * {@code $inc}.
      */
     public static Bson overflowGuard(List<?> ops) {
-        if (ops == null) {
-            return null;
-        }
-        List<Bson> guards = new ArrayList<>();
-        for (Object o : ops) {
+        return IncOverflow.guard(integralIncs(ops));
+    }
+
+    /** A stored update's integral {@code $inc}s as an update document, for {@link IncOverflow}. */
+    private static BsonDocument integralIncs(List<?> ops) {
+        BsonDocument incs = new BsonDocument();
+        for (Object o : ops == null ? List.of() : ops) {
             Map<String, Object> op = asMap(o);
-            long n;
-            Object value = op.get("value");
-            if (!"inc".equals(text(op.get("op")))) {
-                continue;
-            }
-            if (value instanceof org.bson.BsonInt32 || value instanceof org.bson.BsonInt64) {
-                n = ((BsonValue) value).asNumber().longValue();
-            } else if (value instanceof Integer || value instanceof Long) {
-                n = ((Number) value).longValue();
-            } else {
-                continue;
-            }
-            String path = text(op.get("path"));
-            if (n > 0) {
-                guards.add(Filters.not(Filters.gt(path, Long.MAX_VALUE - n)));
-            } else if (n < 0) {
-                guards.add(Filters.not(Filters.lt(path, Long.MIN_VALUE - n)));
+            Object value = java(op.get("value"));
+            if ("inc".equals(text(op.get("op"))) && (value instanceof Integer || value instanceof Long)) {
+                incs.put(text(op.get("path")), new org.bson.BsonInt64(((Number) value).longValue()));
             }
         }
-        return guards.isEmpty() ? null : guards.size() == 1 ? guards.get(0) : Filters.and(guards);
+        return new BsonDocument("$inc", incs);
     }
 
     /**
@@ -346,27 +335,7 @@ public final class SpecCodec {
      * integer, worded for a cancellation reason.
      */
     public static Optional<String> overflowOf(List<?> ops, Document document) {
-        if (ops == null) {
-            return Optional.empty();
-        }
-        for (Object o : ops) {
-            Map<String, Object> op = asMap(o);
-            Object value = java(op.get("value"));
-            if (!"inc".equals(text(op.get("op"))) || !(value instanceof Integer || value instanceof Long)) {
-                continue;
-            }
-            String path = text(op.get("path"));
-            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
-            if (actual instanceof Integer || actual instanceof Long) {
-                long n = ((Number) value).longValue();
-                long current = ((Number) actual).longValue();
-                if (n > 0 ? current > Long.MAX_VALUE - n : current < Long.MIN_VALUE - n) {
-                    return Optional.of("$inc " + n + " of " + path + " (now " + current + ") would pass the range"
-                            + " of a 64-bit integer");
-                }
-            }
-        }
-        return Optional.empty();
+        return IncOverflow.of(integralIncs(ops), document);
     }
 
     /** A stored condition a document does not satisfy: its path, and how it reads in a message. */
