@@ -46,7 +46,7 @@ import dev.consistencykit.versioning.VersionedStore;
  */
 class FaultMatrixTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration TIMEOUT = Duration.ofMillis(500);
     private static final Duration BOUND = Duration.ofSeconds(8);
     private static final RetryPolicy FAST = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(5), Duration.ofMillis(50));
 
@@ -134,7 +134,7 @@ class FaultMatrixTest {
                 .call("prune", queue::prune)
                 .call("replayDead", () -> queue.replayDead(OperationId.of("nothing")))
                 .call("ensureEffectIndexes", () -> JobQueue.ensureEffectIndexes(db.getCollection("orders")
-                        .withTimeout(1, TimeUnit.SECONDS)))
+                        .withTimeout(500, TimeUnit.MILLISECONDS)))
                 .run();
 
         assertThat(violations).isEmpty();
@@ -243,7 +243,7 @@ class FaultMatrixTest {
                 .call("verify", () -> sync.verify(false))
                 .call("interrupted", () -> sync.interrupted(Duration.ZERO, 10))
                 .call("status", sync::status)
-                .call("registered", () -> SyncFlag.registered(db.withTimeout(1, TimeUnit.SECONDS)))
+                .call("registered", () -> SyncFlag.registered(db.withTimeout(500, TimeUnit.MILLISECONDS)))
                 .run();
 
         assertThat(violations).isEmpty();
