@@ -34,7 +34,6 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.syncflag.internal.SyncEngine;
-import dev.consistencykit.syncflag.internal.SyncFields;
 
 /**
  * Keeps denormalized copies of a master document's fields in step with the master: a user renames themself, and
@@ -164,7 +163,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationId submit(MasterUpdate change) {
-        SyncFields.Prepared p = engine.prepare(change);
+        SyncEngine.Prepared p = engine.prepare(change);
         return calls.operation("submit", change.id().value(), () -> engine.submit(p));
     }
 
@@ -182,7 +181,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     @Override
     public OperationResult apply(MasterUpdate change) {
-        SyncFields.Prepared p = engine.prepare(change);
+        SyncEngine.Prepared p = engine.prepare(change);
         return calls.operation("apply", change.id().value(), () -> engine.apply(p));
     }
 

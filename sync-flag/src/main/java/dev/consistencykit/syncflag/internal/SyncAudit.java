@@ -22,28 +22,40 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.InterruptedOperation;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
-import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
+import dev.consistencykit.syncflag.internal.SyncFields.Value;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCING;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * Reads for operators: verification of every copy against its master, interrupted operations, status and counters.
  */
-public abstract class SyncAudit extends SyncRecovery {
+final class SyncAudit {
 
-    SyncAudit(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
-        super(config, database, clock, listener);
+    private final SyncFields fields;
+    private final SyncFlagConfig config;
+    private final SyncUpdates updater;
+
+    /** The part over the others it calls. */
+    SyncAudit(SyncFields fields, SyncUpdates updater) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.updater = updater;
     }
 
     // ---------------------------------------------------------------- verify and status
@@ -57,12 +69,13 @@ public abstract class SyncAudit extends SyncRecovery {
         long staleMasters = 0;
         long repaired = 0;
         List<String> samples = new ArrayList<>();
-        try (MongoCursor<Document> cursor = masters.find().projection(masterProjection).batchSize(500).iterator()) {
+        try (MongoCursor<Document> cursor = fields.masters.find().projection(fields.masterProjection).batchSize(500)
+                .iterator()) {
             while (cursor.hasNext()) {
                 Document master = cursor.next();
                 masterCount++;
                 long staleHere = 0;
-                for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+                for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
                     SyncTarget target = t.getKey();
                     Object id = master.get("_id");
                     copies += t.getValue().countDocuments(eq(target.path(target.idField()), id));
@@ -77,7 +90,7 @@ public abstract class SyncAudit extends SyncRecovery {
                 if (staleHere > 0) {
                     staleMasters++;
                     if (repair) {
-                        repaired += resync(master.get("_id"));
+                        repaired += updater.resync(master.get("_id"));
                     }
                 }
             }
@@ -115,12 +128,13 @@ public abstract class SyncAudit extends SyncRecovery {
 
     /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document master : masters.find(stale).projection(Projections.include(FLAG))
+        for (Document master : fields.masters.find(stale).projection(Projections.include(FLAG))
                 .sort(Sorts.ascending(FLAG_AT)).limit(limit)) {
             Document flag = master.get(FLAG, Document.class);
-            out.add(new InterruptedOperation(master.get("_id"), "flagged", clock.ageOf(flag.getDate("at").toInstant()),
+            out.add(new InterruptedOperation(master.get("_id"), "flagged", fields.clock.ageOf(flag.getDate("at")
+                    .toInstant()),
                     config.masterCollection() + ", update " + flag.get("op")));
         }
         return out;
@@ -128,13 +142,14 @@ public abstract class SyncAudit extends SyncRecovery {
 
     /** Operations by state, from the masters' remembered operations and their flags. */
     public StrategyStatus status() {
-        long flagged = masters.countDocuments(exists(FLAG_AT));
-        Document oldest = masters.find(exists(FLAG_AT)).sort(Sorts.ascending(FLAG_AT))
+        long flagged = fields.masters.countDocuments(exists(FLAG_AT));
+        Document oldest = fields.masters.find(exists(FLAG_AT)).sort(Sorts.ascending(FLAG_AT))
                 .projection(Projections.include(FLAG_AT)).limit(1).first();
         Optional<Duration> age = Optional.ofNullable(oldest)
                 .map(d -> d.get(FLAG, Document.class).getDate("at"))
-                .map(at -> clock.ageOf(at.toInstant()));
-        Document total = masters.aggregate(List.of(Aggregates.match(exists(OPS + ".id")), Aggregates.unwind("$" + OPS),
+                .map(at -> fields.clock.ageOf(at.toInstant()));
+        Document total = fields.masters.aggregate(List.of(Aggregates.match(exists(OPS + ".id")), Aggregates.unwind("$"
+                + OPS),
                 Aggregates.group(null, Accumulators.sum("n", 1)))).first();
         long ops = total == null ? 0 : ((Number) total.get("n")).longValue();
         Map<String, Long> counts = new HashMap<>();
@@ -145,7 +160,8 @@ public abstract class SyncAudit extends SyncRecovery {
 
     /** The counters since this engine was built. */
     public SyncFlagMetrics metrics() {
-        return new SyncFlagMetrics(updates.sum(), propagations.sum(), copiesWritten.sum(), copiesRepaired.sum(),
-                flagsTakenOver.sum(), flagsLeft.sum());
+        return new SyncFlagMetrics(fields.updates.sum(), fields.propagations.sum(), fields.copiesWritten.sum(), fields
+                .copiesRepaired.sum(),
+                fields.flagsTakenOver.sum(), fields.flagsLeft.sum());
     }
 }

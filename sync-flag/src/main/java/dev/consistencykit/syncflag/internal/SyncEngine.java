@@ -26,16 +26,92 @@ import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
+import static dev.consistencykit.syncflag.internal.SyncFields.CANONICAL;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.syncflag.SyncFlagListener.Source;
+import dev.consistencykit.syncflag.SyncFlagMetrics;
+import dev.consistencykit.syncflag.SyncVerification;
+import java.time.Duration;
 
 /**
  * The sync-flag protocol. See the package documentation of {@code dev.consistencykit.syncflag} for the design; the
  * comments here say why each guard is there.
  */
-public final class SyncEngine extends SyncAudit {
+public final class SyncEngine {
 
-    /** The engine over {@code database} (already checked for an acknowledged write concern). */
+    /** An update checked and ready to send. */
+    public record Prepared(OperationId id, Object masterId, BsonDocument update, boolean touchesCopies,
+                           String fingerprint) {
+    }
+
+    private final SyncFields fields;
+    private final SyncPropagation propagation;
+    private final SyncUpdates updates;
+    private final SyncRecovery recovery;
+    private final SyncAudit audit;
+
+    /**
+     * The engine over {@code database} (already checked for an acknowledged write concern): the shared fields, the
+     * propagation of a master to its copies, the updates that flag a master, the sweeper's and readers' take-over,
+     * and the operators' reads.
+     */
     public SyncEngine(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
-        super(config, database, clock, listener);
+        this.fields = new SyncFields(config, database, clock, listener);
+        this.propagation = new SyncPropagation(fields);
+        this.updates = new SyncUpdates(fields, propagation);
+        this.recovery = new SyncRecovery(fields, propagation);
+        this.audit = new SyncAudit(fields, updates);
+    }
+
+    /** Records the update on its master (one atomic write) and returns its id. */
+    public OperationId submit(Prepared p) {
+        return updates.submit(p);
+    }
+
+    /** Records the update and propagates it in this thread. */
+    public OperationResult apply(Prepared p) {
+        return updates.apply(p);
+    }
+
+    /** A resync of {@code masterId}: bumps its version, flags it and propagates its current values. */
+    public long resync(Object masterId) {
+        return updates.resync(masterId);
+    }
+
+    /** Takes over every flag older than {@code staleAfter} and propagates its master; zero takes over every flag. */
+    public RecoveryReport sweep(Duration staleAfter, Source source) {
+        return recovery.sweep(staleAfter, source);
+    }
+
+    /** Read repair of {@code master} as a reader just read it: takes over its flag, if any, and propagates. */
+    public boolean readRepair(Document master) {
+        return recovery.readRepair(master);
+    }
+
+    /** Compares every copy of every master with its master; with {@code repair}, resyncs masters with stale copies. */
+    public SyncVerification verify(boolean repair) {
+        return audit.verify(repair);
+    }
+
+    /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        return audit.interrupted(staleAfter, limit);
+    }
+
+    /** Operations by state, from the masters' remembered operations and their flags. */
+    public StrategyStatus status() {
+        return audit.status();
+    }
+
+    /** The counters since this engine was built. */
+    public SyncFlagMetrics metrics() {
+        return audit.metrics();
     }
 
     // ---------------------------------------------------------------- indexes and validation
@@ -45,9 +121,9 @@ public final class SyncEngine extends SyncAudit {
      * of copies by master id and version.
      */
     public void ensureIndexes() {
-        masters.createIndex(Indexes.ascending(FLAG_AT), new IndexOptions().sparse(true).name("sync_flag"));
-        masters.createIndex(Indexes.ascending(OPS + ".id"), new IndexOptions().sparse(true).name("sync_ops"));
-        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+        fields.masters.createIndex(Indexes.ascending(FLAG_AT), new IndexOptions().sparse(true).name("sync_flag"));
+        fields.masters.createIndex(Indexes.ascending(OPS + ".id"), new IndexOptions().sparse(true).name("sync_ops"));
+        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
             // the copies of one master, and (second key) its newest copy, which a master's first update reads
             t.getValue().createIndex(Indexes.ascending(t.getKey().path(t.getKey().idField()),
                     t.getKey().path(t.getKey().versionField())));
@@ -61,17 +137,18 @@ public final class SyncEngine extends SyncAudit {
      */
     void register() {
         List<Document> targetDocs = new ArrayList<>();
-        for (SyncTarget t : config.targets()) {
+        for (SyncTarget t : fields.config.targets()) {
             List<List<String>> copies = new ArrayList<>();
             t.copies().forEach((from, to) -> copies.add(List.of(from, to)));
             targetDocs.add(new Document("collection", t.collection()).append("idField", t.idField())
                     .append("arrayField", t.arrayField().orElse(null)).append("copies", copies)
                     .append("versionField", t.versionField()));
         }
-        Document entry = new Document("_id", config.name()).append("master", config.masterCollection())
-                .append("fields", config.masterFields()).append("targets", targetDocs)
-                .append("staleAfterMillis", config.staleAfter().toMillis());
-        registry.replaceOne(eq("_id", config.name()), entry, new com.mongodb.client.model.ReplaceOptions().upsert(true));
+        Document entry = new Document("_id", fields.config.name()).append("master", fields.config.masterCollection())
+                .append("fields", fields.config.masterFields()).append("targets", targetDocs)
+                .append("staleAfterMillis", fields.config.staleAfter().toMillis());
+        fields.registry.replaceOne(eq("_id", fields.config.name()), entry, new com.mongodb.client.model
+                .ReplaceOptions().upsert(true));
     }
 
     /** The settings {@link #register} recorded, as builder calls. */
@@ -85,24 +162,24 @@ public final class SyncEngine extends SyncAudit {
      */
     public Prepared prepare(MasterUpdate change) {
         Objects.requireNonNull(change, "change");
-        Object masterId = Inputs.documentId(config.name(), "masterId", change.masterId(),
-                masters.getCodecRegistry());
-        BsonDocument update = Inputs.updateSpec(config.name(), "update", change.update(),
-                masters.getCodecRegistry());
+        Object masterId = Inputs.documentId(fields.config.name(), "masterId", change.masterId(),
+                fields.masters.getCodecRegistry());
+        BsonDocument update = Inputs.updateSpec(fields.config.name(), "update", change.update(),
+                fields.masters.getCodecRegistry());
         boolean touches = false;
         for (UpdatePaths.Touched t : UpdatePaths.of(update)) {
             if (t.path().isEmpty() || t.path().startsWith("$") || t.path().contains("..")) {
-                throw new InvalidInputException(config.name(), "update", "update " + t.operator()
+                throw new InvalidInputException(fields.config.name(), "update", "update " + t.operator()
                         + " names an invalid field '" + t.path() + "'");
             }
             if (SyncFlagConfig.RESERVED_FIELDS.contains(UpdatePaths.top(t.path()))) {
-                throw new InvalidInputException(config.name(), "update", "update " + t.operator() + " touches '"
+                throw new InvalidInputException(fields.config.name(), "update", "update " + t.operator() + " touches '"
                         + t.path() + "', a field the sync flag keeps (reserved: " + SyncFlagConfig.RESERVED_FIELDS
                         + ")");
             }
-            for (String field : config.masterFields()) {
+            for (String field : fields.config.masterFields()) {
                 if (t.removes() && UpdatePaths.covers(t.path(), field)) {
-                    throw new InvalidInputException(config.name(), "update", "update " + t.operator()
+                    throw new InvalidInputException(fields.config.name(), "update", "update " + t.operator()
                             + " removes '" + t.path() + "', which holds the copied field '" + field
                             + "'; set it to a value instead");
                 }
@@ -110,7 +187,7 @@ public final class SyncEngine extends SyncAudit {
             }
         }
         // the id by MongoDB's equality (1 and 1L are one master; "1" and 1 are two), the update as encoded
-        BsonValue key = Inputs.idKey(masterId, masters.getCodecRegistry());
+        BsonValue key = Inputs.idKey(masterId, fields.masters.getCodecRegistry());
         String canonical = new BsonDocument("m", key).toJson(CANONICAL) + update.toJson(CANONICAL);
         String fingerprint = Hashing.sha256().hashString(canonical, StandardCharsets.UTF_8).toString()
                 .substring(0, 32);

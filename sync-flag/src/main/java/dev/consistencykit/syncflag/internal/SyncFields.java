@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
-import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.bson.json.JsonMode;
@@ -24,7 +23,6 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
@@ -33,9 +31,10 @@ import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncState;
 
 /**
- * The sync flag's stored fields, the engine's collections and counters, and the helpers every step uses: the base of the {@link SyncEngine} layers.
+ * The sync flag's stored fields, the engine's collections and counters, and the helpers every part of the
+ * {@link SyncEngine} uses.
  */
-public abstract class SyncFields {
+final class SyncFields {
 
     /** State of an operation whose propagation is pending: its flag is on its master. */
     public static final String SYNCING = SyncState.SYNCING.stored();
@@ -68,11 +67,6 @@ public abstract class SyncFields {
     final LongAdder copiesRepaired = new LongAdder();
     final LongAdder flagsTakenOver = new LongAdder();
     final LongAdder flagsLeft = new LongAdder();
-
-    /** An update checked and ready to send. */
-    public record Prepared(OperationId id, Object masterId, BsonDocument update, boolean touchesCopies,
-                           String fingerprint) {
-    }
 
     /** The master as the update left it (or found it, when the update had been recorded before). */
     record Recorded(Document master, boolean fresh) {

@@ -15,23 +15,32 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
-import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
+import dev.consistencykit.syncflag.internal.SyncFields.Value;
+import static dev.consistencykit.syncflag.internal.SyncFields.ELEMENT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * The per-target steps: one {@code updateMany} per target that moves every older copy to the master's values.
  */
-public abstract class SyncPropagation extends SyncFields {
+final class SyncPropagation {
 
-    SyncPropagation(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
-        super(config, database, clock, listener);
+    private final SyncFields fields;
+    private final SyncFlagConfig config;
+
+    /** The part over the others it calls. */
+    SyncPropagation(SyncFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- propagation
@@ -48,7 +57,7 @@ public abstract class SyncPropagation extends SyncFields {
         long version = versionOf(master);
         Document flag = master.get(FLAG, Document.class);
         long written = 0;
-        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
             written += writeCopies(t.getKey(), t.getValue(), masterId, master, version);
         }
         boolean cleared = false;
@@ -56,19 +65,19 @@ public abstract class SyncPropagation extends SyncFields {
             Object op = flag.get("op");
             // only our own flag: a newer update's flag means its propagation is still to come
             cleared = config.retryPolicy().execute(config.name(), masterId, "clear flag",
-                    () -> masters.updateOne(and(eq("_id", masterId), eq(FLAG_OP, op)), Updates.unset(FLAG))
+                    () -> fields.masters.updateOne(and(eq("_id", masterId), eq(FLAG_OP, op)), Updates.unset(FLAG))
                             .getModifiedCount()) > 0;
         }
-        propagations.increment();
-        (source == Source.UPDATE ? copiesWritten : copiesRepaired).add(written);
+        fields.propagations.increment();
+        (source == Source.UPDATE ? fields.copiesWritten : fields.copiesRepaired).add(written);
         if (!cleared) {
-            flagsLeft.increment();
+            fields.flagsLeft.increment();
         }
         long total = written;
         boolean wasCleared = cleared;
         LOG.debug("[{}] propagated master {} version {}: {} copies written, flag {} ({})", config.name(), masterId,
                 version, written, cleared ? "cleared" : "left", source);
-        notify(() -> listener.onPropagated(masterId, version, total, wasCleared, source));
+        fields.notify(() -> fields.listener.onPropagated(masterId, version, total, wasCleared, source));
         return new Propagated(written, cleared);
     }
 

@@ -18,7 +18,6 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -27,18 +26,27 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
-import dev.consistencykit.syncflag.SyncFlagListener;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * Recovery: the sweeper's take-over of stale flags, and read repair.
  */
-public abstract class SyncRecovery extends SyncUpdates {
+final class SyncRecovery {
 
-    SyncRecovery(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
-        super(config, database, clock, listener);
+    private final SyncFields fields;
+    private final SyncFlagConfig config;
+    private final SyncPropagation propagation;
+
+    /** The part over the others it calls. */
+    SyncRecovery(SyncFields fields, SyncPropagation propagation) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.propagation = propagation;
     }
 
     // ---------------------------------------------------------------- sweeper and read repair
@@ -49,14 +57,14 @@ public abstract class SyncRecovery extends SyncUpdates {
      */
     public RecoveryReport sweep(Duration staleAfter, Source source) {
         long start = System.nanoTime();
-        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
         Set<Object> seen = new HashSet<>();
         int examined = 0;
         int forward = 0;
         int skipped = 0;
         // one cursor in flag-time order; a flag taken over gets a fresh time and may come by again later in the same
         // cursor, hence the seen set
-        try (MongoCursor<Document> cursor = masters.find(stale).sort(Sorts.ascending(FLAG_AT))
+        try (MongoCursor<Document> cursor = fields.masters.find(stale).sort(Sorts.ascending(FLAG_AT))
                 .projection(Projections.include(FLAG)).batchSize(config.sweepBatch()).iterator()) {
             while (cursor.hasNext()) {
                 Document found = cursor.next();
@@ -92,7 +100,8 @@ public abstract class SyncRecovery extends SyncUpdates {
         }
         // the caller's document is input: its id and the flag's operation id must be plain values, and they are
         // matched with $eq, so nothing the caller passes can reach the server as an operator
-        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"), masters.getCodecRegistry());
+        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"), fields.masters
+                .getCodecRegistry());
         Object op = Inputs.operationId(config.name(), "master." + FLAG + ".op", flag.get("op"));
         // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
         // next millisecond rather than for equality, because a stored time may carry more precision than the
@@ -105,15 +114,15 @@ public abstract class SyncRecovery extends SyncUpdates {
         // refreshing the flag's time is the claim: other sweepers now see a fresh flag and leave it; the operation id
         // stays, so the update's own process can still clear it when it finishes
         Document claimed = config.retryPolicy().execute(config.name(), masterId, "take over flag",
-                () -> masters.findOneAndUpdate(and(new Document("_id", new Document("$eq", masterId)), sameOp,
+                () -> fields.masters.findOneAndUpdate(and(new Document("_id", new Document("$eq", masterId)), sameOp,
                                 condition),
                         Updates.currentDate(FLAG_AT), new FindOneAndUpdateOptions()
-                                .returnDocument(ReturnDocument.AFTER).projection(masterProjection)));
+                                .returnDocument(ReturnDocument.AFTER).projection(fields.masterProjection)));
         if (claimed == null) {
             return false;
         }
-        flagsTakenOver.increment();
-        propagate(claimed, source);
+        fields.flagsTakenOver.increment();
+        propagation.propagate(claimed, source);
         return true;
     }
 }

@@ -1,5 +1,6 @@
 package dev.consistencykit.syncflag.internal;
 
+import dev.consistencykit.syncflag.internal.SyncEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -18,7 +19,6 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
@@ -32,21 +32,39 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.MasterMissingException;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
-import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.UpdateRejectedException;
+import dev.consistencykit.syncflag.internal.SyncFields.Recorded;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import static dev.consistencykit.syncflag.internal.SyncFields.RECORD_ATTEMPTS;
+import static dev.consistencykit.syncflag.internal.SyncFields.RESYNC_FINGERPRINT;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
+import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
+import dev.consistencykit.syncflag.internal.SyncFields.Value;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * The protocol of an update: the master's change, its version and its flag in one write, then propagation.
  */
-public abstract class SyncUpdates extends SyncPropagation {
+final class SyncUpdates {
 
-    SyncUpdates(SyncFlagConfig config, MongoDatabase database, ServerClock clock, SyncFlagListener listener) {
-        super(config, database, clock, listener);
+    private final SyncFields fields;
+    private final SyncFlagConfig config;
+    private final SyncPropagation propagation;
+
+    /** The part over the others it calls. */
+    SyncUpdates(SyncFields fields, SyncPropagation propagation) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.propagation = propagation;
     }
 
     // ---------------------------------------------------------------- update
@@ -69,16 +87,16 @@ public abstract class SyncUpdates extends SyncPropagation {
             // a newer update flagged the master after ours: its propagation copies our value or a newer one
             return OperationResult.committed(p.id(), SYNCED);
         }
-        propagate(r.master(), Source.UPDATE);
+        propagation.propagate(r.master(), Source.UPDATE);
         return OperationResult.committed(p.id(), SYNCED);
     }
 
     /** A resync of {@code masterId}: bumps its version, flags it and propagates its current values. */
     public long resync(Object masterId) {
-        Object id = Inputs.documentId(config.name(), "masterId", masterId, masters.getCodecRegistry());
+        Object id = Inputs.documentId(config.name(), "masterId", masterId, fields.masters.getCodecRegistry());
         Prepared p = new Prepared(OperationId.random(), id, new BsonDocument(), true, RESYNC_FINGERPRINT);
         Recorded r = record(p);
-        return propagate(r.master(), Source.RESYNC).written();
+        return propagation.propagate(r.master(), Source.RESYNC).written();
     }
 
     Recorded record(Prepared p) {
@@ -98,31 +116,31 @@ public abstract class SyncUpdates extends SyncPropagation {
         // the guard makes a retried or repeated update a no-op: the master remembers the ids it applied
         Bson filter = and(eq("_id", p.masterId()), ne(OPS + ".id", opId));
         FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                .projection(masterProjection);
+                .projection(fields.masterProjection);
         for (int attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
             Document after;
             try {
                 after = config.retryPolicy().execute(config.name(), p.masterId(), "update master",
-                        () -> masters.findOneAndUpdate(filter, update, options));
+                        () -> fields.masters.findOneAndUpdate(filter, update, options));
             } catch (MongoServerException e) {
                 // not transient (the retry policy rethrows only those): the server refused the update, so it
                 // did not apply
                 throw new UpdateRejectedException(config.name(), p.masterId(), e);
             }
             if (after != null) {
-                updates.increment();
+                fields.updates.increment();
                 if (p.touchesCopies() && versionOf(after) == 1) {
                     after = aboveEarlierCopies(p.masterId(), after);
                 }
                 long version = versionOf(after);
                 LOG.debug("[{}] updated master {} (op {}, version {}, flagged {})", config.name(), p.masterId(), opId,
                         version, p.touchesCopies());
-                notify(() -> listener.onMasterUpdated(p.id(), p.masterId(), version, p.touchesCopies()));
+                fields.notify(() -> fields.listener.onMasterUpdated(p.id(), p.masterId(), version, p.touchesCopies()));
                 return new Recorded(after, true);
             }
             Document existing = config.retryPolicy().execute(config.name(), p.masterId(), "read master",
-                    () -> masters.find(eq("_id", p.masterId()))
-                            .projection(Projections.fields(masterProjection, Projections.include(OPS))).first());
+                    () -> fields.masters.find(eq("_id", p.masterId()))
+                            .projection(Projections.fields(fields.masterProjection, Projections.include(OPS))).first());
             if (existing == null) {
                 throw new MasterMissingException(config.name(), config.masterCollection(), p.masterId());
             }
@@ -158,7 +176,7 @@ public abstract class SyncUpdates extends SyncPropagation {
      */
     Document aboveEarlierCopies(Object masterId, Document master) {
         Map<SyncTarget, Document> newest = new java.util.LinkedHashMap<>();
-        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : targets.entrySet()) {
+        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
             Document copy = newestCopy(t.getKey(), t.getValue(), masterId);
             if (copy != null) {
                 newest.put(t.getKey(), copy);
@@ -168,7 +186,7 @@ public abstract class SyncUpdates extends SyncPropagation {
             return master;
         }
         Document now = config.retryPolicy().execute(config.name(), masterId, "read master",
-                () -> masters.find(eq("_id", masterId)).projection(masterProjection).first());
+                () -> fields.masters.find(eq("_id", masterId)).projection(fields.masterProjection).first());
         if (now == null) {
             return master;
         }
@@ -186,9 +204,9 @@ public abstract class SyncUpdates extends SyncPropagation {
         }
         long floor = highest + 1;
         Document raised = config.retryPolicy().execute(config.name(), masterId, "raise version above copies",
-                () -> masters.findOneAndUpdate(eq("_id", masterId), Updates.max(VERSION, floor),
+                () -> fields.masters.findOneAndUpdate(eq("_id", masterId), Updates.max(VERSION, floor),
                         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                                .projection(masterProjection)));
+                                .projection(fields.masterProjection)));
         if (raised == null) {
             return master;
         }
