@@ -30,7 +30,6 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.versioning.internal.VersionEngine;
-import dev.consistencykit.versioning.internal.VersionWrites;
 
 /**
  * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
@@ -129,7 +128,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      */
     @Override
     public OperationId submit(ChangeSet changeSet) {
-        VersionWrites.Prepared p = engine.prepare(changeSet);
+        VersionEngine.Prepared p = engine.prepare(changeSet);
         return calls.operation("submit", changeSet.id().value(), () -> {
             engine.submit(p);
             return changeSet.id();
@@ -150,7 +149,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      * @throws IdempotencyConflictException if its id was used for another change set of the root (nothing is written)
      */
     public CommitResult commit(ChangeSet changeSet) {
-        VersionWrites.Prepared p = engine.prepare(changeSet);
+        VersionEngine.Prepared p = engine.prepare(changeSet);
         return calls.operation("commit", changeSet.id().value(),
                 () -> new CommitResult(p.rootId(), changeSet.id(), engine.commit(p).version()));
     }
@@ -163,7 +162,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
      */
     @Override
     public OperationResult apply(ChangeSet changeSet) {
-        VersionWrites.Prepared p = engine.prepare(changeSet);
+        VersionEngine.Prepared p = engine.prepare(changeSet);
         return calls.operation("apply", changeSet.id().value(), () -> engine.apply(p));
     }
 

@@ -35,9 +35,10 @@ import dev.consistencykit.versioning.VersionState;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 
 /**
- * The versioned store's stored fields, collections and counters, and the helpers every step uses: the base of the {@link VersionEngine} layers.
+ * The versioned store's stored fields, collections and counters, and the helpers every part of the
+ * {@link VersionEngine} uses.
  */
-public abstract class VersionFields {
+final class VersionFields {
 
     /** Status name of a staged change set. */
     public static final String STAGED = VersionState.STAGED.stored();

@@ -21,29 +21,51 @@ import java.util.TreeMap;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.ItemVersion;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionInfo;
-import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionPrunedException;
-import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
+import static dev.consistencykit.versioning.internal.VersionFields.AT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
+import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.LOG;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledAtts;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.normalize;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
 
 /**
- * The reads: one committed version of a tree, an item's history, time travel and diffs, each checked against the root's floor.
+ * The reads: one committed version of a tree, an item's history, time travel and diffs, each checked against the
+ * root's floor.
  */
-public abstract class VersionReads extends VersionWrites {
+final class VersionReads {
 
-    VersionReads(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionedStoreListener listener) {
-        super(config, database, clock, listener);
+    private final VersionFields fields;
+
+    /** The part over the others it calls. */
+    VersionReads(VersionFields fields) {
+        this.fields = fields;
     }
 
     // ---------------------------------------------------------------- read
@@ -57,13 +79,13 @@ public abstract class VersionReads extends VersionWrites {
      * its own settings), the tree read may be partial, so the read starts again at the then current version.
      */
     public VersionedTree read(Object rootId) {
-        Object id = rootId(rootId);
+        Object id = fields.rootId(rootId);
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
             Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
             if (stillAbove(id, version, attempt)) {
-                treeReads.increment();
+                fields.treeReads.increment();
                 return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                         Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
             }
@@ -77,48 +99,49 @@ public abstract class VersionReads extends VersionWrites {
      * @throws VersionPrunedException when reads kept being overtaken by pruning
      */
     boolean stillAbove(Object id, long version, int attempt) {
-        Document again = retry.execute(name, id, "re-read root floor",
-                () -> roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
+        Document again = fields.retry.execute(fields.name, id, "re-read root floor",
+                () -> fields.roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
         if (again == null) {
-            throw new UnknownRootException(name, id);
+            throw new UnknownRootException(fields.name, id);
         }
         long floor = number(again, FLOOR);
         if (version >= floor) {
             return true;
         }
-        LOG.debug("[{}] root {}: version {} was pruned (floor {}) while it was read; reading again", name, id,
+        LOG.debug("[{}] root {}: version {} was pruned (floor {}) while it was read; reading again", fields.name, id,
                 version, floor);
         if (attempt >= MAX_READ_ATTEMPTS) {
-            throw new VersionPrunedException(name, id, version, floor);
+            throw new VersionPrunedException(fields.name, id, version, floor);
         }
         return false;
     }
 
     /** The committed tree as of {@code version}: three round trips (four for the meta of a settled version). */
     public VersionedTree readAsOf(Object rootId, long version) {
-        Object id = rootId(rootId);
+        Object id = fields.rootId(rootId);
         Document root = findRootForRead(id);
         long current = number(root, VERSION);
         checkAnswerable(id, root, version);
         Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-        Document again = retry.execute(name, id, "re-read root floor",
-                () -> roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
+        Document again = fields.retry.execute(fields.name, id, "re-read root floor",
+                () -> fields.roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
         long floor = again == null ? Long.MAX_VALUE : number(again, FLOOR);
         if (version < floor) {
             // pruned while its items were read: the tree may be partial, so it is not returned
-            throw new VersionPrunedException(name, id, version, floor);
+            throw new VersionPrunedException(fields.name, id, version, floor);
         }
-        treeReads.increment();
+        fields.treeReads.increment();
         if (version == current) {
             return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                     Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
         }
         Document entry = unsettledEntry(root, version);
         if (entry == null) {
-            entry = retry.execute(name, id, "read version record",
-                    () -> history.find(and(eq(ROOT, id), eq(V, version))).first());
+            entry = fields.retry.execute(fields.name, id, "read version record",
+                    () -> fields.history.find(and(eq(ROOT, id), eq(V, version))).first());
         }
-        Optional<Document> meta = entry == null ? Optional.empty() : Optional.ofNullable(entry.get(META, Document.class));
+        Optional<Document> meta = entry == null ? Optional.empty() : Optional.ofNullable(entry.get(META, Document
+                .class));
         Optional<Instant> at = entry == null ? Optional.empty() : Optional.ofNullable(entry.getDate(AT))
                 .map(Date::toInstant);
         return new VersionedTree(id, version, tree, meta, at);
@@ -127,15 +150,15 @@ public abstract class VersionReads extends VersionWrites {
     void checkAnswerable(Object id, Document root, long version) {
         long current = number(root, VERSION);
         if (version < 0) {
-            throw new InvalidInputException(name, "version", "version must be >= 0, was " + version);
+            throw new InvalidInputException(fields.name, "version", "version must be >= 0, was " + version);
         }
         if (version > current) {
-            throw new InvalidInputException(name, "version", "version " + version + " is ahead of root " + id
+            throw new InvalidInputException(fields.name, "version", "version " + version + " is ahead of root " + id
                     + "'s committed version " + current);
         }
         long floor = number(root, FLOOR);
         if (version < floor) {
-            throw new VersionPrunedException(name, id, version, floor);
+            throw new VersionPrunedException(fields.name, id, version, floor);
         }
     }
 
@@ -144,14 +167,15 @@ public abstract class VersionReads extends VersionWrites {
      * floor again, so that a version pruned meanwhile is never answered from a partial read).
      */
     public Optional<Document> get(Object rootId, Object itemId) {
-        Object id = rootId(rootId);
-        Object item = normalize(Inputs.documentId(name, "itemId", itemId, items.getCodecRegistry()));
+        Object id = fields.rootId(rootId);
+        Object item = normalize(Inputs.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
             Map<Long, ObjectId> unsettled = unsettledAtts(root);
             Optional<Document> found = Optional.empty();
-            for (Document d : retry.execute(name, id, "read item versions", () -> items.find(and(eq(ROOT, id),
+            for (Document d : fields.retry.execute(fields.name, id, "read item versions", () -> fields.items
+                    .find(and(eq(ROOT, id),
                     eq(ITEM, item), lte(VERSION, version))).sort(Sorts.descending(VERSION)).into(new ArrayList<>()))) {
                 if (visible(d, unsettled)) {
                     found = d.getBoolean(DELETED, false) ? Optional.empty() : Optional.of(d.get(VALUE, Document.class));
@@ -166,13 +190,13 @@ public abstract class VersionReads extends VersionWrites {
 
     /** Every committed version of {@code itemId} still kept, oldest first. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
-        Object id = rootId(rootId);
-        Object item = normalize(Inputs.documentId(name, "itemId", itemId, items.getCodecRegistry()));
+        Object id = fields.rootId(rootId);
+        Object item = normalize(Inputs.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
         Document root = findRootForRead(id);
         Map<Long, ObjectId> unsettled = unsettledAtts(root);
         long current = number(root, VERSION);
         List<ItemVersion> out = new ArrayList<>();
-        for (Document d : items.find(and(eq(ROOT, id), eq(ITEM, item), lte(VERSION, current)))
+        for (Document d : fields.items.find(and(eq(ROOT, id), eq(ITEM, item), lte(VERSION, current)))
                 .sort(Sorts.ascending(VERSION))) {
             if (visible(d, unsettled)) {
                 out.add(new ItemVersion(item, number(d, VERSION), d.getBoolean(DELETED, false) ? Optional.empty()
@@ -184,11 +208,11 @@ public abstract class VersionReads extends VersionWrites {
 
     /** Every committed version still kept (from the floor on), oldest first. Version 0 has no record. */
     public List<VersionInfo> versions(Object rootId) {
-        Object id = rootId(rootId);
+        Object id = fields.rootId(rootId);
         Document root = findRootForRead(id);
         long floor = number(root, FLOOR);
         TreeMap<Long, VersionInfo> out = new TreeMap<>();
-        for (Document record : history.find(and(eq(ROOT, id), gte(V, floor))).sort(Sorts.ascending(V))) {
+        for (Document record : fields.history.find(and(eq(ROOT, id), gte(V, floor))).sort(Sorts.ascending(V))) {
             out.put(number(record, V), versionInfo(record));
         }
         for (Object value : unsettled(root).values()) {
@@ -214,7 +238,7 @@ public abstract class VersionReads extends VersionWrites {
     Map<Object, Document> visibleItems(Object rootId, long version, Map<Long, ObjectId> unsettled) {
         Map<Object, Document> tree = new HashMap<>();
         Set<Object> decided = new HashSet<>();
-        for (Document d : items.find(and(eq(ROOT, rootId), lte(VERSION, version), gt(UNTIL, version)))
+        for (Document d : fields.items.find(and(eq(ROOT, rootId), lte(VERSION, version), gt(UNTIL, version)))
                 .sort(Sorts.descending(VERSION))
                 .projection(Projections.include(ITEM, VERSION, ATT, COMMITTED, DELETED, VALUE))) {
             Object item = d.get(ITEM);
@@ -238,10 +262,10 @@ public abstract class VersionReads extends VersionWrites {
     }
 
     Document findRootForRead(Object id) {
-        Document root = retry.execute(name, id, "read root", () -> roots.find(eq("_id", id))
+        Document root = fields.retry.execute(fields.name, id, "read root", () -> fields.roots.find(eq("_id", id))
                 .projection(Projections.include(VERSION, FLOOR, UNSETTLED, UNSETTLED_AT, META, COMMITTED_AT)).first());
         if (root == null) {
-            throw new UnknownRootException(name, id);
+            throw new UnknownRootException(fields.name, id);
         }
         return root;
     }

@@ -1,5 +1,7 @@
 package dev.consistencykit.versioning.internal;
 
+import dev.consistencykit.versioning.internal.VersionEngine.Committed;
+import dev.consistencykit.versioning.internal.VersionEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
@@ -28,7 +30,6 @@ import com.mongodb.MongoBulkWriteException;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoException;
 import com.mongodb.bulk.BulkWriteError;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.client.model.Updates;
 
@@ -39,70 +40,96 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.VersionConflictException;
-import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
+import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED_STATE;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.BASE;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_STATE;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.FP;
+import static dev.consistencykit.versioning.internal.VersionFields.LOG;
+import static dev.consistencykit.versioning.internal.VersionFields.MAX_DOCUMENT_BYTES;
+import static dev.consistencykit.versioning.internal.VersionFields.MAX_META_BYTES;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.encodedSize;
+import static dev.consistencykit.versioning.internal.VersionFields.pending;
+import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.OPEN;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.STAGE_ATTEMPTS;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.normalize;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
 
 /**
  * The write protocol: stage on the root, write the item versions, compare-and-set the root, abandon a loser.
  */
-public abstract class VersionWrites extends VersionFields {
+final class VersionWrites {
 
-    VersionWrites(VersionedStoreConfig config, MongoDatabase database, ServerClock clock,
-                         VersionedStoreListener listener) {
-        super(config, database, clock, listener);
+    private final VersionFields fields;
+    private final VersionedStoreConfig config;
+    private final VersionSettlement settlement;
+
+    /** The part over the others it calls. */
+    VersionWrites(VersionFields fields, VersionSettlement settlement) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.settlement = settlement;
     }
 
     // ---------------------------------------------------------------- write
 
-    /** A change set checked and fingerprinted: nothing is sent. */
-    public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint,
-                           Map<Object, Optional<RawBsonDocument>> values) {
-
-        long base() {
-            return changeSet.baseVersion();
-        }
-
-        long version() {
-            return changeSet.version();
-        }
-
-        int size() {
-            return changeSet.changes().size();
-        }
-    }
-
     /** Validates {@code cs} completely (ids, keys, sizes) and fingerprints it. Sends nothing. */
     public Prepared prepare(ChangeSet cs) {
         Objects.requireNonNull(cs, "changeSet");
-        Object root = rootId(cs.rootId());
+        Object root = fields.rootId(cs.rootId());
         if (cs.baseVersion() < 0) {
-            throw new InvalidInputException(name, "baseVersion", "baseVersion must be >= 0, was " + cs.baseVersion());
+            throw new InvalidInputException(fields.name, "baseVersion", "baseVersion must be >= 0, was " + cs
+                    .baseVersion());
         }
         if (cs.changes().isEmpty()) {
-            throw new InvalidInputException(name, "changes", "changes must not be empty: a change set must put or delete at least one item"
+            throw new InvalidInputException(fields.name, "changes",
+                    "changes must not be empty: a change set must put or delete at least one item"
                     + " (change set " + cs.id() + " on root " + root + " is empty)");
         }
         // each value is encoded once: its bytes are checked for size, fingerprinted, and inserted as they are
         Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
         TreeMap<String, byte[]> canonical = new TreeMap<>();
         for (Map.Entry<Object, Optional<Document>> change : cs.changes().entrySet()) {
-            Object item = normalize(Inputs.documentId(name, "itemId", change.getKey(), items.getCodecRegistry()));
+            Object item = normalize(Inputs.documentId(fields.name, "itemId", change.getKey(), fields.items
+                    .getCodecRegistry()));
             String key = VersionedTree.canonicalId(item);
             if (change.getValue().isPresent()) {
                 // encoded once with the database's own codecs (a UUID or a POJO the caller's client stores is
                 // accepted), checked as BSON, and these bytes are what is stored
-                BsonDocument value = Inputs.plainDocument(name, "value of item " + Inputs.show(item),
-                        change.getValue().get(), items.getCodecRegistry());
+                BsonDocument value = Inputs.plainDocument(fields.name, "value of item " + Inputs.show(item),
+                        change.getValue().get(), fields.items.getCodecRegistry());
                 RawBsonDocument raw = new RawBsonDocument(value, new BsonDocumentCodec());
                 int bytes = encodedSize(itemDocument(root, item, cs.version(), new ObjectId(), cs.id().value(),
                         Optional.empty())) + 1 + VALUE.length() + 1 + raw.getByteBuffer().remaining();
                 if (bytes > MAX_DOCUMENT_BYTES) {
-                    throw new InvalidInputException(name, "value of item " + item, "item " + item + " would be stored"
+                    throw new InvalidInputException(fields.name, "value of item " + item, "item " + item
+                            + " would be stored"
                             + " as a " + bytes + "-byte document, over the server's limit of " + MAX_DOCUMENT_BYTES
                             + " bytes");
                 }
@@ -119,10 +146,11 @@ public abstract class VersionWrites extends VersionFields {
         canonical.forEach((k, v) -> hasher.putString(k, StandardCharsets.UTF_8).putByte((byte) 0)
                 .putInt(v.length).putBytes(v));
         cs.meta().ifPresent(meta -> {
-            BsonDocument encodedMeta = Inputs.plainDocument(name, "meta", meta, roots.getCodecRegistry());
+            BsonDocument encodedMeta = Inputs.plainDocument(fields.name, "meta", meta, fields.roots.getCodecRegistry());
             byte[] bytes = bytesOf(new RawBsonDocument(encodedMeta, new BsonDocumentCodec()));
             if (bytes.length > MAX_META_BYTES) {
-                throw new InvalidInputException(name, "meta", "meta is " + bytes.length + " bytes, over the limit of "
+                throw new InvalidInputException(fields.name, "meta", "meta is " + bytes.length
+                        + " bytes, over the limit of "
                         + MAX_META_BYTES);
             }
             hasher.putBytes(bytes);
@@ -141,7 +169,7 @@ public abstract class VersionWrites extends VersionFields {
     }
 
     /** One write attempt of a change set: what the root's compare-and-set needs, from a writer or a pending entry. */
-    public record Attempt(Object rootId, String slot, Object id, long base, long version, ObjectId att, int size,
+    record Attempt(Object rootId, String slot, Object id, long base, long version, ObjectId att, int size,
                    String fingerprint, Document meta) {
 
         static Attempt of(Prepared p, ObjectId att) {
@@ -158,10 +186,6 @@ public abstract class VersionWrites extends VersionFields {
         OperationId operationId() {
             return new OperationId(id);
         }
-    }
-
-    /** How {@link #commit} ended. */
-    public record Committed(long version, boolean byThisCall) {
     }
 
     /**
@@ -184,8 +208,8 @@ public abstract class VersionWrites extends VersionFields {
     }
 
     /**
-     * {@link #commit} as the common protocol: committed, or aborted ({@link #ABANDONED_STATE}) when the change set
-     * lost to another commit after staging or was abandoned by recovery.
+     * {@link #commit} as the common protocol: committed, or aborted ({@link VersionFields#ABANDONED_STATE}) when the
+     * change set lost to another commit after staging or was abandoned by recovery.
      *
      * @throws VersionConflictException if the base version is already stale (nothing is written)
      */
@@ -212,17 +236,18 @@ public abstract class VersionWrites extends VersionFields {
         }
         writeItems(p, attempt);
         if (compareAndSetCommit(attempt)) {
-            committed.increment();
-            Listeners.call(name, () -> listener.onCommitted(attempt.rootId(), attempt.operationId(),
+            fields.committed.increment();
+            Listeners.call(fields.name, () -> fields.listener.onCommitted(attempt.rootId(), attempt.operationId(),
                     attempt.version(), false));
-            LOG.debug("[{}] committed change set {} as version {} of root {}", name, p.id(), p.version(), p.rootId());
+            LOG.debug("[{}] committed change set {} as version {} of root {}", fields.name, p.id(), p.version(), p
+                    .rootId());
             return new Committed(p.version(), true);
         }
         return afterFailedCommit(attempt);
     }
 
     Committed afterFailedCommit(Attempt a) {
-        Document root = findRoot(a.rootId());
+        Document root = fields.findRoot(a.rootId());
         if (isCommitted(root, a)) {
             return new Committed(a.version(), false);
         }
@@ -230,15 +255,16 @@ public abstract class VersionWrites extends VersionFields {
         long current = number(root, VERSION);
         if (entry != null && a.att().equals(entry.getObjectId(ATT))) {
             if (current != a.base()) {
-                conflicts.increment();
-                Listeners.call(name, () -> listener.onConflict(a.rootId(), a.operationId(), a.base(), current));
+                fields.conflicts.increment();
+                Listeners.call(fields.name, () -> fields.listener.onConflict(a.rootId(), a.operationId(), a.base(),
+                        current));
                 abandon(a, "lost to another commit: the root is at version " + current);
-                throw new VersionConflictException(name, a.id(), a.rootId(), a.base(), current);
+                throw new VersionConflictException(fields.name, a.id(), a.rootId(), a.base(), current);
             }
-            throw new ConsistencyException(name, a.id(), "the commit of root " + a.rootId()
+            throw new ConsistencyException(fields.name, a.id(), "the commit of root " + a.rootId()
                     + " matched nothing although the root is at its base and the attempt is staged");
         }
-        throw new ChangeSetAbandonedException(name, a.id(), a.rootId());
+        throw new ChangeSetAbandonedException(fields.name, a.id(), a.rootId());
     }
 
     /**
@@ -247,7 +273,7 @@ public abstract class VersionWrites extends VersionFields {
      * committed one).
      */
     public Attempt stage(Prepared p) {
-        requiredIndexes.verify();
+        fields.requiredIndexes.verify();
         Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
                 exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
@@ -256,20 +282,22 @@ public abstract class VersionWrites extends VersionFields {
             // would bring the abandoned attempt back while recovery goes on to delete its documents. A retry that
             // finds the earlier request's attempt still staged adopts it below.
             ObjectId[] sent = new ObjectId[1];
-            long matched = retry.execute(name, p.id(), "stage change set", () -> {
+            long matched = fields.retry.execute(fields.name, p.id(), "stage change set", () -> {
                 sent[0] = new ObjectId();
-                return roots.updateOne(filter, stageUpdate(p, sent[0])).getMatchedCount();
+                return fields.roots.updateOne(filter, stageUpdate(p, sent[0])).getMatchedCount();
             });
             if (matched == 1) {
-                staged.increment();
-                Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p.version()));
+                fields.staged.increment();
+                Listeners.call(fields.name, () -> fields.listener.onStaged(p.rootId(), p.changeSet().id(), p
+                        .version()));
                 return Attempt.of(p, sent[0]);
             }
-            Document root = findRoot(p.rootId());
+            Document root = fields.findRoot(p.rootId());
             Document staged = pending(root).get(p.slot(), Document.class);
             if (staged != null) {
                 if (!Objects.equals(staged.get(CS), p.id())) {
-                    throw new ConsistencyException(name, p.id(), "staging slot " + p.slot() + " of root " + p.rootId()
+                    throw new ConsistencyException(fields.name, p.id(), "staging slot " + p.slot() + " of root " + p
+                            .rootId()
                             + " holds change set " + staged.get(CS));
                 }
                 checkFingerprint(p, staged.getString(FP));
@@ -282,12 +310,13 @@ public abstract class VersionWrites extends VersionFields {
             }
             long current = number(root, VERSION);
             if (p.base() < current) {
-                conflicts.increment();
-                Listeners.call(name, () -> listener.onConflict(p.rootId(), p.changeSet().id(), p.base(), current));
-                throw new VersionConflictException(name, p.id(), p.rootId(), p.base(), current);
+                fields.conflicts.increment();
+                Listeners.call(fields.name, () -> fields.listener.onConflict(p.rootId(), p.changeSet().id(), p.base(),
+                        current));
+                throw new VersionConflictException(fields.name, p.id(), p.rootId(), p.base(), current);
             }
             if (p.base() > current) {
-                throw new InvalidInputException(name, "baseVersion", "baseVersion " + p.base()
+                throw new InvalidInputException(fields.name, "baseVersion", "baseVersion " + p.base()
                         + " is ahead of root " + p.rootId() + "'s committed version " + current);
             }
             if (number(root, UNSETTLED_COUNT) >= config.settleThreshold()) {
@@ -295,7 +324,7 @@ public abstract class VersionWrites extends VersionFields {
             }
             // otherwise the root is at the base and the slot free again: it changed between the update and the read
         }
-        throw new ConsistencyException(name, p.id(), "could not stage on root " + p.rootId() + " after "
+        throw new ConsistencyException(fields.name, p.id(), "could not stage on root " + p.rootId() + " after "
                 + STAGE_ATTEMPTS + " attempts: it kept changing");
     }
 
@@ -311,7 +340,7 @@ public abstract class VersionWrites extends VersionFields {
 
     void checkFingerprint(Prepared p, String stored) {
         if (!p.fingerprint().equals(stored)) {
-            throw new IdempotencyConflictException(name, p.id(), "change set id " + p.id() + " on root "
+            throw new IdempotencyConflictException(fields.name, p.id(), "change set id " + p.id() + " on root "
                     + p.rootId() + " was already used for a different change set");
         }
     }
@@ -324,8 +353,8 @@ public abstract class VersionWrites extends VersionFields {
                 return Optional.of(number(entry, V));
             }
         }
-        Document record = retry.execute(name, p.id(), "look up change set",
-                () -> history.find(and(eq(ROOT, p.rootId()), eq(CS, p.id()))).first());
+        Document record = fields.retry.execute(fields.name, p.id(), "look up change set",
+                () -> fields.history.find(and(eq(ROOT, p.rootId()), eq(CS, p.id()))).first());
         if (record != null) {
             checkFingerprint(p, record.getString(FP));
             return Optional.of(number(record, V));
@@ -339,8 +368,8 @@ public abstract class VersionWrites extends VersionFields {
         p.values().forEach((item, value) -> docs.add(
                 itemDocument(a.rootId(), item, a.version(), a.att(), a.id(), value)));
         try {
-            retry.run(name, p.id(), "write item versions",
-                    () -> items.insertMany(docs, new InsertManyOptions().ordered(false)));
+            fields.retry.run(fields.name, p.id(), "write item versions",
+                    () -> fields.items.insertMany(docs, new InsertManyOptions().ordered(false)));
         } catch (MongoBulkWriteException e) {
             for (BulkWriteError error : e.getWriteErrors()) {
                 if (error.getCategory() != ErrorCategory.DUPLICATE_KEY) {
@@ -373,8 +402,8 @@ public abstract class VersionWrites extends VersionFields {
                 Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
                 Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
                 Updates.inc(UNSETTLED_COUNT, 1));
-        return retry.execute(name, a.id(), "commit change set",
-                () -> roots.updateOne(filter, update).getMatchedCount()) == 1;
+        return fields.retry.execute(fields.name, a.id(), "commit change set",
+                () -> fields.roots.updateOne(filter, update).getMatchedCount()) == 1;
     }
 
     boolean isCommitted(Document root, Attempt a) {
@@ -385,14 +414,14 @@ public abstract class VersionWrites extends VersionFields {
         if (number(root, VERSION) < a.version()) {
             return false;
         }
-        Document record = retry.execute(name, a.id(), "look up version",
-                () -> history.find(and(eq(ROOT, a.rootId()), eq(V, a.version()))).first());
+        Document record = fields.retry.execute(fields.name, a.id(), "look up version",
+                () -> fields.history.find(and(eq(ROOT, a.rootId()), eq(V, a.version()))).first());
         return record != null && a.att().equals(record.getObjectId(ATT));
     }
 
     /** Takes the attempt out of the root's pending set (if it is still there), then deletes its documents. */
     boolean abandon(Attempt a, String reason) {
-        long matched = retry.execute(name, a.id(), "abandon change set", () -> roots.updateOne(
+        long matched = fields.retry.execute(fields.name, a.id(), "abandon change set", () -> fields.roots.updateOne(
                 and(eq("_id", a.rootId()), eq(PENDING + "." + a.slot() + "." + ATT, a.att())),
                 Updates.combine(Updates.unset(PENDING + "." + a.slot()), Updates.unset(PENDING_AT + "." + a.slot()),
                         Updates.inc(PENDING_COUNT, -1),
@@ -400,31 +429,31 @@ public abstract class VersionWrites extends VersionFields {
         if (matched == 0) {
             return false;
         }
-        abandoned.increment();
-        LOG.info("[{}] abandoned change set {} on root {} (version {}): {}", name, a.id(), a.rootId(), a.version(),
+        fields.abandoned.increment();
+        LOG.info("[{}] abandoned change set {} on root {} (version {}): {}", fields.name, a.id(), a.rootId(), a
+                .version(),
                 reason);
-        Listeners.call(name, () -> listener.onAbandoned(a.rootId(), a.operationId(), reason));
+        Listeners.call(fields.name, () -> fields.listener.onAbandoned(a.rootId(), a.operationId(), reason));
         deleteAttempt(a.rootId(), a.version(), a.att());
         return true;
     }
 
     long deleteAttempt(Object rootId, long version, ObjectId att) {
-        long deleted = retry.execute(name, rootId, "delete abandoned item versions", () -> items.deleteMany(
+        long deleted = fields.retry.execute(fields.name, rootId, "delete abandoned item versions", () -> fields.items
+                .deleteMany(
                 and(eq(ROOT, rootId), eq(VERSION, version), eq(ATT, att), eq(COMMITTED, false))).getDeletedCount());
-        cleanedDocuments.add(deleted);
+        fields.cleanedDocuments.add(deleted);
         return deleted;
     }
 
     /** Settles a root that reached the threshold before staging on it; a failure is left to maintenance. */
     void settleBeforeStaging(Object rootId) {
         try {
-            settleRoot(rootId);
+            settlement.settleRoot(rootId);
         } catch (ConsistencyException | MongoException e) {
-            LOG.warn("[{}] settling root {} before staging failed (maintenance will settle it): {}", name, rootId,
+            LOG.warn("[{}] settling root {} before staging failed (maintenance will settle it): {}", fields.name,
+                    rootId,
                     e.toString());
         }
     }
-
-    /** Settles every unsettled version of root {@code rootId}: see {@link VersionMaintenance#settleRoot}. */
-    public abstract long settleRoot(Object rootId);
 }

@@ -1,0 +1,160 @@
+package dev.consistencykit.versioning.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lt;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.bson.Document;
+
+import com.google.common.collect.Lists;
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.ErrorCategory;
+import com.mongodb.bulk.BulkWriteError;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+
+import dev.consistencykit.core.Listeners;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.SETTLE_BATCH;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionFields.AT;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.FP;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+
+/**
+ * Settlement: moves committed versions out of the root into the history collection, marking their documents
+ * committed first. Staging calls it on a root that reached its threshold, maintenance on every root.
+ */
+final class VersionSettlement {
+
+    /** Settles over the shared fields. */
+    VersionSettlement(VersionFields fields) {
+        this.fields = fields;
+    }
+
+    private final VersionFields fields;
+
+    /**
+     * Settles every root with unsettled versions: those with documents not yet marked committed (found by cleanup's
+     * index, so the roots need no index of their own for it). Returns the versions settled.
+     */
+    public long settle() {
+        Set<Object> candidates = new LinkedHashSet<>();
+        fields.retry.run(fields.name, null, "find unsettled roots", () -> {
+            candidates.clear();
+            for (Document d : fields.items.find(eq(COMMITTED, false)).projection(Projections.include(ROOT))) {
+                candidates.add(d.get(ROOT));
+            }
+        });
+        long total = 0;
+        for (Object rootId : candidates) {
+            total += settleRoot(rootId);
+        }
+        return total;
+    }
+
+    /**
+     * Marks the documents of the root's unsettled versions committed, stamps the documents they replaced with
+     * {@code until}, records each version in the history collection, and only then removes it from the root.
+     */
+    public long settleRoot(Object rootId) {
+        Document root = fields.retry.execute(fields.name, rootId, "read unsettled versions",
+                () -> fields.roots.find(eq("_id", rootId)).projection(Projections.include(UNSETTLED, UNSETTLED_AT))
+                        .first());
+        if (root == null) {
+            return 0;
+        }
+        TreeMap<Long, Document> entries = new TreeMap<>();
+        Map<Long, String> slots = new HashMap<>();
+        unsettled(root).forEach((slot, v) -> {
+            entries.put(number((Document) v, V), (Document) v);
+            slots.put(number((Document) v, V), slot);
+        });
+        long settled = 0;
+        for (List<Long> batch : Lists.partition(new ArrayList<>(entries.keySet()), SETTLE_BATCH)) {
+            settled += settleBatch(rootId, batch, entries, slots);
+        }
+        if (settled > 0) {
+            fields.settledVersions.add(settled);
+            long count = settled;
+            Listeners.call(fields.name, () -> fields.listener.onMaintained(rootId, (int) count, 0, 0));
+        }
+        return settled;
+    }
+
+    long settleBatch(Object rootId, List<Long> versions, Map<Long, Document> entries,
+                             Map<Long, String> slots) {
+        List<WriteModel<Document>> marks = new ArrayList<>();
+        for (long v : versions) {
+            marks.add(new UpdateManyModel<>(and(eq(ROOT, rootId), eq(VERSION, v), eq(ATT, entries.get(v).get(ATT))),
+                    Updates.set(COMMITTED, true)));
+        }
+        List<Document> written = fields.retry.execute(fields.name, rootId, "read settled item ids", () -> fields.items
+                .find(and(eq(ROOT, rootId), in(VERSION, versions)))
+                .projection(Projections.include(ITEM, VERSION, ATT)).into(new ArrayList<>()));
+        for (Document d : written) {
+            long v = number(d, VERSION);
+            if (entries.get(v).getObjectId(ATT).equals(d.getObjectId(ATT))) {
+                marks.add(new UpdateManyModel<>(and(eq(ROOT, rootId), eq(ITEM, d.get(ITEM)), lt(VERSION, v),
+                        gt(UNTIL, v)), Updates.min(UNTIL, v)));
+            }
+        }
+        fields.retry.run(fields.name, rootId, "mark settled item versions",
+                () -> fields.items.bulkWrite(marks, new BulkWriteOptions().ordered(false)));
+        List<WriteModel<Document>> records = new ArrayList<>();
+        for (long v : versions) {
+            Document entry = entries.get(v);
+            records.add(new UpdateOneModel<>(and(eq(ROOT, rootId), eq(V, v)), Updates.combine(
+                    Updates.setOnInsert(CS, entry.get(CS)), Updates.setOnInsert(ATT, entry.get(ATT)),
+                    Updates.setOnInsert(N, entry.get(N)), Updates.setOnInsert(FP, entry.get(FP)),
+                    Updates.setOnInsert(META, entry.get(META)), Updates.setOnInsert(AT, entry.get(AT))),
+                    new UpdateOptions().upsert(true)));
+        }
+        try {
+            fields.retry.run(fields.name, rootId, "record settled versions",
+                    () -> fields.history.bulkWrite(records, new BulkWriteOptions().ordered(false)));
+        } catch (MongoBulkWriteException e) {
+            for (BulkWriteError error : e.getWriteErrors()) {
+                if (error.getCategory() != ErrorCategory.DUPLICATE_KEY) {
+                    throw e;
+                }
+            }
+        }
+        List<WriteModel<Document>> trims = new ArrayList<>();
+        for (long v : versions) {
+            trims.add(new UpdateOneModel<>(and(eq("_id", rootId),
+                    eq(UNSETTLED + "." + slots.get(v) + "." + ATT, entries.get(v).get(ATT))),
+                    Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)),
+                            Updates.unset(UNSETTLED_AT + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
+        }
+        return fields.retry.execute(fields.name, rootId, "remove settled versions from the root",
+                () -> fields.roots.bulkWrite(trims, new BulkWriteOptions().ordered(false)).getModifiedCount());
+    }
+}
