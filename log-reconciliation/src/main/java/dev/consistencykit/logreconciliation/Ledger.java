@@ -27,7 +27,6 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.logreconciliation.internal.LedgerAppends;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**
@@ -117,7 +116,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
      */
     public OperationId append(LedgerTransaction tx) {
-        LedgerAppends.Prepared p = engine.prepare(tx);
+        LedgerEngine.Prepared p = engine.prepare(tx);
         return calls.operation("append", tx.id().value(),
                 () -> new OperationId(engine.append(p).doc().get("_id")));
     }
@@ -132,7 +131,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
      */
     @Override
     public OperationResult apply(LedgerTransaction tx) {
-        LedgerAppends.Prepared p = engine.prepare(tx);
+        LedgerEngine.Prepared p = engine.prepare(tx);
         return calls.operation("apply", tx.id().value(), () -> engine.apply(p));
     }
 
@@ -178,7 +177,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     public OperationId reverse(OperationId id) {
         Objects.requireNonNull(id, "id");
         return calls.operation("reverse", id.value(), () -> {
-            LedgerAppends.Prepared p = engine.reversalOf(id.value());
+            LedgerEngine.Prepared p = engine.reversalOf(id.value());
             return new OperationId(engine.append(p).doc().get("_id"));
         });
     }

@@ -60,23 +60,23 @@ final class ConsistentBalances {
             Map<String, Long> balances = new LinkedHashMap<>();
             Map<String, Set<Long>> seen = new HashMap<>();
             for (String name : names) {
-                balances.put(name, LedgerEngine.longOf(before.get(name), LedgerEngine.BALANCE));
+                balances.put(name, LedgerFields.longOf(before.get(name), LedgerFields.BALANCE));
                 seen.put(name, new HashSet<>());
             }
             for (Document tx : later(names, before)) {
-                boolean valid = LedgerEngine.VALID.equals(tx.get("state"));
+                boolean valid = LedgerFields.VALID.equals(tx.get("state"));
                 boolean decided = tx.getBoolean("decided", false);
-                for (Object element : Inputs.arrayOf(tx, LedgerEngine.CHANGES)) {
+                for (Object element : Inputs.arrayOf(tx, LedgerFields.CHANGES)) {
                     if (!(element instanceof Document change)
-                            || !(change.get(LedgerEngine.ACCOUNT) instanceof String account)
+                            || !(change.get(LedgerFields.ACCOUNT) instanceof String account)
                             || !balances.containsKey(account)
-                            || !(change.get(LedgerEngine.SEQ) instanceof Number seqNumber)) {
+                            || !(change.get(LedgerFields.SEQ) instanceof Number seqNumber)) {
                         continue;
                     }
                     long seq = seqNumber.longValue();
                     seen.get(account).add(seq);
-                    long cacheSeq = LedgerEngine.longOf(before.get(account), LedgerEngine.SEQ);
-                    if (valid && (seq > cacheSeq || !decided) && change.get(LedgerEngine.VALUE) instanceof Number v) {
+                    long cacheSeq = LedgerFields.longOf(before.get(account), LedgerFields.SEQ);
+                    if (valid && (seq > cacheSeq || !decided) && change.get(LedgerFields.VALUE) instanceof Number v) {
                         balances.put(account, exactSum(account, balances.get(account), v.longValue()));
                     }
                 }
@@ -106,7 +106,7 @@ final class ConsistentBalances {
         Map<String, Document> byName = new HashMap<>();
         retry.execute(instance, names.get(0), "read account caches", () -> {
             byName.clear();
-            accounts.find(in("_id", names)).projection(Projections.include(LedgerEngine.SEQ, LedgerEngine.BALANCE))
+            accounts.find(in("_id", names)).projection(Projections.include(LedgerFields.SEQ, LedgerFields.BALANCE))
                     .forEach(d -> {
                         if (d.get("_id") instanceof String name) {
                             byName.put(name, d);
@@ -121,13 +121,13 @@ final class ConsistentBalances {
         List<Bson> beyond = new ArrayList<>();
         beyond.add(exists("decided", false));
         for (String name : names) {
-            beyond.add(elemMatch(LedgerEngine.CHANGES, and(eq(LedgerEngine.ACCOUNT, name),
-                    gt(LedgerEngine.SEQ, LedgerEngine.longOf(caches.get(name), LedgerEngine.SEQ)))));
+            beyond.add(elemMatch(LedgerFields.CHANGES, and(eq(LedgerFields.ACCOUNT, name),
+                    gt(LedgerFields.SEQ, LedgerFields.longOf(caches.get(name), LedgerFields.SEQ)))));
         }
-        Bson filter = and(in(LedgerEngine.CHANGES + "." + LedgerEngine.ACCOUNT, names), or(beyond));
+        Bson filter = and(in(LedgerFields.CHANGES + "." + LedgerFields.ACCOUNT, names), or(beyond));
         return retry.execute(instance, names.get(0), "read later changes", () -> {
             Map<Object, Document> byId = new LinkedHashMap<>();
-            ledger.find(filter).projection(Projections.include(LedgerEngine.CHANGES, "state", "decided"))
+            ledger.find(filter).projection(Projections.include(LedgerFields.CHANGES, "state", "decided"))
                     .forEach(d -> byId.put(d.get("_id"), d));
             return new ArrayList<>(byId.values());
         });
@@ -136,8 +136,8 @@ final class ConsistentBalances {
     private static boolean nothingLeftTheLog(List<String> names, Map<String, Document> before,
                                              Map<String, Document> after, Map<String, Set<Long>> seen) {
         for (String name : names) {
-            long from = LedgerEngine.longOf(before.get(name), LedgerEngine.SEQ);
-            long to = LedgerEngine.longOf(after.get(name), LedgerEngine.SEQ);
+            long from = LedgerFields.longOf(before.get(name), LedgerFields.SEQ);
+            long to = LedgerFields.longOf(after.get(name), LedgerFields.SEQ);
             if (to < from) {
                 return false;   // a cache never moves back: rebuilt by reconcile meanwhile, read again
             }

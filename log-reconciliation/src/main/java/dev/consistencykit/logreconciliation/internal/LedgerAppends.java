@@ -1,5 +1,7 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -19,7 +21,6 @@ import org.bson.Document;
 
 import com.google.common.hash.Hashing;
 import com.mongodb.MongoException;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -31,28 +32,39 @@ import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.LedgerConfig;
-import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.SeqAllocation;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.HEAD;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_APPEND_ATTEMPTS;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.checkpointSeq;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 /**
  * Appending: a transaction checked, numbered in each account's log and inserted in one write.
  */
-public abstract class LedgerAppends extends LedgerFields {
+final class LedgerAppends {
 
-    LedgerAppends(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
-        super(config, database, clock, listener);
+    private final LedgerFields fields;
+    private final LedgerConfig config;
+
+    /** The part over the others it calls. */
+    LedgerAppends(LedgerFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- append
-
-    /** A transaction checked and fingerprinted. */
-    public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {
-    }
 
     /** Validates and fingerprints {@code tx}: nothing is sent. */
     public Prepared prepare(LedgerTransaction tx) {
@@ -67,17 +79,13 @@ public abstract class LedgerAppends extends LedgerFields {
                 .substring(0, 32), null);
     }
 
-    /** The stored transaction once appended. */
-    public record Appended(Document doc, boolean fresh) {
-    }
-
     /** Appends {@code p} (one write when the heads are known), idempotently for its id. */
     public Appended append(Prepared p) {
         Object id = p.tx().id().value();
-        requiredIndexes.verify();
+        fields.requiredIndexes.verify();
         // kept from the archive until released: a retry of this write after its first attempt landed, the
         // transaction was committed and archived must find it here, never append it again (RecordReleases)
-        String nonce = nonces.get();
+        String nonce = fields.nonces.get();
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
         for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
@@ -86,24 +94,24 @@ public abstract class LedgerAppends extends LedgerFields {
             }
             Document doc = stored(p, seqs).append(RecordReleases.FIELD, nonce);
             try {
-                config.retryPolicy().run(config.name(), id, "append", () -> ledger.updateOne(
+                config.retryPolicy().run(config.name(), id, "append", () -> fields.ledger.updateOne(
                         and(eq("_id", id), exists("proc", false)),
                         Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
                         new UpdateOptions().upsert(true)));
                 seqs.forEach(this::learn);
-                appended.increment();
+                fields.appended.increment();
                 int n = collided;
                 LOG.debug("[{}] appended {} at {} after {} collisions", config.name(), id, seqs, n);
-                notify(() -> listener.onAppended(p.tx().id(), n));
+                fields.notify(() -> fields.listener.onAppended(p.tx().id(), n));
                 doc.put("_id", id);
-                releases.written(id, nonce);
+                fields.releases.written(id, nonce);
                 return new Appended(doc, true);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
             }
-            Document existing = byId(id);
+            Document existing = fields.byId(id);
             if (existing != null) {
                 if (!p.fingerprint().equals(existing.getString("h"))) {
                     throw new IdempotencyConflictException(config.name(), id, "transaction " + id
@@ -115,17 +123,17 @@ public abstract class LedgerAppends extends LedgerFields {
                 // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm
                 // the write concern before reporting it appended
                 config.retryPolicy().run(config.name(), id, "confirm append",
-                        () -> WriteConcerns.confirm(ledger, id, config.name(), "append"));
+                        () -> WriteConcerns.confirm(fields.ledger, id, config.name(), "append"));
                 if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
-                    releases.written(id, nonce);   // this call's earlier attempt wrote it; its reply was lost
+                    fields.releases.written(id, nonce);   // this call's earlier attempt wrote it; its reply was lost
                 }
                 return new Appended(existing, false);
             }
             // another writer took one of our sequence numbers: learn the heads again and retry
             collided++;
-            collisions.increment();
+            fields.collisions.increment();
             for (String account : seqs.keySet()) {
-                heads.remove(account);
+                fields.heads.remove(account);
             }
         }
         throw new ConsistencyException(config.name(), id, "could not append after " + MAX_APPEND_ATTEMPTS
@@ -147,19 +155,19 @@ public abstract class LedgerAppends extends LedgerFields {
     }
 
     void learn(String account, long seq) {
-        heads.merge(account, seq, Math::max);
+        fields.heads.merge(account, seq, Math::max);
     }
 
     long nextSeq(String account) {
         if (config.seqAllocation() == SeqAllocation.COUNTER) {
             Document after = config.retryPolicy().execute(config.name(), account, "reserve seqId",
-                    () -> accounts.findOneAndUpdate(eq("_id", account),
+                    () -> fields.accounts.findOneAndUpdate(eq("_id", account),
                             Updates.combine(Updates.inc(HEAD, 1L), Updates.currentDate("headAt")),
                             new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
                                     .projection(Projections.include(HEAD))));
             return after.getLong(HEAD);
         }
-        Long cached = heads.get(account);
+        Long cached = fields.heads.get(account);
         if (cached != null) {
             return cached + 1;
         }
@@ -168,13 +176,14 @@ public abstract class LedgerAppends extends LedgerFields {
 
     /** The highest seqId of {@code account}: the cache's (or checkpoint's), or a later one in the log. */
     long queryHead(String account) {
-        headQueries.increment();
+        fields.headQueries.increment();
         Document cache = config.retryPolicy().execute(config.name(), account, "read account",
-                () -> accounts.find(eq("_id", account)).first());
+                () -> fields.accounts.find(eq("_id", account)).first());
         long floor = Math.max(longOf(cache, SEQ), checkpointSeq(cache));
         // the tail after the cache: transactions holding a later change of this account, each projected to that
         // change alone ($elemMatch projection; the positional one is wrong on the embedded server)
-        List<Document> tail = config.retryPolicy().execute(config.name(), account, "read head", () -> ledger.find(
+        List<Document> tail = config.retryPolicy().execute(config.name(), account, "read head", () -> fields.ledger
+                .find(
                 elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
                 .projection(Projections.elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
                 .into(new ArrayList<>()));
@@ -184,7 +193,7 @@ public abstract class LedgerAppends extends LedgerFields {
                 head = Math.max(head, c.getLong(SEQ));
             }
         }
-        heads.merge(account, head, Math::max);
+        fields.heads.merge(account, head, Math::max);
         return head;
     }
 }

@@ -1,5 +1,7 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -25,7 +27,6 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoException;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOptions;
@@ -38,20 +39,40 @@ import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
-import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.SeqAllocation;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_CHAIN;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 /**
- * The committer: deciding transactions in log order, moving each account's cache, re-sequencing what cannot commit in place.
+ * The committer: deciding transactions in log order, moving each account's cache, re-sequencing what cannot commit
+ * in place.
  */
-public abstract class LedgerCommitter extends LedgerAppends {
+final class LedgerCommitter {
 
-    LedgerCommitter(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
-        super(config, database, clock, listener);
+    private final LedgerFields fields;
+    private final LedgerConfig config;
+    private final LedgerAppends appends;
+
+    /** The part over the others it calls. */
+    LedgerCommitter(LedgerFields fields, LedgerAppends appends) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.appends = appends;
     }
 
     // ---------------------------------------------------------------- commit
@@ -60,12 +81,12 @@ public abstract class LedgerCommitter extends LedgerAppends {
     enum Step { DONE, BLOCKED, RETRY, FOREIGN }
 
     /** The outcome of driving one transaction: committed (valid or not), or blocked on a missing predecessor. */
-    public record Committed(Document doc, boolean byThisCall, boolean blocked) {
+    record Committed(Document doc, boolean byThisCall, boolean blocked) {
     }
 
     /** Appends and commits {@code p}, committing its predecessors first where needed. */
     public OperationResult apply(Prepared p) {
-        Appended a = append(p);
+        Appended a = appends.append(p);
         Committed c = commitChain(a.doc(), config.staleAfter());
         return result(c.doc());
     }
@@ -97,7 +118,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
                 throw new ConsistencyException(config.name(), target.get("_id"), "more than " + MAX_CHAIN
                         + " predecessors to commit first");
             }
-            Document tx = reread(stack.peek());
+            Document tx = fields.reread(stack.peek());
             if (tx == null || COMMITTED.equals(tx.getString("proc"))) {
                 stack.pop();
                 continue;
@@ -106,7 +127,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
             Step step = commitOne(tx, blocked);
             if (step == Step.FOREIGN) {
                 // not an entry this ledger wrote (the collection is writable by others): never applied, left alone
-                return new Committed(rereadAnywhere(target), false, true);
+                return new Committed(fields.rereadAnywhere(target), false, true);
             }
             if (step == Step.DONE) {
                 stack.pop();
@@ -130,11 +151,11 @@ public abstract class LedgerCommitter extends LedgerAppends {
                 } else {
                     LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
                             tx.get("_id"), blocked.seq, blocked.account);
-                    return new Committed(rereadAnywhere(target), false, true);
+                    return new Committed(fields.rereadAnywhere(target), false, true);
                 }
             }
         }
-        return new Committed(rereadAnywhere(target), mine, false);
+        return new Committed(fields.rereadAnywhere(target), mine, false);
     }
 
     static boolean onStack(Deque<Document> stack, Object id) {
@@ -165,8 +186,8 @@ public abstract class LedgerCommitter extends LedgerAppends {
         Map<String, Long> fresh = new java.util.TreeMap<>();
         old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
         for (String account : List.copyOf(fresh.keySet())) {
-            heads.remove(account);
-            fresh.put(account, nextSeq(account));
+            fields.heads.remove(account);
+            fresh.put(account, appends.nextSeq(account));
         }
         List<Document> moved = new ArrayList<>();
         for (Document c : old) {
@@ -174,20 +195,20 @@ public abstract class LedgerCommitter extends LedgerAppends {
         }
         long changed;
         try {
-            changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> ledger.updateOne(
+            changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> fields.ledger.updateOne(
                     and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
                     Updates.set(CHANGES, moved)).getMatchedCount());
         } catch (MongoException e) {
             if (!MongoErrors.isDuplicateKey(e)) {
                 throw e;
             }
-            fresh.keySet().forEach(heads::remove);   // another append took a fresh number first: next pass
+            fresh.keySet().forEach(fields.heads::remove);   // another append took a fresh number first: next pass
             return;
         }
         if (changed == 0) {
             return;
         }
-        fresh.forEach(this::learn);
+        fresh.forEach(appends::learn);
         LOG.info("[{}] transaction {} moved from {} to {}", config.name(), id,
                 old.stream().map(c -> c.getString(ACCOUNT) + ":" + c.getLong(SEQ)).toList(), fresh);
         for (Document c : old) {
@@ -204,12 +225,12 @@ public abstract class LedgerCommitter extends LedgerAppends {
 
     Document holder(String account, long seq) {
         return config.retryPolicy().execute(config.name(), account, "find predecessor",
-                () -> ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
+                () -> fields.ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
     }
 
     boolean olderThan(Document tx, Duration age) {
         Date ts = tx.getDate("ts");
-        return ts != null && (age.isZero() || !ts.after(clock.cutoff(age)));
+        return ts != null && (age.isZero() || !ts.after(fields.clock.cutoff(age)));
     }
 
     /**
@@ -252,7 +273,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
             if (decided != Step.DONE) {
                 return decided;
             }
-            tx = reread(tx);
+            tx = fields.reread(tx);
             if (tx == null) {
                 // gone from the log meanwhile: another process committed it and an archiver moved it (only
                 // committed transactions leave the log); the caller reads the outcome where it is now
@@ -270,7 +291,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
             Bson previous = seq == 1 ? or(eq(SEQ, 0L), exists(SEQ, false)) : eq(SEQ, seq - 1);
             Bson update = Updates.combine(Updates.set(SEQ, seq), Updates.set(BALANCE, c.getLong(CACHE_BAL)));
             try {
-                config.retryPolicy().run(config.name(), account, "advance account", () -> accounts.updateOne(
+                config.retryPolicy().run(config.name(), account, "advance account", () -> fields.accounts.updateOne(
                         and(eq("_id", account), previous), update, new UpdateOptions().upsert(seq == 1)));
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
@@ -279,19 +300,19 @@ public abstract class LedgerCommitter extends LedgerAppends {
                 // the account exists and is already past seqId 0: advanced before
             }
         }
-        long marked = config.retryPolicy().execute(config.name(), id, "mark committed", () -> ledger.updateOne(
+        long marked = config.retryPolicy().execute(config.name(), id, "mark committed", () -> fields.ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED)),
                 Updates.combine(Updates.set("proc", COMMITTED), Updates.currentDate("committedAt")))
                 .getModifiedCount());
         if (marked > 0) {
             boolean valid = VALID.equals(tx.getString("state"));
-            committed.increment();
+            fields.committed.increment();
             if (!valid) {
-                canceled.increment();
+                fields.canceled.increment();
             }
             String reason = tx.getString("reason");
             LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "canceled: " + reason);
-            notify(() -> listener.onCommitted(new OperationId(id), valid, reason));
+            fields.notify(() -> fields.listener.onCommitted(new OperationId(id), valid, reason));
         }
         return Step.DONE;
     }
@@ -306,7 +327,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
         Set<String> names = new HashSet<>();
         changes.forEach(c -> names.add(c.getString(ACCOUNT)));
         Map<String, Document> caches = new HashMap<>();
-        config.retryPolicy().execute(config.name(), id, "read accounts", () -> accounts.find(in("_id", names))
+        config.retryPolicy().execute(config.name(), id, "read accounts", () -> fields.accounts.find(in("_id", names))
                 .into(new ArrayList<>())).forEach(d -> caches.put(d.getString("_id"), d));
         for (Document c : changes) {
             long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
@@ -316,13 +337,13 @@ public abstract class LedgerCommitter extends LedgerAppends {
                 // transaction holds a number the account's cache has passed: it was appended from a process-local
                 // head learned before an archive removed the entries whose unique keys would have refused it.
                 // Its numbers are moved to fresh ones; until then balance() counts it like any undecided change
-                Document now = reread(tx);
+                Document now = fields.reread(tx);
                 if (now != null && !now.getBoolean("decided", false)) {
                     Document other = holder(c.getString(ACCOUNT), seq);
                     if (other != null && !Objects.equals(other.get("_id"), id)) {
                         throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
-                                + c.getString(ACCOUNT) + " is also held by transaction " + other.get("_id") + ": the"
-                                + " unique index on {changes.account, changes.seqId} is missing (call ensureIndexes())");
+                                + c.getString(ACCOUNT) + " is also held by transaction " + other.get("_id") + ": the unique"
+                                + " index on {changes.account, changes.seqId} is missing (call ensureIndexes())");
                     }
                     Map<String, Long> cacheSeqs = new HashMap<>();
                     caches.forEach((account, cache) -> cacheSeqs.put(account, longOf(cache, SEQ)));
@@ -368,7 +389,7 @@ public abstract class LedgerCommitter extends LedgerAppends {
         if (reason != null) {
             sets.add(Updates.set("reason", reason));
         }
-        config.retryPolicy().run(config.name(), id, "decide", () -> ledger.updateOne(
+        config.retryPolicy().run(config.name(), id, "decide", () -> fields.ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state)),
                 Updates.combine(sets)));
         // whether this call or another decided, the transaction is decided now (or was canceled meanwhile: retry)
@@ -377,16 +398,16 @@ public abstract class LedgerCommitter extends LedgerAppends {
 
     void fillGap(String account, long seq) {
         Object id = "gap:" + account + ":" + seq;
-        requiredIndexes.verify();
+        fields.requiredIndexes.verify();
         Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
                 .append("h", "gap").append("transfer", false).append(CHANGES, List.of(new Document(ACCOUNT, account)
                         .append(TYPE, ChangeType.CREDIT.name()).append(VALUE, 0L).append(SEQ, seq)));
         try {
-            config.retryPolicy().run(config.name(), id, "fill gap", () -> ledger.updateOne(
+            config.retryPolicy().run(config.name(), id, "fill gap", () -> fields.ledger.updateOne(
                     and(eq("_id", id), exists("proc", false)),
                     Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
                     new UpdateOptions().upsert(true)));
-            gapsFilled.increment();
+            fields.gapsFilled.increment();
             LOG.info("[{}] filled the gap at seqId {} of {} left by an append that never happened", config.name(),
                     seq, account);
         } catch (MongoException e) {
@@ -399,16 +420,16 @@ public abstract class LedgerCommitter extends LedgerAppends {
 
     /** Commits every transaction uncommitted for longer than {@code staleAfter}, in log order per account. */
     public RecoveryReport commitPending(Duration staleAfter) {
-        releases.flush();
+        fields.releases.flush();
         long start = System.nanoTime();
         Bson filter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
-                : and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter)));
+                : and(eq("proc", UNCOMMITTED), lte("ts", fields.clock.cutoff(staleAfter)));
         int examined = 0;
         int forward = 0;
         int back = 0;
         int skipped = 0;
         List<Document> pending = config.retryPolicy().execute(config.name(), null, "find uncommitted",
-                () -> ledger.find(filter).sort(Sorts.ascending("ts")).projection(Projections.include("_id"))
+                () -> fields.ledger.find(filter).sort(Sorts.ascending("ts")).projection(Projections.include("_id"))
                         .into(new ArrayList<>()));
         for (Document found : pending) {
             examined++;

@@ -30,6 +30,20 @@ import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerMetrics;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.logreconciliation.LedgerEntry;
+import dev.consistencykit.logreconciliation.LedgerTransaction;
+import dev.consistencykit.logreconciliation.ReconcileReport;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHECKPOINT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.archiveKey;
 
 /**
  * The ledger protocol: append as one document with per-account sequence numbers; commit by deciding the transaction
@@ -37,11 +51,102 @@ import dev.consistencykit.logreconciliation.LedgerMetrics;
  * cache by compare-and-set on its seqId, then marking the transaction committed. Every step is idempotent and safe
  * from many processes.
  */
-public final class LedgerEngine extends LedgerReconciler {
+public final class LedgerEngine {
 
-    /** The engine over {@code database} (already checked for an acknowledged write concern). */
+    /** A transaction checked and fingerprinted. */
+    public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {
+    }
+
+    /** The stored transaction once appended. */
+    public record Appended(Document doc, boolean fresh) {
+    }
+
+    private final LedgerFields fields;
+    private final LedgerAppends appends;
+    private final LedgerCommitter committer;
+    private final LedgerReads reads;
+    private final LedgerReconciler reconciler;
+
+    /**
+     * The engine over {@code database} (already checked for an acknowledged write concern): the shared fields, the
+     * appends of transactions, the committer that decides them in each account's order, cancel and the reads, and
+     * the reconciler of an account's caches with its changes.
+     */
     public LedgerEngine(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
-        super(config, database, clock, listener);
+        this.fields = new LedgerFields(config, database, clock, listener);
+        this.appends = new LedgerAppends(fields);
+        this.committer = new LedgerCommitter(fields, appends);
+        this.reads = new LedgerReads(fields, appends);
+        this.reconciler = new LedgerReconciler(fields);
+    }
+
+    /** The unique sequence index, the committer's and archiver's index, and the archive's. */
+    public void ensureIndexes() {
+        fields.ensureIndexes();
+    }
+
+    // ---------------------------------------------------------------- append and commit
+
+    /** Validates and fingerprints {@code tx}: nothing is sent. */
+    public Prepared prepare(LedgerTransaction tx) {
+        return appends.prepare(tx);
+    }
+
+    /** Appends {@code p} (one write when the heads are known), idempotently for its id. */
+    public Appended append(Prepared p) {
+        return appends.append(p);
+    }
+
+    /** Appends and commits {@code p}, committing its predecessors first where needed. */
+    public OperationResult apply(Prepared p) {
+        return committer.apply(p);
+    }
+
+    /** Commits every transaction left uncommitted longer than {@code staleAfter}, in each account's order. */
+    public RecoveryReport commitPending(Duration staleAfter) {
+        return committer.commitPending(staleAfter);
+    }
+
+    // ---------------------------------------------------------------- cancel and reads
+
+    /** Cancels {@code id} if the committer has not decided it yet. */
+    public void cancel(Object id) {
+        reads.cancel(id);
+    }
+
+    /** The compensating transaction of {@code id}, to append (idempotently) as {@code <id>:reversal}. */
+    public Prepared reversalOf(Object id) {
+        return reads.reversalOf(id);
+    }
+
+    /** The consistent read of several accounts' balances; {@code accounts} distinct and checked. */
+    public Map<String, Long> balances(List<String> accounts) {
+        return reads.balances(accounts);
+    }
+
+    /** The consistent read of one account's balance. */
+    public long balance(String account) {
+        return reads.balance(account);
+    }
+
+    /** The committed changes of {@code account} after {@code afterSeq}, in order, at most {@code limit}. */
+    public List<LedgerEntry> entries(String account, long afterSeq, int limit) {
+        return reads.entries(account, afterSeq, limit);
+    }
+
+    /** Accounts with a cache document, for a cursor over all accounts. */
+    public List<String> accountIds() {
+        return reads.accountIds();
+    }
+
+    /** Checks {@code account}'s caches against its changes; with {@code repair}, fills gaps and corrects them. */
+    public ReconcileReport reconcile(String account, boolean repair) {
+        return reconciler.reconcile(account, repair);
+    }
+
+    /** Accounts whose sequence has a gap. */
+    public List<String> accountsWithGaps() {
+        return reconciler.accountsWithGaps();
     }
 
     // ---------------------------------------------------------------- archive and status
@@ -53,30 +158,33 @@ public final class LedgerEngine extends LedgerReconciler {
      * ({@link RecordReleases}) stay in the ledger.
      */
     public int archive(Duration olderThan) {
-        releases.flush();
-        Date cutoff = clock.cutoff(olderThan);
+        fields.releases.flush();
+        Date cutoff = fields.clock.cutoff(olderThan);
         int moved = 0;
         // a transaction its appender has not released may still be written again by that appender's retry: kept
-        List<Document> old = ledger.find(and(eq("proc", COMMITTED), lte("ts", cutoff), RecordReleases.released()))
+        List<Document> old = fields.ledger.find(and(eq("proc", COMMITTED), lte("ts", cutoff), RecordReleases
+                .released()))
                 .sort(Sorts.ascending("ts")).into(new ArrayList<>());
         for (Document tx : old) {
             Object id = tx.get("_id");
             Document copy = new Document(tx);
             copy.put("_id", archiveKey(tx));
-            config.retryPolicy().run(config.name(), id, "archive copy",
-                    () -> archive.replaceOne(eq("_id", copy.get("_id")), copy, new ReplaceOptions().upsert(true)));
+            fields.config.retryPolicy().run(fields.config.name(), id, "archive copy",
+                    () -> fields.archive.replaceOne(eq("_id", copy.get("_id")), copy, new ReplaceOptions()
+                            .upsert(true)));
             for (Document c : tx.getList(CHANGES, Document.class)) {
                 String account = c.getString(ACCOUNT);
                 long seq = c.getLong(SEQ);
                 Document checkpoint = new Document(SEQ, seq).append(BALANCE, c.getLong(CACHE_BAL));
-                config.retryPolicy().run(config.name(), account, "raise checkpoint", () -> accounts.updateOne(
+                fields.config.retryPolicy().run(fields.config.name(), account, "raise checkpoint", () -> fields
+                        .accounts.updateOne(
                         and(eq("_id", account), or(exists(CHECKPOINT, false), lte(CHECKPOINT + "." + SEQ, seq - 1))),
                         Updates.set(CHECKPOINT, checkpoint)));
             }
-            config.retryPolicy().run(config.name(), id, "archive delete", () -> ledger.deleteOne(
+            fields.config.retryPolicy().run(fields.config.name(), id, "archive delete", () -> fields.ledger.deleteOne(
                     and(eq("_id", id), eq("proc", COMMITTED))));
             moved++;
-            archived.increment();
+            fields.archived.increment();
         }
         return moved;
     }
@@ -84,12 +192,13 @@ public final class LedgerEngine extends LedgerReconciler {
     /** Transactions appended longer than {@code staleAfter} ago and not committed yet, oldest first. */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document tx : ledger.find(and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter))))
+        for (Document tx : fields.ledger.find(and(eq("proc", UNCOMMITTED), lte("ts", fields.clock.cutoff(staleAfter))))
                 .projection(Projections.include("ts", CHANGES + "." + ACCOUNT)).sort(Sorts.ascending("ts"))
                 .limit(limit)) {
             List<Object> touched = new ArrayList<>();
             tx.getList(CHANGES, Document.class, List.of()).forEach(c -> touched.add(c.get(ACCOUNT)));
-            out.add(new InterruptedOperation(tx.get("_id"), UNCOMMITTED, clock.ageOf(tx.getDate("ts").toInstant()),
+            out.add(new InterruptedOperation(tx.get("_id"), UNCOMMITTED, fields.clock.ageOf(tx.getDate("ts")
+                    .toInstant()),
                     "accounts " + touched));
         }
         return out;
@@ -97,17 +206,18 @@ public final class LedgerEngine extends LedgerReconciler {
 
     /** Transactions by {@code proc} from one snapshot ({@link StateSnapshot}); the oldest uncommitted one's age. */
     public StrategyStatus status() {
-        StateSnapshot snapshot = StateSnapshot.of(ledger, "proc", "ts");
+        StateSnapshot snapshot = StateSnapshot.of(fields.ledger, "proc", "ts");
         Map<String, Long> counts = new HashMap<>(snapshot.counts());
         counts.putIfAbsent(UNCOMMITTED, 0L);
         counts.putIfAbsent(COMMITTED, 0L);
-        Optional<Duration> age = snapshot.oldestOf(List.of(UNCOMMITTED)).map(clock::ageOf);
-        return new StrategyStatus(config.name(), counts, counts.get(UNCOMMITTED), age);
+        Optional<Duration> age = snapshot.oldestOf(List.of(UNCOMMITTED)).map(fields.clock::ageOf);
+        return new StrategyStatus(fields.config.name(), counts, counts.get(UNCOMMITTED), age);
     }
 
     /** The counters since this engine was built. */
     public LedgerMetrics metrics() {
-        return new LedgerMetrics(appended.sum(), collisions.sum(), headQueries.sum(), committed.sum(), canceled.sum(),
-                gapsFilled.sum(), archived.sum());
+        return new LedgerMetrics(fields.appended.sum(), fields.collisions.sum(), fields.headQueries.sum(), fields
+                .committed.sum(), fields.canceled.sum(),
+                fields.gapsFilled.sum(), fields.archived.sum());
     }
 }

@@ -33,9 +33,10 @@ import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerState;
 
 /**
- * The ledger's stored fields, collections and counters, and the helpers every step uses: the base of the {@link LedgerEngine} layers.
+ * The ledger's stored fields, collections and counters, and the helpers every part of the {@link LedgerEngine}
+ * uses.
  */
-public abstract class LedgerFields {
+final class LedgerFields {
 
     /** Stored {@code proc} of a transaction not yet committed. */
     public static final String UNCOMMITTED = LedgerState.UNCOMMITTED.stored();
@@ -130,7 +131,8 @@ public abstract class LedgerFields {
     }
 
     Document reread(Document tx) {
-        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx.get("_id")));
+        return config.retryPolicy().execute(config.name(), tx.get("_id"), "read transaction", () -> byId(tx
+                .get("_id")));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -16,30 +17,45 @@ import java.util.Map;
 import org.bson.Document;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerEntry;
-import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.TransactionCommittedException;
 import dev.consistencykit.logreconciliation.UnknownTransactionException;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.fromArchive;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 /**
  * Cancel and reverse, and the reads: balances, entries and the consistent multi-account read.
  */
-public abstract class LedgerReads extends LedgerCommitter {
+final class LedgerReads {
 
-    LedgerReads(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
-        super(config, database, clock, listener);
+    private final LedgerFields fields;
+    private final LedgerConfig config;
+    private final LedgerAppends appends;
+
+    /** The part over the others it calls. */
+    LedgerReads(LedgerFields fields, LedgerAppends appends) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.appends = appends;
     }
 
     // ---------------------------------------------------------------- cancel and reverse
@@ -47,14 +63,14 @@ public abstract class LedgerReads extends LedgerCommitter {
     /** Cancels {@code id} if the committer has not decided it yet. */
     public void cancel(Object id) {
         Inputs.operationId(config.name(), "id", id);
-        long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> ledger.updateOne(
+        long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> fields.ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false)),
                 Updates.combine(Updates.set("state", CANCELED), Updates.set("reason", "canceled")))
                 .getMatchedCount());
         if (matched > 0) {
             return;
         }
-        Document tx = byId(id);
+        Document tx = fields.byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);
         }
@@ -66,7 +82,7 @@ public abstract class LedgerReads extends LedgerCommitter {
     /** The compensating transaction of {@code id}, appended (idempotently) as {@code <id>:reversal}. */
     public Prepared reversalOf(Object id) {
         Inputs.operationId(config.name(), "id", id);
-        Document tx = byId(id);
+        Document tx = fields.byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);
         }
@@ -78,7 +94,7 @@ public abstract class LedgerReads extends LedgerCommitter {
         }
         LedgerTransaction reversal = new LedgerTransaction(OperationId.of(id + ":reversal"), changes,
                 tx.getBoolean("transfer", false));
-        Prepared p = prepare(reversal);
+        Prepared p = appends.prepare(reversal);
         return new Prepared(p.tx(), p.fingerprint(), id);
     }
 
@@ -86,7 +102,7 @@ public abstract class LedgerReads extends LedgerCommitter {
 
     /** See {@link dev.consistencykit.logreconciliation.Ledger#balances}; {@code accounts} distinct and checked. */
     public Map<String, Long> balances(List<String> accounts) {
-        return consistentBalances.read(accounts);
+        return fields.consistentBalances.read(accounts);
     }
 
     /**
@@ -94,7 +110,7 @@ public abstract class LedgerReads extends LedgerCommitter {
      * archiver moving a transaction the cache passed meanwhile cannot make it count for nothing.
      */
     public long balance(String account) {
-        return consistentBalances.read(List.of(account)).get(account);
+        return fields.consistentBalances.read(List.of(account)).get(account);
     }
 
     /**
@@ -102,13 +118,13 @@ public abstract class LedgerReads extends LedgerCommitter {
      * to the account cache's (which only ever covers decided changes), without a gap.
      */
     public List<LedgerEntry> entries(String account, long afterSeq, int limit) {
-        Document cache = accounts.find(eq("_id", account)).projection(Projections.include(SEQ)).first();
+        Document cache = fields.accounts.find(eq("_id", account)).projection(Projections.include(SEQ)).first();
         long upTo = Math.min(longOf(cache, SEQ), afterSeq + limit);
         if (upTo <= afterSeq) {
             return List.of();
         }
         Map<Long, LedgerEntry> found = new HashMap<>();
-        for (MongoCollection<Document> source : List.of(ledger, archive)) {
+        for (MongoCollection<Document> source : List.of(fields.ledger, fields.archive)) {
             if (found.size() == upTo - afterSeq) {
                 break;
             }
@@ -140,7 +156,8 @@ public abstract class LedgerReads extends LedgerCommitter {
     /** Accounts with a cache document, for a cursor over all accounts. */
     public List<String> accountIds() {
         List<String> ids = new ArrayList<>();
-        accounts.find(gt(SEQ, 0L)).projection(Projections.include("_id")).forEach(d -> ids.add(d.getString("_id")));
+        fields.accounts.find(gt(SEQ, 0L)).projection(Projections.include("_id")).forEach(d -> ids.add(d
+                .getString("_id")));
         return ids;
     }
 }

@@ -17,31 +17,44 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.logreconciliation.LedgerConfig;
-import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.ReconcileReport;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHECKPOINT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.checkpointSeq;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 /**
  * Reconciliation: folding an account's log from its checkpoint and proving (or repairing) its cache.
  */
-public abstract class LedgerReconciler extends LedgerReads {
+final class LedgerReconciler {
 
-    LedgerReconciler(LedgerConfig config, MongoDatabase database, ServerClock clock, LedgerListener listener) {
-        super(config, database, clock, listener);
+    private final LedgerFields fields;
+    private final LedgerConfig config;
+
+    /** The part over the others it calls. */
+    LedgerReconciler(LedgerFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- reconcile
 
     /** Folds {@code account}'s log and compares it with the cache and every recorded {@code cacheBal}. */
     public ReconcileReport reconcile(String account, boolean repair) {
-        Document cache = accounts.find(eq("_id", account)).first();
+        Document cache = fields.accounts.find(eq("_id", account)).first();
         long cacheSeq = longOf(cache, SEQ);
         long cacheBalance = longOf(cache, BALANCE);
         long expected = checkpointSeq(cache) + 1;
@@ -54,7 +67,7 @@ public abstract class LedgerReconciler extends LedgerReads {
         Map<Object, Long> cacheBalRepairs = new LinkedHashMap<>();
         boolean sequenceBroken = false;
         long from = expected - 1;
-        try (MongoCursor<Document> changes = ledger.aggregate(List.of(
+        try (MongoCursor<Document> changes = fields.ledger.aggregate(List.of(
                 Aggregates.match(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, from)))),
                 Aggregates.unwind("$" + CHANGES),
                 Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), gt(CHANGES + "." + SEQ, from))),
@@ -105,7 +118,7 @@ public abstract class LedgerReconciler extends LedgerReads {
                 long fixed = atCache;
                 Bson checkpoint = cache.get(CHECKPOINT) == null ? exists(CHECKPOINT, false)
                         : eq(CHECKPOINT, cache.get(CHECKPOINT));
-                if (accounts.updateOne(and(eq("_id", account), eq(SEQ, cacheSeq), eq(BALANCE, cacheBalance),
+                if (fields.accounts.updateOne(and(eq("_id", account), eq(SEQ, cacheSeq), eq(BALANCE, cacheBalance),
                         checkpoint), Updates.set(BALANCE, fixed)).getMatchedCount() == 1) {
                     repaired.add("cache balance set to " + fixed);
                 }
@@ -116,7 +129,7 @@ public abstract class LedgerReconciler extends LedgerReads {
         }
         for (String problem : problems) {
             LOG.warn("[{}] reconcile {}: {}", config.name(), account, problem);
-            notify(() -> listener.onMismatch(account, problem));
+            fields.notify(() -> fields.listener.onMismatch(account, problem));
         }
         return new ReconcileReport(account, head, cacheSeq, cacheBalance,
                 atCache == Long.MIN_VALUE ? running : atCache, everything, problems, repaired);
@@ -129,7 +142,7 @@ public abstract class LedgerReconciler extends LedgerReads {
      */
     void repairCacheBals(String account, Document cache, boolean sequenceBroken, Map<Object, Long> fixes,
                          List<String> repaired) {
-        Document now = accounts.find(eq("_id", account)).first();
+        Document now = fields.accounts.find(eq("_id", account)).first();
         if (sequenceBroken || !java.util.Objects.equals(now == null ? null : now.get(CHECKPOINT),
                 cache == null ? null : cache.get(CHECKPOINT))) {
             LOG.warn("[{}] reconcile {}: the log moved while it was read; nothing repaired, run it again",
@@ -139,7 +152,8 @@ public abstract class LedgerReconciler extends LedgerReads {
         fixes.forEach((key, fixed) -> {
             List<?> at = (List<?>) key;
             long seq = (Long) at.get(1);
-            ledger.updateOne(and(eq("_id", at.get(0)), elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))),
+            fields.ledger.updateOne(and(eq("_id", at.get(0)), elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ,
+                    seq)))),
                     Updates.set(CHANGES + ".$." + CACHE_BAL, fixed));
             repaired.add("cacheBal of seqId " + seq + " set to " + fixed);
         });
@@ -148,9 +162,10 @@ public abstract class LedgerReconciler extends LedgerReads {
     /** Accounts whose log has a hole: found by one pass over every change. */
     public List<String> accountsWithGaps() {
         Map<String, Long> checkpoints = new HashMap<>();
-        accounts.find(exists(CHECKPOINT)).forEach(d -> checkpoints.put(d.getString("_id"), checkpointSeq(d)));
+        fields.accounts.find(exists(CHECKPOINT)).forEach(d -> checkpoints.put(d.getString("_id"), checkpointSeq(d)));
         List<String> gaps = new ArrayList<>();
-        ledger.aggregate(List.of(Aggregates.unwind("$" + CHANGES), Aggregates.group("$" + CHANGES + "." + ACCOUNT,
+        fields.ledger.aggregate(List.of(Aggregates.unwind("$" + CHANGES), Aggregates.group("$" + CHANGES + "."
+                + ACCOUNT,
                 Accumulators.sum("n", 1), Accumulators.max("max", "$" + CHANGES + "." + SEQ),
                 Accumulators.min("min", "$" + CHANGES + "." + SEQ)))).forEach(d -> {
                     long n = ((Number) d.get("n")).longValue();
