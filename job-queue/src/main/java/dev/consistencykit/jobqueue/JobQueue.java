@@ -14,7 +14,6 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.UpdateOptions;
 
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
@@ -35,7 +34,6 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.jobqueue.internal.JobEngine;
-import dev.consistencykit.jobqueue.internal.JobRecording;
 
 /**
  * A durable job queue in a MongoDB collection: a multi-document change is written as one job, workers claim jobs
@@ -122,7 +120,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      * @throws IdempotencyConflictException if its id or dedupe key belongs to a job with another type or payload
      */
     public OperationId enqueue(JobRequest job) {
-        JobRecording.Encoded encoded = engine.encode(job);
+        JobEngine.Encoded encoded = engine.encode(job);
         return calls.operation("enqueue", encoded.id(), () -> engine.enqueue(encoded));
     }
 
@@ -134,7 +132,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
      */
     @Override
     public OperationResult apply(JobRequest job) {
-        JobRecording.Encoded encoded = engine.encode(job);
+        JobEngine.Encoded encoded = engine.encode(job);
         return calls.applicationCode("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
@@ -165,7 +163,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                 : Inputs.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
         Bson update = businessUpdate == null ? null : Inputs.updateSpec(name(), "businessUpdate", businessUpdate,
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
-        JobRecording.Encoded encoded = engine.encode(job);
+        JobEngine.Encoded encoded = engine.encode(job);
         Inputs.acknowledged(name(), business);
         MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
         return calls.operation("enqueue with a business write", encoded.id(),

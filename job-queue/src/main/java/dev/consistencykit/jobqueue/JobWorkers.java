@@ -22,7 +22,6 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.internal.JobEngine;
-import dev.consistencykit.jobqueue.internal.JobRunner;
 
 /**
  * Worker threads of a {@link JobQueue}: each claims the highest-priority due job, runs its handler while renewing its
@@ -89,7 +88,7 @@ public final class JobWorkers implements AutoCloseable {
     private final JobQueueListener listener;
     private final ThreadFactory threadFactory;
     private final Thread[] threads;
-    private final List<AtomicReference<JobRunner.Claimed>> running = new ArrayList<>();
+    private final List<AtomicReference<JobEngine.Claimed>> running = new ArrayList<>();
     private final ScheduledExecutorService heartbeats;
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
@@ -134,7 +133,7 @@ public final class JobWorkers implements AutoCloseable {
         if (stopping) {
             return;
         }
-        AtomicReference<JobRunner.Claimed> current = running.get(slot);
+        AtomicReference<JobEngine.Claimed> current = running.get(slot);
         Thread t = threadFactory.newThread(() -> loop(current));
         if (t == null) {
             throw new IllegalStateException("the thread factory of " + name + " returned no thread");
@@ -154,20 +153,20 @@ public final class JobWorkers implements AutoCloseable {
         lastError.set(error.toString());
         LOG.error("[{}] worker thread {} died; replacing it", name, dead.getName(), error);
         Listeners.call(name, () -> listener.onWorkerDied(dead.getName(), error));
-        JobRunner.Claimed claimed = running.get(slot).getAndSet(null);
+        JobEngine.Claimed claimed = running.get(slot).getAndSet(null);
         if (claimed != null) {
             failAfterDeath(claimed, error);
         }
         spawn(slot);
     }
 
-    private void loop(AtomicReference<JobRunner.Claimed> current) {
+    private void loop(AtomicReference<JobEngine.Claimed> current) {
         String owner = engine.newOwner();
         long idle = MIN_IDLE_MILLIS;
         long backoff = MIN_IDLE_MILLIS;
         while (!stopping) {
             try {
-                Optional<JobRunner.Claimed> claimed = calls.operation("claim", null,
+                Optional<JobEngine.Claimed> claimed = calls.operation("claim", null,
                         () -> engine.claim(owner, null));
                 backoff = MIN_IDLE_MILLIS;
                 if (claimed.isEmpty()) {
@@ -220,7 +219,7 @@ public final class JobWorkers implements AutoCloseable {
         Thread.sleep(millis);
     }
 
-    private void heartbeat(JobRunner.Claimed claimed) {
+    private void heartbeat(JobEngine.Claimed claimed) {
         try {
             calls.operation("heartbeat", claimed.claim().id(), () -> engine.heartbeat(claimed));
         } catch (RuntimeException e) {
@@ -231,7 +230,7 @@ public final class JobWorkers implements AutoCloseable {
         }
     }
 
-    private void failAfterDeath(JobRunner.Claimed claimed, Throwable error) {
+    private void failAfterDeath(JobEngine.Claimed claimed, Throwable error) {
         try {
             calls.operation("fail job of a dead worker", claimed.claim().id(), () -> engine.died(claimed, error));
         } catch (ConsistencyException e) {
@@ -240,7 +239,7 @@ public final class JobWorkers implements AutoCloseable {
         }
     }
 
-    private boolean giveBack(JobRunner.Claimed claimed) {
+    private boolean giveBack(JobEngine.Claimed claimed) {
         try {
             return calls.operation("give back job", claimed.claim().id(), () -> engine.release(claimed));
         } catch (ConsistencyException e) {
@@ -311,7 +310,7 @@ public final class JobWorkers implements AutoCloseable {
             }
             clean = false;
             t.interrupt();
-            JobRunner.Claimed claimed = running.get(i).get();
+            JobEngine.Claimed claimed = running.get(i).get();
             if (claimed == null) {
                 continue;
             }

@@ -47,6 +47,26 @@ import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
 import dev.consistencykit.jobqueue.JobState;
+import dev.consistencykit.core.Claim;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.jobqueue.JobRequest;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
+import static dev.consistencykit.jobqueue.internal.JobRunner.errorText;
 
 /**
  * The job queue's state machine.
@@ -58,12 +78,137 @@ import dev.consistencykit.jobqueue.JobState;
  * was taken over cannot mark the job; its handler's effects are kept to one per job by {@code appliedJobs} markers.
  * The sweeper requeues (or, on the last attempt, kills) jobs whose lease expired, bumping the token.
  */
-public final class JobEngine extends JobRecovery {
+public final class JobEngine {
 
-    /** The engine over {@code database} (already checked for an acknowledged write concern). */
+    /** The field of a business document that carries its outbox entries. */
+    public static final String OUTBOX = JobFields.OUTBOX;
+    /** The fields this queue keeps on business documents: no caller's update may touch them. */
+    public static final Set<String> EFFECT_FIELDS = JobFields.EFFECT_FIELDS;
+
+    /** A validated job in stored form (everything but the server-stamped times). */
+    public record Encoded(Object id, Document fields, Duration delay) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+    }
+
+    /** A claimed job. */
+    public record Claimed(Claim claim, Document job) {
+
+        Object id() {
+            return job.get("_id");
+        }
+    }
+
+    /** Where running a job left it, with the error text of a failed or dead job ({@code null} otherwise). */
+    public record Ran(Object id, JobState state, boolean lostLease, String error) {
+    }
+
+    private final JobFields fields;
+    private final JobRecording recording;
+    private final JobOutbox outbox;
+    private final JobRunner runner;
+    private final JobRecovery recovery;
+
+    /**
+     * The engine over {@code database} (already checked for an acknowledged write concern): the shared fields, the
+     * recording of jobs, the outbox on business documents with its relay, the claiming and running of jobs with their
+     * effects, and recovery.
+     */
     public JobEngine(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
                      Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
-        super(config, database, clock, listener, ownerIds, handlers);
+        this.fields = new JobFields(config, database, clock, listener, ownerIds, handlers);
+        this.recording = new JobRecording(fields);
+        this.outbox = new JobOutbox(fields, recording);
+        this.runner = new JobRunner(fields);
+        this.recovery = new JobRecovery(fields, runner);
+    }
+
+    /** The application's listener. */
+    public JobQueueListener listener() {
+        return fields.listener();
+    }
+
+    /** The fresh owner name for one worker. */
+    public String newOwner() {
+        return fields.newOwner();
+    }
+
+    // ---------------------------------------------------------------- recording and the outbox
+
+    /** Validates {@code job}; nothing is written. */
+    public Encoded encode(JobRequest job) {
+        return recording.encode(job);
+    }
+
+    /** Records {@code job} (one write); a repeat with the same content returns the existing job's id. */
+    public OperationId enqueue(Encoded job) {
+        return recording.enqueue(job);
+    }
+
+    /**
+     * Applies {@code businessUpdate} to one business document together with the job, pushed into its outbox in the
+     * same atomic write, exactly once however the call's requests are retried; then relays it.
+     *
+     * @return the job's id if this call (or an earlier call with the same job id) wrote it; empty if the business
+     *         document is missing or its filter did not match, in which case nothing was written
+     */
+    public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
+                                             Bson businessFilter, Bson businessUpdate, Encoded job) {
+        return outbox.enqueueWith(business, documentId, businessFilter, businessUpdate, job);
+    }
+
+    /** Moves the jobs in {@code documentId}'s outbox into the queue; returns the jobs moved. */
+    public int relay(MongoCollection<Document> business, Object documentId) {
+        return outbox.relay(business, documentId);
+    }
+
+    /** Relays every business document of {@code business} that carries outboxed jobs. */
+    public int relayAll(MongoCollection<Document> business) {
+        return outbox.relayAll(business);
+    }
+
+    // ---------------------------------------------------------------- claiming and running
+
+    /** Claims the highest-priority due job, or the given one. */
+    public Optional<Claimed> claim(String owner, Object onlyId) {
+        return runner.claim(owner, onlyId);
+    }
+
+    /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
+    public Ran run(Claimed claimed) {
+        return runner.run(claimed);
+    }
+
+    /** Renews a claimed job's lease. */
+    public void heartbeat(Claimed claimed) {
+        runner.heartbeat(claimed);
+    }
+
+    /** Gives a claimed job back (graceful shutdown): {@code TODO} again, due now, the attempt not counted. */
+    public boolean release(Claimed claimed) {
+        return runner.release(claimed);
+    }
+
+    // ---------------------------------------------------------------- recovery
+
+    /**
+     * Requeues every {@code PROCESSING} job whose lease expired (every one, when {@code all}), or sends it dead if that
+     * was its last attempt.
+     *
+     * @return {@code [requeued, dead, skipped]}
+     */
+    public int[] sweep(boolean all) {
+        return recovery.sweep(all);
+    }
+
+    /**
+     * Requeues jobs whose worker went quiet, then runs, in this thread, every job that has been due for
+     * {@code staleAfter}.
+     */
+    public RecoveryReport recover(Duration staleAfter) {
+        return recovery.recover(staleAfter);
     }
 
     // ---------------------------------------------------------------- entry points
@@ -75,14 +220,14 @@ public final class JobEngine extends JobRecovery {
         if (claimed.isPresent()) {
             return toResult(run(claimed.get()));
         }
-        Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id.value())).first();
+        Document now = fields.jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id.value())).first();
         JobState state = now == null ? JobState.TODO : JobState.fromStored(now.getString(STATE));
         return toResult(new Ran(id.value(), state, false, now == null ? null : now.getString(LAST_ERROR)), now);
     }
 
     OperationResult toResult(Ran ran) {
         Document now = ran.error() == null && (ran.state() == JobState.DEAD || ran.state() == JobState.FAILED)
-                ? jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", ran.id())).first() : null;
+                ? fields.jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", ran.id())).first() : null;
         return toResult(ran, now);
     }
 
@@ -105,7 +250,7 @@ public final class JobEngine extends JobRecovery {
      * being claimed again at once for ever.
      */
     public Ran died(Claimed claimed, Throwable error) {
-        return fail(claimed, "the worker running it died: " + errorText(error));
+        return runner.fail(claimed, "the worker running it died: " + errorText(error));
     }
 
     /** Claims and runs one due job. */
@@ -121,26 +266,26 @@ public final class JobEngine extends JobRecovery {
      */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.stored())
-                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
+                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED, LAST_ERROR))
+        for (Document job : fields.jobs.find(filter).projection(Projections.include(TYPE, OWNER, CLAIMED, LAST_ERROR))
                 .sort(Sorts.ascending(CLAIMED)).limit(limit)) {
             Date claimed = job.getDate(CLAIMED);
             String error = job.getString(LAST_ERROR);
             out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.stored(),
-                    claimed == null ? Duration.ZERO : clock.ageOf(claimed.toInstant()),
+                    claimed == null ? Duration.ZERO : fields.clock.ageOf(claimed.toInstant()),
                     "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)
                             + (error == null ? "" : ", last error: " + Inputs.show(error))));
         }
         // dead jobs wait for an operator's replay: listed after the stuck ones, with the error that killed them
         // (a walk of the due index, {state, runAt}, bounded by what is left of the limit)
         if (out.size() < limit) {
-            for (Document job : jobs.find(eq(STATE, JobState.DEAD.stored())).projection(Projections.include(TYPE,
+            for (Document job : fields.jobs.find(eq(STATE, JobState.DEAD.stored())).projection(Projections.include(TYPE,
                     ATTEMPTS, LAST_ERROR, LAST_MODIFIED)).sort(Sorts.ascending(RUN_AT)).limit(limit - out.size())) {
                 Date at = job.getDate(LAST_MODIFIED);
                 String error = job.getString(LAST_ERROR);
                 out.add(new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
-                        at == null ? Duration.ZERO : clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
+                        at == null ? Duration.ZERO : fields.clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
                         + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
                         + (error == null ? "" : ", last error: " + Inputs.show(error))));
             }
@@ -153,27 +298,27 @@ public final class JobEngine extends JobRecovery {
      * else of the oldest claim.
      */
     public StrategyStatus status() {
-        StateSnapshot snapshot = StateSnapshot.of(jobs, STATE, CLAIMED);
+        StateSnapshot snapshot = StateSnapshot.of(fields.jobs, STATE, CLAIMED);
         List<String> inFlight = JobState.IN_FLIGHT.stream().map(JobState::stored).toList();
         Optional<Duration> lag = oldestDueAge();
         if (lag.isEmpty()) {
-            lag = snapshot.oldestOf(List.of(JobState.PROCESSING.stored())).map(clock::ageOf);
+            lag = snapshot.oldestOf(List.of(JobState.PROCESSING.stored())).map(fields.clock::ageOf);
         }
-        return new StrategyStatus(config.name(), snapshot.counts(), snapshot.sum(inFlight), lag);
+        return new StrategyStatus(fields.config.name(), snapshot.counts(), snapshot.sum(inFlight), lag);
     }
 
     /** How long the oldest due job has been waiting. */
     public Optional<Duration> oldestDueAge() {
-        Document oldest = jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, Date.from(clock.now()))))
+        Document oldest = fields.jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, Date.from(fields.clock.now()))))
                 .projection(Projections.include(RUN_AT)).sort(Sorts.ascending(RUN_AT)).first();
-        return Optional.ofNullable(oldest).map(d -> clock.ageOf(d.getDate(RUN_AT).toInstant()));
+        return Optional.ofNullable(oldest).map(d -> fields.clock.ageOf(d.getDate(RUN_AT).toInstant()));
     }
 
     /** Counts per state and type. */
     public Map<String, Map<String, Long>> countsByType() {
         Map<String, Map<String, Long>> counts = new HashMap<>();
         for (JobState s : JobState.values()) {
-            for (Document d : jobs.aggregate(List.of(
+            for (Document d : fields.jobs.aggregate(List.of(
                     com.mongodb.client.model.Aggregates.match(eq(STATE, s.stored())),
                     com.mongodb.client.model.Aggregates.group("$" + TYPE,
                             com.mongodb.client.model.Accumulators.sum("n", 1L))))) {
@@ -189,41 +334,44 @@ public final class JobEngine extends JobRecovery {
      * released them ({@link RecordReleases}), after releasing those this instance recorded.
      */
     public long prune(Duration retention) {
-        releases.flush();
+        fields.releases.flush();
         // a job its recorder has not released may still be written again by that recorder's retry: kept
-        long n = config.retryPolicy().execute(config.name(), null, "prune", () -> jobs.deleteMany(and(
-                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, clock.cutoff(retention)), exists(UNSETTLED, false),
+        long n = fields.config.retryPolicy().execute(fields.config.name(), null, "prune", () -> fields.jobs
+                .deleteMany(and(
+                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, fields.clock.cutoff(retention)), exists(UNSETTLED,
+                        false),
                 RecordReleases.released())).getDeletedCount());
-        pruned.add(n);
+        fields.pruned.add(n);
         return n;
     }
 
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
     public boolean replay(Object id) {
-        Inputs.operationId(config.name(), "id", id);
-        GuardedResult r = config.retryPolicy().execute(config.name(), id, "replay",
-                () -> ConditionalUpdates.transition(jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
+        Inputs.operationId(fields.config.name(), "id", id);
+        GuardedResult r = fields.config.retryPolicy().execute(fields.config.name(), id, "replay",
+                () -> ConditionalUpdates.transition(fields.jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
                         JobState.TODO.stored()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),
-                        Updates.set(RUN_AT, Date.from(clock.now())), Updates.inc(TOKEN, 1L)))));
+                        Updates.set(RUN_AT, Date.from(fields.clock.now())), Updates.inc(TOKEN, 1L)))));
         return r.outcome() == UpdateOutcome.APPLIED;
     }
 
     /** Creates the indexes the queue's queries need on a real server. */
     public void ensureIndexes() {
-        jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
+        fields.jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
                 Indexes.ascending(RUN_AT)), new IndexOptions().name("claim_order"));
-        jobs.createIndex(Indexes.ascending(STATE, RUN_AT), new IndexOptions().name("due"));
-        jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
-        jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
-        jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
-        requiredIndexes.create();
-        jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections").sparse(true));
-        jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
-        for (String name : effectCollections()) {
-            ensureEffectIndexes(database.getCollection(name));
+        fields.jobs.createIndex(Indexes.ascending(STATE, RUN_AT), new IndexOptions().name("due"));
+        fields.jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
+        fields.jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
+        fields.jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
+        fields.requiredIndexes.create();
+        fields.jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
+                .sparse(true));
+        fields.jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
+        for (String name : fields.effectCollections()) {
+            ensureEffectIndexes(fields.database.getCollection(name));
         }
-        PatternRegistry.register(database, new PatternRegistry.Registration("job-queue", config.name(),
-                Map.of("jobs", config.collection()), Map.of()));
+        PatternRegistry.register(fields.database, new PatternRegistry.Registration("job-queue", fields.config.name(),
+                Map.of("jobs", fields.config.collection()), Map.of()));
     }
 
     /** The index a business collection's outbox relay needs. */
@@ -238,13 +386,14 @@ public final class JobEngine extends JobRecovery {
 
     /** The metrics snapshot. */
     public JobQueueMetrics metrics() {
-        return new JobQueueMetrics(enqueued.sum(), done.sum(), failed.sum(), dead.sum(), requeued.sum(),
-                leaseLost.sum(), relayed.sum(), pruned.sum());
+        return new JobQueueMetrics(fields.enqueued.sum(), fields.done.sum(), fields.failed.sum(), fields.dead.sum(),
+                fields.requeued.sum(),
+                fields.leaseLost.sum(), fields.relayed.sum(), fields.pruned.sum());
     }
 
     /** The registered job types. */
     public Set<String> types() {
-        return handlers.keySet();
+        return fields.handlers.keySet();
     }
 
 }

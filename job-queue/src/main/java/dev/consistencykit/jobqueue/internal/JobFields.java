@@ -38,9 +38,9 @@ import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
- * The queue's stored fields, collection, counters and shared helpers: the base of the {@link JobEngine} layers.
+ * The queue's stored fields, collection, counters and shared helpers: what every part of the {@link JobEngine} uses.
  */
-public abstract class JobFields {
+final class JobFields {
 
     static final Logger LOG = LoggerFactory.getLogger(JobEngine.class);
 

@@ -1,5 +1,6 @@
 package dev.consistencykit.jobqueue.internal;
 
+import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
@@ -8,10 +9,8 @@ import static com.mongodb.client.model.Filters.in;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -19,7 +18,6 @@ import org.bson.conversions.Bson;
 import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 
@@ -33,21 +31,34 @@ import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
+import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 /**
  * Enqueueing atomically with the application's own write (the outbox) and relaying outbox entries.
  */
-public abstract class JobOutbox extends JobRecording {
+final class JobOutbox {
 
-    JobOutbox(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
-                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
-        super(config, database, clock, listener, ownerIds, handlers);
+    private final JobFields fields;
+    private final JobQueueConfig config;
+    private final JobRecording recording;
+
+    /** The part over the others it calls. */
+    JobOutbox(JobFields fields, JobRecording recording) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.recording = recording;
     }
 
     // ---------------------------------------------------------------- enqueue with a business write
@@ -67,16 +78,16 @@ public abstract class JobOutbox extends JobRecording {
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, Encoded job) {
-        requireDedupeIndex(job);
-        String nonce = ownerIds.get();
+        recording.requireDedupeIndex(job);
+        String nonce = fields.ownerIds.get();
         Object jobId = job.id();
         String dedupeKey = job.fields().getString(DEDUPE);
         if (dedupeKey != null) {
             // a key another job holds with other content is a conflict: refused before the business write, not
             // found by the relay after it
             Document holder = config.retryPolicy().execute(config.name(), jobId, "read dedupe key",
-                    () -> jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
-            if (holder != null && !sameJob(holder, job)) {
+                    () -> fields.jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
+            if (holder != null && !recording.sameJob(holder, job)) {
                 throw new IdempotencyConflictException(config.name(), jobId, "dedupe key '" + dedupeKey + "' is"
                         + " already used by a job with another type or payload (" + holder.get("_id") + "); nothing"
                         + " was written");
@@ -147,7 +158,8 @@ public abstract class JobOutbox extends JobRecording {
             }
             default -> {
                 Document current = written.document().orElse(null);
-                if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) == EffectMarker.Evidence.RESERVED) {
+                if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) == EffectMarker.Evidence
+                        .RESERVED) {
                     // the business filter did not match: give the reservation back
                     config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
                             () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
@@ -164,7 +176,7 @@ public abstract class JobOutbox extends JobRecording {
             return job.id();
         }
         Document holder = config.retryPolicy().execute(config.name(), job.id(), "read dedupe key",
-                () -> jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, key))
+                () -> fields.jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, key))
                         .projection(Projections.include("_id")).first());
         return holder == null ? job.id() : holder.get("_id");
     }
@@ -179,7 +191,7 @@ public abstract class JobOutbox extends JobRecording {
         if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) != EffectMarker.Evidence.NONE) {
             return refused;
         }
-        Document queued = jobs.withReadPreference(ReadPreference.primary())
+        Document queued = fields.jobs.withReadPreference(ReadPreference.primary())
                 .find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce))).first();
         if (queued != null) {
             return new GuardedResult(UpdateOutcome.ALREADY_APPLIED, Optional.empty());
@@ -230,10 +242,11 @@ public abstract class JobOutbox extends JobRecording {
                 continue;
             }
             Object jobId = job.id();
-            String nonce = ownerIds.get();
+            String nonce = fields.ownerIds.get();
             Document recorded = null;
             try {
-                recorded = record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce), job.delay()),
+                recorded = recording.record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce), job
+                        .delay()),
                         nonce);
             } catch (IdempotencyConflictException conflict) {
                 // its dedupe key went to another job with other content after the business write: that job is the
@@ -246,16 +259,18 @@ public abstract class JobOutbox extends JobRecording {
                 // relayed and settled by another since this relayer read the outbox: what it recorded now may be a
                 // job that already ran and was pruned; it never ran, being held, and goes
                 long deleted = !mine ? 0 : config.retryPolicy().execute(config.name(), jobId, "withdraw relayed job",
-                        () -> jobs.deleteOne(and(eq("_id", jobId), eq(RecordReleases.FIELD, nonce), eq(HELD, nonce)))
+                        () -> fields.jobs.deleteOne(and(eq("_id", jobId), eq(RecordReleases.FIELD, nonce), eq(HELD,
+                                nonce)))
                                 .getDeletedCount());
                 if (mine && deleted == 0) {
-                    releases.written(jobId, nonce);   // released to the workers by another relayer: the entry's job
+                    fields.releases.written(jobId,
+                            nonce);   // released to the workers by another relayer: the entry's job
                 }
                 continue;
             }
             if (recorded != null) {
                 Object queued = recorded.get("_id");
-                config.retryPolicy().run(config.name(), jobId, "release relayed job", () -> jobs.updateOne(
+                config.retryPolicy().run(config.name(), jobId, "release relayed job", () -> fields.jobs.updateOne(
                         and(eq("_id", queued), exists(HELD, true)), Updates.unset(HELD)));
             }
             Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
@@ -265,9 +280,9 @@ public abstract class JobOutbox extends JobRecording {
                             List.of(new MarkerWrite(doc.get("_id"), null, pullEntry, Updates.unset(OUTBOX))))
                             .get(doc.get("_id")));
             if (mine) {
-                releases.written(jobId, nonce);
+                fields.releases.written(jobId, nonce);
             }
-            relayed.increment();
+            fields.relayed.increment();
             moved++;
         }
         return moved;
@@ -313,7 +328,7 @@ public abstract class JobOutbox extends JobRecording {
             if (entry.get("delayMillis") instanceof Number delay && delay.longValue() > 0) {
                 request = request.delayedBy(Duration.ofMillis(delay.longValue()));
             }
-            Encoded encoded = encode(request);
+            Encoded encoded = recording.encode(request);
             if (entry.get("n") instanceof String nonce) {
                 encoded.fields().append(OUTBOX_NONCE, nonce);
             }

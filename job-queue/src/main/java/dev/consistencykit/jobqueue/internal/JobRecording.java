@@ -1,15 +1,13 @@
 package dev.consistencykit.jobqueue.internal;
 
+import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 
-import java.time.Duration;
 import java.util.Date;
-import java.util.Map;
 import java.util.Objects;
-import java.util.function.Supplier;
 
 import org.bson.BsonDocument;
 import org.bson.BsonString;
@@ -19,7 +17,6 @@ import org.bson.conversions.Bson;
 import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
@@ -31,33 +28,37 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
-import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 /**
  * Validating a job request and recording the job in one write.
  */
-public abstract class JobRecording extends JobFields {
+final class JobRecording {
 
-    JobRecording(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
-                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
-        super(config, database, clock, listener, ownerIds, handlers);
+    private final JobFields fields;
+    private final JobQueueConfig config;
+
+    /** The part over the others it calls. */
+    JobRecording(JobFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- validation and recording
-
-    /** A validated job in stored form (everything but the server-stamped times). */
-    public record Encoded(Object id, Document fields, Duration delay) {
-
-        OperationId operationId() {
-            return new OperationId(id);
-        }
-    }
 
     /** Validates {@code job}; nothing is written. */
     public Encoded encode(JobRequest job) {
@@ -72,7 +73,7 @@ public abstract class JobRecording extends JobFields {
         // stores is accepted, an operator hidden in a driver value is not, and a later change to the caller's
         // document does not reach the queue
         BsonDocument payload = Inputs.plainDocument(config.name(), "payload",
-                job.payload() == null ? new Document() : job.payload(), jobs.getCodecRegistry());
+                job.payload() == null ? new Document() : job.payload(), fields.jobs.getCodecRegistry());
         int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
         if (maxAttempts < 1) {
             throw new InvalidInputException(config.name(), "maxAttempts", "maxAttempts must be >= 1, was "
@@ -96,7 +97,8 @@ public abstract class JobRecording extends JobFields {
     }
 
     Bson recordUpdate(Encoded job, String nonce) {
-        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job.delay())))
+        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(this.fields.clock.now().plus(job
+                .delay())))
                 .append(RecordReleases.FIELD, nonce);
         return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
                 Updates.currentDate(LAST_MODIFIED));
@@ -108,10 +110,10 @@ public abstract class JobRecording extends JobFields {
      * job ran and a pruner removed it finds it kept rather than inserts it again.
      */
     public OperationId enqueue(Encoded job) {
-        String nonce = ownerIds.get();
+        String nonce = fields.ownerIds.get();
         Document recorded = record(job, nonce);
         if (nonce.equals(recorded.getString(RecordReleases.FIELD))) {
-            releases.written(recorded.get("_id"), nonce);
+            fields.releases.written(recorded.get("_id"), nonce);
         }
         return new OperationId(recorded.get("_id"));
     }
@@ -126,13 +128,13 @@ public abstract class JobRecording extends JobFields {
         requireDedupeIndex(job);
         return config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
-                UpdateResult r = jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)),
+                UpdateResult r = fields.jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)),
                         recordUpdate(job, nonce), new UpdateOptions().upsert(true));
                 if (r.getUpsertedId() == null) {
                     throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
                             + " without a state under this id");
                 }
-                enqueued.increment();
+                fields.enqueued.increment();
                 return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
@@ -148,13 +150,13 @@ public abstract class JobRecording extends JobFields {
     /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
     void requireDedupeIndex(Encoded job) {
         if (job.fields().containsKey(DEDUPE)) {
-            requiredIndexes.verify();
+            fields.requiredIndexes.verify();
         }
     }
 
     /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
     Document existing(Encoded job) {
-        MongoCollection<Document> primary = jobs.withReadPreference(ReadPreference.primary());
+        MongoCollection<Document> primary = fields.jobs.withReadPreference(ReadPreference.primary());
         Document byId = primary.find(eq("_id", job.id())).first();
         String key = job.fields().getString(DEDUPE);
         Document found = byId != null ? byId : key == null ? null : primary.find(eq(DEDUPE, key)).first();
@@ -169,7 +171,7 @@ public abstract class JobRecording extends JobFields {
         }
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the
         // write concern before reporting it enqueued
-        WriteConcerns.confirm(jobs, found.get("_id"), config.name(), "enqueue");
+        WriteConcerns.confirm(fields.jobs, found.get("_id"), config.name(), "enqueue");
         return found;
     }
 
@@ -186,8 +188,8 @@ public abstract class JobRecording extends JobFields {
             return stored == requested;
         }
         try {
-            return Inputs.encode(config.name(), "payload", stored, jobs.getCodecRegistry())
-                    .equals(Inputs.encode(config.name(), "payload", requested, jobs.getCodecRegistry()));
+            return Inputs.encode(config.name(), "payload", stored, fields.jobs.getCodecRegistry())
+                    .equals(Inputs.encode(config.name(), "payload", requested, fields.jobs.getCodecRegistry()));
         } catch (InvalidInputException e) {
             return false;
         }

@@ -1,5 +1,6 @@
 package dev.consistencykit.jobqueue.internal;
 
+import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
@@ -10,16 +11,13 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
@@ -29,21 +27,36 @@ import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
 
 /**
  * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.
  */
-public abstract class JobRecovery extends JobRunner {
+final class JobRecovery {
 
-    JobRecovery(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
-                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
-        super(config, database, clock, listener, ownerIds, handlers);
+    private final JobFields fields;
+    private final JobQueueConfig config;
+    private final JobRunner runner;
+
+    /** The part over the others it calls. */
+    JobRecovery(JobFields fields, JobRunner runner) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.runner = runner;
     }
 
     // ---------------------------------------------------------------- sweeping and recovery
@@ -56,9 +69,10 @@ public abstract class JobRecovery extends JobRunner {
      */
     public int[] sweep(boolean all) {
         Bson filter = all ? eq(STATE, JobState.PROCESSING.stored())
-                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
+                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
         int[] counts = new int[3];
-        for (Document job : jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS))
+        for (Document job : fields.jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS,
+                MAX_ATTEMPTS))
                 .into(new ArrayList<>())) {
             Object id = job.get("_id");
             boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
@@ -72,9 +86,9 @@ public abstract class JobRecovery extends JobRunner {
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
             Bson guard = all ? eq(STATE, JobState.PROCESSING.stored())
-                    : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
+                    : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
             GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
-                    () -> ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token, guard, update));
+                    () -> ConditionalUpdates.fenced(fields.jobs, id, LEASE_FIELDS, token, guard, update));
             Document now = r.document().orElse(null);
             boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
                     && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
@@ -83,13 +97,13 @@ public abstract class JobRecovery extends JobRunner {
                 counts[2]++;
             } else if (last) {
                 counts[1]++;
-                dead.increment();
-                notify(() -> listener.onDead(new OperationId(id), job.getString(TYPE),
+                fields.dead.increment();
+                fields.notify(() -> fields.listener.onDead(new OperationId(id), job.getString(TYPE),
                         "the worker lost its lease on the last attempt"));
             } else {
                 counts[0]++;
-                requeued.increment();
-                notify(() -> listener.onRequeued(new OperationId(id), job.getString(TYPE)));
+                fields.requeued.increment();
+                fields.notify(() -> fields.listener.onRequeued(new OperationId(id), job.getString(TYPE)));
             }
         }
         if (counts[0] + counts[1] > 0) {
@@ -106,18 +120,18 @@ public abstract class JobRecovery extends JobRunner {
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
-        releases.flush();
+        fields.releases.flush();
         long start = System.nanoTime();
         int[] swept = sweep(staleAfter.isZero());
         int examined = swept[0] + swept[1] + swept[2];
         int forward = 0;
         int back = swept[1];
         int skipped = swept[2];
-        String owner = newOwner();
+        String owner = fields.newOwner();
         Set<Object> seen = new HashSet<>();
-        Date cutoff = Date.from(clock.now().minus(staleAfter));
+        Date cutoff = Date.from(fields.clock.now().minus(staleAfter));
         while (true) {
-            List<Document> due = jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)))
+            List<Document> due = fields.jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)))
                     .projection(Projections.include(STATE)).sort(Sorts.ascending(RUN_AT)).limit(100)
                     .into(new ArrayList<>());
             due.removeIf(d -> !seen.add(d.get("_id")));
@@ -126,20 +140,20 @@ public abstract class JobRecovery extends JobRunner {
             }
             for (Document d : due) {
                 examined++;
-                Optional<Claimed> claimed = claim(owner, d.get("_id"));
+                Optional<Claimed> claimed = runner.claim(owner, d.get("_id"));
                 if (claimed.isEmpty()) {
                     skipped++;
                     continue;
                 }
-                switch (run(claimed.get()).state()) {
+                switch (runner.run(claimed.get()).state()) {
                     case DONE -> forward++;
                     case DEAD -> back++;
                     default -> skipped++;
                 }
             }
         }
-        settleDone();
-        releaseAbandoned();
+        runner.settleDone();
+        fields.releaseAbandoned();
         return new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start));
     }

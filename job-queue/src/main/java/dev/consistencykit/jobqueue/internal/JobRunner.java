@@ -1,24 +1,21 @@
 package dev.consistencykit.jobqueue.internal;
 
+import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
+import dev.consistencykit.jobqueue.internal.JobEngine.Ran;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
-import static com.mongodb.client.model.Filters.ne;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 
 import org.bson.BsonDocument;
 import org.bson.Document;
@@ -27,7 +24,6 @@ import org.bson.conversions.Bson;
 import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
@@ -43,35 +39,50 @@ import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.EffectOverflowException;
 import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
 
 /**
  * Claiming and running a job: the lease and fencing token, the handler's apply-once effects, completion.
  */
-public abstract class JobRunner extends JobOutbox {
+final class JobRunner {
 
-    JobRunner(JobQueueConfig config, MongoDatabase database, ServerClock clock, JobQueueListener listener,
-                     Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
-        super(config, database, clock, listener, ownerIds, handlers);
+    private final JobFields fields;
+    private final JobQueueConfig config;
+
+    /** The part over the others it calls. */
+    JobRunner(JobFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- claiming and running
-
-    /** A claimed job. */
-    public record Claimed(Claim claim, Document job) {
-
-        Object id() {
-            return job.get("_id");
-        }
-    }
 
     Bson claimUpdate() {
         return Updates.combine(Updates.set(STATE, JobState.PROCESSING.stored()), Updates.inc(ATTEMPTS, 1),
@@ -85,22 +96,20 @@ public abstract class JobRunner extends JobOutbox {
             filters.add(eq("_id", onlyId));
         }
         filters.add(in(STATE, DUE_STATES));
-        filters.add(lte(RUN_AT, Date.from(clock.now())));
+        filters.add(lte(RUN_AT, Date.from(fields.clock.now())));
         filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
         boolean[] sent = {false};   // a retry looks first for what its earlier attempt claimed (a lost reply)
         Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
-            Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()),
+            Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(fields.jobs, eq(STATE, JobState.PROCESSING
+                    .stored()),
                     owner, LEASE_FIELDS) : Optional.empty();
             sent[0] = true;
-            return mine.isPresent() ? mine : ConditionalUpdates.claim(jobs, and(filters), Sorts.orderBy(
-                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, config.lease(), clock, LEASE_FIELDS,
+            return mine.isPresent() ? mine : ConditionalUpdates.claim(fields.jobs, and(filters), Sorts.orderBy(
+                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, config.lease(), fields.clock,
+                            LEASE_FIELDS,
                     claimUpdate());
         });
         return claim.map(c -> new Claimed(c, c.document()));
-    }
-
-    /** Where running a job left it, with the error text of a failed or dead job ({@code null} otherwise). */
-    public record Ran(Object id, JobState state, boolean lostLease, String error) {
     }
 
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
@@ -108,7 +117,7 @@ public abstract class JobRunner extends JobOutbox {
         Document job = claimed.job();
         Object id = claimed.id();
         String type = job.getString(TYPE);
-        JobHandler handler = handlers.get(type);
+        JobHandler handler = fields.handlers.get(type);
         if (handler == null) {
             return finishDead(claimed, "no handler is registered for job type '" + type + "'");
         }
@@ -144,8 +153,8 @@ public abstract class JobRunner extends JobOutbox {
             if (effects) {
                 settleEffects(claimed.id(), r.document().orElse(null));
             }
-            done.increment();
-            notify(() -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+            fields.done.increment();
+            fields.notify(() -> fields.listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
             return new Ran(claimed.id(), JobState.DONE, false, null);
         }
         return lost(claimed);
@@ -157,13 +166,14 @@ public abstract class JobRunner extends JobOutbox {
         if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
             return finishDead(claimed, error);
         }
-        Date runAt = Date.from(clock.now().plus(backoff(attempt)));
+        Date runAt = Date.from(fields.clock.now().plus(backoff(attempt)));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
                 Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.FAILED)) {
-            failed.increment();
-            notify(() -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt, error));
+            fields.failed.increment();
+            fields.notify(() -> fields.listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt,
+                    error));
             return new Ran(claimed.id(), JobState.FAILED, false, error);
         }
         return lost(claimed);
@@ -173,9 +183,10 @@ public abstract class JobRunner extends JobOutbox {
         GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.DEAD)) {
-            dead.increment();
+            fields.dead.increment();
             LOG.warn("[{}] job {} ({}) is dead: {}", config.name(), claimed.id(), claimed.job().getString(TYPE), error);
-            notify(() -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE), error));
+            fields.notify(() -> fields.listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE),
+                    error));
             return new Ran(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
@@ -187,7 +198,7 @@ public abstract class JobRunner extends JobOutbox {
      */
     GuardedResult fenced(Claimed claimed, String what, Bson update) {
         return config.retryPolicy().execute(config.name(), claimed.id(), what,
-                () -> ConditionalUpdates.fenced(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                () -> ConditionalUpdates.fenced(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
                         and(eq(STATE, JobState.PROCESSING.stored()), eq(OWNER, claimed.claim().owner())), update));
     }
 
@@ -202,9 +213,9 @@ public abstract class JobRunner extends JobOutbox {
     }
 
     Ran lost(Claimed claimed) {
-        leaseLost.increment();
-        notify(() -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
-        Document now = jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
+        fields.leaseLost.increment();
+        fields.notify(() -> fields.listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+        Document now = fields.jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
         return new Ran(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
     }
@@ -220,8 +231,8 @@ public abstract class JobRunner extends JobOutbox {
     /** Renews a claimed job's lease. */
     public void heartbeat(Claimed claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "heartbeat",
-                () -> ConditionalUpdates.renew(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
-                        config.lease(), clock));
+                () -> ConditionalUpdates.renew(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                        config.lease(), fields.clock));
         if (r.outcome() != UpdateOutcome.APPLIED) {
             throw new LeaseLostException(config.name(), claimed.id(), claimed.claim().fencingToken(),
                     "another worker took job " + claimed.id() + " over");
@@ -231,7 +242,8 @@ public abstract class JobRunner extends JobOutbox {
     /** Gives a claimed job back (graceful shutdown): {@code TODO} again, due now, the attempt not counted. */
     public boolean release(Claimed claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
-                () -> ConditionalUpdates.release(jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                () -> ConditionalUpdates.release(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim()
+                        .fencingToken(),
                         Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.inc(ATTEMPTS, -1),
                                 Updates.inc(TOKEN, 1L))));
         return r.outcome() == UpdateOutcome.APPLIED;
@@ -316,7 +328,8 @@ public abstract class JobRunner extends JobOutbox {
      */
     boolean recordEffect(Claimed claimed, String collectionName, Object documentId) {
         Document effect = new Document("c", collectionName).append("id", documentId);
-        long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> jobs.updateOne(
+        long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> fields.jobs
+                .updateOne(
                 and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
                         eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.stored())),
                 Updates.addToSet(EFFECTS, effect)).getMatchedCount());
@@ -335,7 +348,8 @@ public abstract class JobRunner extends JobOutbox {
             }
         }
         for (Map.Entry<String, List<Object>> group : byCollection.entrySet()) {
-            MongoCollection<Document> target = collections.computeIfAbsent(group.getKey(), database::getCollection);
+            MongoCollection<Document> target = fields.collections.computeIfAbsent(group.getKey(), fields
+                    .database::getCollection);
             List<MarkerWrite> writes = group.getValue().stream().distinct().map(id -> MarkerWrite.of(id, null))
                     .toList();
             try {
@@ -354,14 +368,14 @@ public abstract class JobRunner extends JobOutbox {
                 return;
             }
         }
-        config.retryPolicy().run(config.name(), jobId, "effects settled", () -> jobs.updateOne(
+        config.retryPolicy().run(config.name(), jobId, "effects settled", () -> fields.jobs.updateOne(
                 and(eq("_id", jobId), eq(UNSETTLED, true)), Updates.unset(UNSETTLED)));
     }
 
     /** Settles the effects of done jobs whose worker died before it could, oldest first. */
     int settleDone() {
         List<Document> unsettled = config.retryPolicy().execute(config.name(), null, "find unsettled jobs",
-                () -> jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
+                () -> fields.jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
                         .into(new ArrayList<>()));
         int settled = 0;
         for (Document job : unsettled) {
@@ -418,7 +432,8 @@ public abstract class JobRunner extends JobOutbox {
         @Override
         public UpdateOutcome applyOnceIfPresent(String collection, Object documentId, Bson update) {
             Inputs.fieldName(config.name(), "collection", collection);
-            MongoCollection<Document> target = collections.computeIfAbsent(collection, database::getCollection);
+            MongoCollection<Document> target = fields.collections.computeIfAbsent(collection, fields
+                    .database::getCollection);
             Object id = Inputs.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
             BsonDocument checked = Inputs.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
                     EFFECT_FIELDS);
