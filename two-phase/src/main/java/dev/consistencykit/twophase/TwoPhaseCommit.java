@@ -7,7 +7,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
 
-
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
@@ -30,7 +29,6 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.twophase.internal.TransactionCodec;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
 /**
@@ -110,7 +108,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationId submit(TwoPhaseTransaction transaction) {
-        TransactionCodec.Encoded encoded = engine.encode(transaction, Map.of());
+        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
         return calls.operation("submit", encoded.id(), () -> engine.submit(encoded));
     }
 
@@ -128,7 +126,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     @Override
     public OperationResult apply(TwoPhaseTransaction transaction) {
-        TransactionCodec.Encoded encoded = engine.encode(transaction, Map.of());
+        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
         return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
     }
 
@@ -142,14 +140,14 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      * @throws InvalidInputException       for a non-positive amount, equal accounts or ids that are not plain values
      */
     public OperationResult transfer(Transfer transfer) {
-        TransactionCodec.Encoded encoded = engine.encode(transferTransaction(transfer),
+        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
         return calls.operation("transfer", encoded.id(), () -> engine.apply(encoded));
     }
 
     /** Records a transfer for a worker to run; see {@link #transfer(Transfer)}. */
     public OperationId submitTransfer(Transfer transfer) {
-        TransactionCodec.Encoded encoded = engine.encode(transferTransaction(transfer),
+        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
         return calls.operation("submit transfer", encoded.id(), () -> engine.submit(encoded));
     }

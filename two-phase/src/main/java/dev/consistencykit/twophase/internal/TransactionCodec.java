@@ -1,5 +1,6 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.in;
 
@@ -8,51 +9,42 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
-import com.mongodb.client.MongoDatabase;
-
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.TwoPhaseTransaction;
+import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
 
 /**
  * Encoding and validating a transaction before its first write.
  */
-public abstract class TransactionCodec extends TransactionFields {
+final class TransactionCodec {
 
-    TransactionCodec(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+
+    /** The part over the others it calls. */
+    TransactionCodec(TransactionFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- encoding and validation
-
-    /** A validated transaction, in its stored form. */
-    public record Encoded(Object id, String label, List<Document> participants, String spec) {
-
-        OperationId operationId() {
-            return new OperationId(id);
-        }
-
-        /** Which documents take part, as stored for queries and inspection: {@code [{c, id}]}. */
-        List<Document> index() {
-            List<Document> index = new ArrayList<>();
-            for (Document p : participants) {
-                index.add(new Document(P_COLLECTION, p.get(P_COLLECTION)).append(P_ID, p.get(P_ID)));
-            }
-            return index;
-        }
-    }
 
     static final JsonWriterSettings SPEC_JSON = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED)
             .build();
@@ -83,20 +75,20 @@ public abstract class TransactionCodec extends TransactionFields {
             Participant p = tx.participants().get(i);
             String where = "participants[" + i + "]";
             Inputs.fieldName(config.name(), where + ".collection", p.collection());
-            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId(), registry());
+            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId(), fields.registry());
             if (p.collection().equals(config.transactionsCollection())) {
                 throw new InvalidInputException(config.name(), where + ".collection", where
                         + " must not be the transactions collection '" + p.collection() + "'");
             }
-            if (!seen.add(List.of(p.collection(), Inputs.idKey(docId, registry())))) {
+            if (!seen.add(List.of(p.collection(), Inputs.idKey(docId, fields.registry())))) {
                 throw new InvalidInputException(config.name(), where, where + " names document " + p
                         + " a second time; a document takes part in a transaction once");
             }
             Document entry = new Document(P_COLLECTION, p.collection()).append(P_ID, docId)
-                    .append(P_PRE, codec.encodeCondition(where + ".precondition", p.precondition()))
-                    .append(P_PREPARE, codec.encodeUpdate(where + ".prepare", p.prepare()))
-                    .append(P_COMMIT, codec.encodeUpdate(where + ".commit", p.commit()))
-                    .append(P_ROLLBACK, codec.encodeUpdate(where + ".rollback", p.rollback()));
+                    .append(P_PRE, fields.codec.encodeCondition(where + ".precondition", p.precondition()))
+                    .append(P_PREPARE, fields.codec.encodeUpdate(where + ".prepare", p.prepare()))
+                    .append(P_COMMIT, fields.codec.encodeUpdate(where + ".commit", p.commit()))
+                    .append(P_ROLLBACK, fields.codec.encodeUpdate(where + ".rollback", p.rollback()));
             String funds = fundsPaths.get(i);
             if (funds != null) {
                 entry.append(P_FUNDS, funds);
@@ -108,7 +100,7 @@ public abstract class TransactionCodec extends TransactionFields {
         // the record holds the spec and the index of participants: it must fit in one document, with room for the
         // record's own fields, or the server would refuse it after the first write
         Inputs.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())
-                .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, registry()),
+                .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, fields.registry()),
                 Inputs.MAX_VALUE_BYTES);
         return encoded;
     }

@@ -1,5 +1,6 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
@@ -7,12 +8,10 @@ import static com.mongodb.client.model.Filters.in;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConditionalUpdates;
@@ -20,7 +19,6 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.twophase.ArithmeticOverflowException;
 import dev.consistencykit.twophase.InsufficientFundsException;
@@ -31,16 +29,44 @@ import dev.consistencykit.twophase.TooManyPendingTransactionsException;
 import dev.consistencykit.twophase.TransactionCanceledException;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
+import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
+import dev.consistencykit.twophase.internal.TransactionParticipants.Prepared;
+import static dev.consistencykit.twophase.internal.TransactionFields.CALLER_REASONS;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
+import static dev.consistencykit.twophase.internal.TransactionFields.REASON;
+import static dev.consistencykit.twophase.internal.TransactionFields.STALE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
+import static dev.consistencykit.twophase.internal.TransactionParticipants.nonce;
+import static dev.consistencykit.twophase.internal.TransactionFields.reason;
 
 /**
  * Driving a transaction through its states, and its result.
  */
-public abstract class TransactionDriving extends TransactionSettlement {
+final class TransactionDriving {
 
-    TransactionDriving(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+    private final TransactionRecording recording;
+    private final TransactionParticipants participants;
+    private final TransactionSettlement settlement;
+
+    /** The part over the others it calls. */
+    TransactionDriving(TransactionFields fields, TransactionRecording recording, TransactionParticipants participants,
+            TransactionSettlement settlement) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.recording = recording;
+        this.participants = participants;
+        this.settlement = settlement;
     }
 
     // ---------------------------------------------------------------- driving
@@ -83,42 +109,42 @@ public abstract class TransactionDriving extends TransactionSettlement {
                                     "recovered after going stale in pending"));
                             break;
                         }
-                        Prepared prepared = prepareAll(tx, owner, token, nonce(owner, token));
+                        Prepared prepared = participants.prepareAll(tx, owner, token, nonce(owner, token));
                         if (prepared.lost()) {
-                            releaseOwn(tx, nonce(owner, token));
-                            Document now = readPrimary(tx.id());
+                            participants.releaseOwn(tx, nonce(owner, token));
+                            Document now = recording.readPrimary(tx.id());
                             throw new LostOwnership(now);
                         }
                         state = prepared.failure() == null ? decide(tx, owner, token, TransactionState.APPLIED, null)
                                 : decide(tx, owner, token, TransactionState.CANCELING, prepared.failure());
                     }
                     case APPLIED -> {
-                        commitAll(tx, token);
+                        settlement.commitAll(tx, token);
                         state = finish(tx, owner, token, TransactionState.APPLIED, TransactionState.DONE);
                     }
                     case CANCELING -> {
-                        rollbackAll(tx);
+                        settlement.rollbackAll(tx);
                         state = finish(tx, owner, token, TransactionState.CANCELING, TransactionState.CANCELED);
                     }
                     case DONE -> {
-                        committed.increment();
-                        notify(() -> listener.onCommitted(tx.operationId()));
+                        fields.committed.increment();
+                        fields.notify(() -> fields.listener.onCommitted(tx.operationId()));
                         return new Outcome(TransactionState.DONE, false, null, false);
                     }
                     case CANCELED -> {
-                        Document done = readPrimary(tx.id());
+                        Document done = recording.readPrimary(tx.id());
                         Document reason = done == null ? null : done.get(REASON, Document.class);
-                        canceled.increment();
+                        fields.canceled.increment();
                         String code = reason == null ? null : reason.getString("code");
-                        notify(() -> listener.onCanceled(tx.operationId(), code));
+                        fields.notify(() -> fields.listener.onCanceled(tx.operationId(), code));
                         return new Outcome(TransactionState.CANCELED, false, reason, false);
                     }
                     default -> throw new IllegalStateException("unknown state " + state);
                 }
             }
         } catch (LostOwnership lost) {
-            leaseLost.increment();
-            notify(() -> listener.onLeaseLost(tx.operationId()));
+            fields.leaseLost.increment();
+            fields.notify(() -> fields.listener.onLeaseLost(tx.operationId()));
             Document now = lost.current;
             if (now == null) {
                 return Outcome.inFlight(state);
@@ -156,7 +182,7 @@ public abstract class TransactionDriving extends TransactionSettlement {
                                   Bson extra) {
         List<Bson> updates = new ArrayList<>();
         updates.add(Updates.push(HISTORY, to.stored()));
-        updates.add(Updates.set(LEASE, leaseExpiry()));
+        updates.add(Updates.set(LEASE, fields.leaseExpiry()));
         if (extra != null) {
             updates.add(extra);
         }
@@ -164,7 +190,7 @@ public abstract class TransactionDriving extends TransactionSettlement {
                 .guardedBy(and(eq(TOKEN, token), eq(OWNER, owner)))
                 .alsoUpdating(Updates.combine(updates)).returningNothing();
         GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
-                + to.stored(), () -> ConditionalUpdates.transition(transactions, tx.id(), transition));
+                + to.stored(), () -> ConditionalUpdates.transition(fields.transactions, tx.id(), transition));
         Document doc = result.document().orElse(null);
         switch (result.outcome()) {
             case APPLIED:

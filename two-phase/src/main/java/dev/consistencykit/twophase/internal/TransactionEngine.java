@@ -35,7 +35,6 @@ import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
@@ -57,6 +56,26 @@ import dev.consistencykit.twophase.TwoPhaseAudit;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.TwoPhaseMetrics;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.twophase.TwoPhaseTransaction;
+import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
+import dev.consistencykit.twophase.internal.TransactionRecording.Recorded;
+import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
+import static dev.consistencykit.twophase.internal.TransactionDriving.tokenFields;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 /**
  * The two-phase commit state machine.
@@ -82,36 +101,91 @@ import dev.consistencykit.twophase.TwoPhaseMetrics;
  * <p>An uncontended transfer costs seven round trips: record, reserve (one bulk), check, prepare (one bulk), decide,
  * settle (one bulk), finish.
  */
-public final class TransactionEngine extends TransactionRecovery {
+public final class TransactionEngine {
 
-    /** The engine over {@code database} (already checked for an acknowledged write concern). */
-    public TransactionEngine(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
-        this.reader = new ConsistentReader(this.database, config.transactionsCollection(), marker);
+    /** The reason codes a canceled transaction's record stores, in {@code CancellationReason} order. */
+    public static final List<String> REASON_CODES = List.of(TransactionFields.INSUFFICIENT_FUNDS,
+            TransactionFields.PARTICIPANT_MISSING, TransactionFields.PRECONDITION_FAILED,
+            TransactionFields.TOO_MANY_PENDING, TransactionFields.PARTICIPANT_REJECTED, TransactionFields.STALE,
+            TransactionFields.OVERFLOW);
+
+    /** A validated transaction, in its stored form. */
+    public record Encoded(Object id, String label, List<Document> participants, String spec) {
+
+        OperationId operationId() {
+            return new OperationId(id);
+        }
+
+        /** Which documents take part, as stored for queries and inspection: {@code [{c, id}]}. */
+        List<Document> index() {
+            List<Document> index = new ArrayList<>();
+            for (Document p : participants) {
+                index.add(new Document(P_COLLECTION, p.get(P_COLLECTION)).append(P_ID, p.get(P_ID)));
+            }
+            return index;
+        }
     }
 
+    private final TransactionFields fields;
+    private final TransactionCodec encoding;
+    private final TransactionRecording recording;
+    private final TransactionParticipants participants;
+    private final TransactionSettlement settlement;
+    private final TransactionDriving driving;
+    private final TransactionRecovery recovery;
     private final ConsistentReader reader;
+
+    /**
+     * The engine over {@code database} (already checked for an acknowledged write concern): the shared fields, the
+     * encoding of a transaction, the store of its record, its participants' reservations, the settlement of its
+     * commit or rollback, the driver of its state machine, recovery, and the consistent reader.
+     */
+    public TransactionEngine(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
+                             TwoPhaseListener listener, Supplier<String> ownerIds) {
+        this.fields = new TransactionFields(config, database, clock, listener, ownerIds);
+        this.encoding = new TransactionCodec(fields);
+        this.recording = new TransactionRecording(fields);
+        this.participants = new TransactionParticipants(fields, recording);
+        this.settlement = new TransactionSettlement(fields, participants);
+        this.driving = new TransactionDriving(fields, recording, participants, settlement);
+        this.recovery = new TransactionRecovery(fields, recording, participants, driving);
+        this.reader = new ConsistentReader(fields.database, config.transactionsCollection(), fields.marker);
+    }
+
+    /** The database's codec registry: user values are encoded and checked with it. */
+    public CodecRegistry registry() {
+        return fields.registry();
+    }
+
+    /** Validates {@code tx} and encodes it in its stored form; nothing is sent. */
+    public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
+        return encoding.encode(tx, fundsPaths);
+    }
+
+    /** Takes over and finishes every transaction left unfinished longer than {@code staleAfter}. */
+    public RecoveryReport recover(Duration staleAfter) {
+        return recovery.recover(staleAfter);
+    }
 
     // ---------------------------------------------------------------- the entry points
 
     /** Records {@code tx} in {@code initial} for a worker to run. */
     public OperationId submit(Encoded tx) {
-        record(tx, TransactionState.INITIAL, null);
+        recording.record(tx, TransactionState.INITIAL, null);
         return tx.operationId();
     }
 
     /** Records {@code tx} and drives it to a terminal state in this thread. */
     public OperationResult apply(Encoded tx) {
-        String owner = ownerIds.get();
-        Recorded recorded = record(tx, TransactionState.PENDING, owner);
+        String owner = fields.ownerIds.get();
+        Recorded recorded = recording.record(tx, TransactionState.PENDING, owner);
         Outcome outcome;
         if (recorded.inserted()) {
-            outcome = drive(tx, TransactionState.PENDING, owner, 1L, false);
+            outcome = driving.drive(tx, TransactionState.PENDING, owner, 1L, false);
         } else {
             outcome = resume(tx, recorded.existing(), owner);
         }
-        return toResult(tx, outcome, true);
+        return driving.toResult(tx, outcome, true);
     }
 
     /** Drives a transaction that already existed when {@code apply()} recorded it. */
@@ -122,22 +196,22 @@ public final class TransactionEngine extends TransactionRecovery {
         }
         if (owner.equals(existing.getString(OWNER))) {
             // our own record: the write applied but its acknowledgement was lost, and the retry found it
-            return drive(tx, state, owner, existing.getLong(TOKEN), false);
+            return driving.drive(tx, state, owner, existing.getLong(TOKEN), false);
         }
         Date lease = existing.getDate(LEASE);
         boolean claimable = state == TransactionState.INITIAL || lease == null
-                || !lease.toInstant().isAfter(clock.now());
+                || !lease.toInstant().isAfter(fields.clock.now());
         if (!claimable) {
             return Outcome.inFlight(state);
         }
-        Optional<Document> claimed = takeOver(existing, owner);
+        Optional<Document> claimed = recovery.takeOver(existing, owner);
         if (claimed.isEmpty()) {
-            Document now = readPrimary(tx.id());
+            Document now = recording.readPrimary(tx.id());
             return now == null ? Outcome.inFlight(state) : Outcome.of(TransactionState.fromStored(
                     now.getString(STATE)), now);
         }
         Document doc = claimed.get();
-        return drive(tx, TransactionState.fromStored(doc.getString(STATE)), owner, doc.getLong(TOKEN), false);
+        return driving.drive(tx, TransactionState.fromStored(doc.getString(STATE)), owner, doc.getLong(TOKEN), false);
     }
 
     /**
@@ -145,24 +219,26 @@ public final class TransactionEngine extends TransactionRecovery {
      * not thrown.
      */
     public Optional<OperationResult> processNext() {
-        String owner = ownerIds.get();
+        String owner = fields.ownerIds.get();
         boolean[] sent = {false};
-        Document claimed = config.retryPolicy().execute(config.name(), null, "claim next transaction", () -> {
+        Document claimed = fields.config.retryPolicy().execute(fields.config.name(), null, "claim next transaction",
+                () -> {
             // a retry looks first for what its earlier attempt claimed: its reply may have been lost, and the
             // transaction would stay claimed by this owner, driven by no one, until it went stale
-            Document mine = sent[0] ? ConditionalUpdates.heldBy(transactions, eq(STATE,
+            Document mine = sent[0] ? ConditionalUpdates.heldBy(fields.transactions, eq(STATE,
                     TransactionState.PENDING.stored()), owner, tokenFields()).map(Claim::document).orElse(null) : null;
             sent[0] = true;
-            return mine != null ? mine : transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
-                    claimUpdate(owner, true), new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
+            return mine != null ? mine : fields.transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL
+                    .stored()),
+                    fields.claimUpdate(owner, true), new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
                             .returnDocument(ReturnDocument.AFTER).upsert(false));
         });
         if (claimed == null) {
             return Optional.empty();
         }
         Encoded tx = decode(claimed);
-        Outcome outcome = drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
-        return Optional.of(toResult(tx, outcome, false));
+        Outcome outcome = driving.drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
+        return Optional.of(driving.toResult(tx, outcome, false));
     }
 
     // ---------------------------------------------------------------- status, pruning, reads, indexes
@@ -170,7 +246,8 @@ public final class TransactionEngine extends TransactionRecovery {
     /** In-flight transactions not modified for {@code staleAfter}, oldest first. */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document tx : transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter))))
+        for (Document tx : fields.transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, fields.clock
+                .cutoff(staleAfter))))
                 .projection(Projections.include(STATE, LAST_MODIFIED, PARTICIPANTS, SET_ASIDE))
                 .sort(Sorts.ascending(LAST_MODIFIED)).limit(limit)) {
             List<String> where = new ArrayList<>();
@@ -179,7 +256,7 @@ public final class TransactionEngine extends TransactionRecovery {
             }
             Document aside = tx.get(SET_ASIDE) instanceof Document d ? d : null;
             out.add(new InterruptedOperation(tx.get("_id"), tx.getString(STATE),
-                    clock.ageOf(tx.getDate(LAST_MODIFIED).toInstant()), "participants " + where
+                    fields.clock.ageOf(tx.getDate(LAST_MODIFIED).toInstant()), "participants " + where
                     + (aside == null ? "" : "; set aside by recovery: " + aside.get("reason"))));
         }
         return out;
@@ -187,24 +264,24 @@ public final class TransactionEngine extends TransactionRecovery {
 
     /** Counts per state and the oldest in-flight age, from one snapshot ({@link StateSnapshot}). */
     public StrategyStatus status() {
-        StateSnapshot snapshot = StateSnapshot.of(transactions, STATE, LAST_MODIFIED);
-        Optional<Duration> age = snapshot.oldestOf(IN_FLIGHT).map(clock::ageOf);
-        return new StrategyStatus(config.name(), snapshot.counts(), snapshot.sum(IN_FLIGHT), age);
+        StateSnapshot snapshot = StateSnapshot.of(fields.transactions, STATE, LAST_MODIFIED);
+        Optional<Duration> age = snapshot.oldestOf(IN_FLIGHT).map(fields.clock::ageOf);
+        return new StrategyStatus(fields.config.name(), snapshot.counts(), snapshot.sum(IN_FLIGHT), age);
     }
 
     /** Deletes terminal transactions older than {@code retention} that their recorders released: one write. */
     public int prune(Duration retention) {
         Objects.requireNonNull(retention, "retention");
-        releases.flush();
-        Date cutoff = clock.cutoff(retention);
+        fields.releases.flush();
+        Date cutoff = fields.clock.cutoff(retention);
         List<String> terminal = List.of(TransactionState.DONE.stored(), TransactionState.CANCELED.stored());
         // a record its recorder has not released may still be written again by that recorder's retry: kept
-        int count = (int) (long) config.retryPolicy().execute(config.name(), null, "prune transactions",
-                () -> transactions.deleteMany(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff),
+        int count = (int) (long) fields.config.retryPolicy().execute(fields.config.name(), null, "prune transactions",
+                () -> fields.transactions.deleteMany(and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff),
                         RecordReleases.released())).getDeletedCount());
-        pruned.add(count);
+        fields.pruned.add(count);
         if (count > 0) {
-            LOG.info("[{}] pruned {} terminal transactions older than {}", config.name(), count, retention);
+            LOG.info("[{}] pruned {} terminal transactions older than {}", fields.config.name(), count, retention);
         }
         return count;
     }
@@ -215,11 +292,11 @@ public final class TransactionEngine extends TransactionRecovery {
     }
 
     private List<Object> checkedIds(String collectionName, List<?> ids) {
-        Inputs.fieldName(config.name(), "collection", collectionName);
+        Inputs.fieldName(fields.config.name(), "collection", collectionName);
         Objects.requireNonNull(ids, "ids");
         List<Object> checked = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
-            checked.add(Inputs.documentId(config.name(), "ids[" + i + "]", ids.get(i), registry()));
+            checked.add(Inputs.documentId(fields.config.name(), "ids[" + i + "]", ids.get(i), registry()));
         }
         return checked;
     }
@@ -228,7 +305,7 @@ public final class TransactionEngine extends TransactionRecovery {
     public SettledRead readSettled(String collectionName, List<?> ids, Duration maxWait) {
         ids = checkedIds(collectionName, ids);
         Objects.requireNonNull(maxWait, "maxWait");
-        MongoCollection<Document> collection = database.getCollection(collectionName)
+        MongoCollection<Document> collection = fields.database.getCollection(collectionName)
                 .withReadPreference(ReadPreference.primary());
         Instant deadline = Instant.now().plus(maxWait);
         long backoff = 1;
@@ -283,7 +360,7 @@ public final class TransactionEngine extends TransactionRecovery {
     List<Object> pendingOn(List<Document> documents) {
         List<Object> pending = new ArrayList<>();
         for (Document d : documents) {
-            pending.addAll(marker.inFlight(d));
+            pending.addAll(fields.marker.inFlight(d));
         }
         return pending;
     }
@@ -299,14 +376,14 @@ public final class TransactionEngine extends TransactionRecovery {
 
     /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#audit(String)}. */
     public TwoPhaseAudit audit(String field) {
-        Inputs.fieldPath(config.name(), "field", field);
+        Inputs.fieldPath(fields.config.name(), "field", field);
         List<String> problems = new ArrayList<>();
         List<Object> inFlight = new ArrayList<>();
         Map<String, Long> effects = new HashMap<>();
         Map<String, Map<Object, Long>> byDocument = new TreeMap<>();
         Map<String, Set<Object>> terminalByCollection = new HashMap<>();
         Set<Object> known = new HashSet<>();
-        for (Document tx : transactions.find()) {
+        for (Document tx : fields.transactions.find()) {
             Object id = tx.get("_id");
             known.add(id);
             TransactionState state = TransactionState.fromStored(tx.getString(STATE));
@@ -342,10 +419,11 @@ public final class TransactionEngine extends TransactionRecovery {
         }
         Set<String> collections = new HashSet<>(terminalByCollection.keySet());
         for (String name : collections) {
-            for (Document d : database.getCollection(name).find(Filters.or(exists(config.markerField() + ".0"),
-                    exists(config.reservationField() + ".0")))) {
-                List<?> applied = Inputs.arrayOf(d, config.markerField());
-                for (Object marked : marker.inFlight(d)) {
+            for (Document d : fields.database.getCollection(name).find(Filters.or(exists(fields.config.markerField()
+                    + ".0"),
+                    exists(fields.config.reservationField() + ".0")))) {
+                List<?> applied = Inputs.arrayOf(d, fields.config.markerField());
+                for (Object marked : fields.marker.inFlight(d)) {
                     String what = applied.contains(marked) ? "carries" : "is reserved for";
                     if (terminalByCollection.get(name).contains(marked)) {
                         problems.add(name + "/" + d.get("_id") + " still " + what + " terminal transaction " + marked);
@@ -371,23 +449,26 @@ public final class TransactionEngine extends TransactionRecovery {
 
     /** Creates the indexes the queries need on a real server. */
     public void ensureIndexes() {
-        transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions().name("state_lastModified"));
-        transactions.createIndex(Indexes.ascending(OWNER), new IndexOptions().name("owner").sparse(true));
-        transactions.createIndex(Indexes.ascending(PARTICIPANTS + "." + P_COLLECTION),
+        fields.transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions()
+                .name("state_lastModified"));
+        fields.transactions.createIndex(Indexes.ascending(OWNER), new IndexOptions().name("owner").sparse(true));
+        fields.transactions.createIndex(Indexes.ascending(PARTICIPANTS + "." + P_COLLECTION),
                 new IndexOptions().name("participant_collections"));
-        for (String name : registeredCollections()) {
-            OnceEffects.ensureIndex(database.getCollection(name), marker);
+        for (String name : participants.registeredCollections()) {
+            OnceEffects.ensureIndex(fields.database.getCollection(name), fields.marker);
         }
-        PatternRegistry.register(database, new PatternRegistry.Registration("two-phase", config.name(),
-                Map.of("transactions", config.transactionsCollection(), "accounts", config.accountsCollection()),
-                Map.of("balance", config.balanceField(), "marker", config.markerField(), "reservation",
-                        config.reservationField())));
+        PatternRegistry.register(fields.database, new PatternRegistry.Registration("two-phase", fields.config.name(),
+                Map.of("transactions", fields.config.transactionsCollection(), "accounts", fields.config
+                        .accountsCollection()),
+                Map.of("balance", fields.config.balanceField(), "marker", fields.config.markerField(), "reservation",
+                        fields.config.reservationField())));
     }
 
     /** The metrics snapshot. */
     public TwoPhaseMetrics metrics() {
-        return new TwoPhaseMetrics(committed.sum(), canceled.sum(), recoveredForward.sum(), recoveredBack.sum(),
-                leaseLost.sum(), commitStuck.sum(), pruned.sum());
+        return new TwoPhaseMetrics(fields.committed.sum(), fields.canceled.sum(), fields.recoveredForward.sum(),
+                fields.recoveredBack.sum(),
+                fields.leaseLost.sum(), fields.commitStuck.sum(), fields.pruned.sum());
     }
 
 }

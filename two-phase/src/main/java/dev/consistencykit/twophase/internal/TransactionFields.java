@@ -33,9 +33,10 @@ import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;
 
 /**
- * The transaction record's stored fields, the engine's collections and counters, and the helpers every step uses: the base of the {@link TransactionEngine} layers.
+ * The transaction record's stored fields, the engine's collections and counters, and the helpers every part of the
+ * {@link TransactionEngine} uses.
  */
-public abstract class TransactionFields {
+final class TransactionFields {
 
     static final Logger LOG = LoggerFactory.getLogger(TransactionEngine.class);
 

@@ -1,5 +1,6 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import org.bson.BsonValue;
 import org.bson.Document;
@@ -24,7 +24,6 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.GuardedResult;
@@ -32,20 +31,45 @@ import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
+import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
+import static dev.consistencykit.twophase.internal.TransactionFields.idsByCollection;
+import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
+import static dev.consistencykit.twophase.internal.TransactionFields.PRECONDITION_FAILED;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.reason;
 
 /**
  * The per-participant steps: reserve, prepare under the reservation, commit or roll back, settle.
  */
-public abstract class TransactionParticipants extends TransactionRecording {
+final class TransactionParticipants {
 
-    TransactionParticipants(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+    private final TransactionRecording recording;
+
+    /** The part over the others it calls. */
+    TransactionParticipants(TransactionFields fields, TransactionRecording recording) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.recording = recording;
     }
 
     // ---------------------------------------------------------------- participants
@@ -62,7 +86,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
 
     /** A participant collection; built once per name, since the driver builds a new object per call. */
     MongoCollection<Document> participants(String name) {
-        return participantCollections.computeIfAbsent(name, database::getCollection);
+        return fields.participantCollections.computeIfAbsent(name, fields.database::getCollection);
     }
 
     /**
@@ -73,7 +97,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
         List<String> names = new ArrayList<>();
         names.add(config.accountsCollection());
         for (BsonValue value : config.retryPolicy().execute(config.name(), null, "list participant collections",
-                () -> transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
+                () -> fields.transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
                         .into(new ArrayList<>()))) {
             // read back: only a name a participant could have been given is a collection to visit
             if (value.isString() && Inputs.isCollectionName(value.asString().getValue())
@@ -86,29 +110,30 @@ public abstract class TransactionParticipants extends TransactionRecording {
 
     /**
      * Releases every reservation whose transaction is no longer in flight, in every participant collection any
-     * recorded transaction names. Such a reservation is left by an owner that sent it late (after its transaction was finished by
-     * others) and died before its ownership check could release it; nobody can apply it, so this only tidies.
+     * recorded transaction names. Such a reservation is left by an owner that sent it late (after its transaction was
+     * finished by others) and died before its ownership check could release it; nobody can apply it, so this only
+     * tidies.
      *
      * @return reservations released
      */
     int releaseAbandoned() {
         int released = 0;
         for (String name : registeredCollections()) {
-            MongoCollection<Document> collection = database.getCollection(name);
+            MongoCollection<Document> collection = fields.database.getCollection(name);
             List<OnceEffects.Reservation> found = config.retryPolicy().execute(config.name(), null,
-                    "find reservations in " + name, () -> OnceEffects.reservations(collection, marker, 1_000));
+                    "find reservations in " + name, () -> OnceEffects.reservations(collection, fields.marker, 1_000));
             if (found.isEmpty()) {
                 continue;
             }
             Set<Object> live = new HashSet<>();
             List<Object> ops = found.stream().map(OnceEffects.Reservation::operationId).distinct().toList();
-            config.retryPolicy().run(config.name(), null, "read reserved transactions", () -> transactions
+            config.retryPolicy().run(config.name(), null, "read reserved transactions", () -> fields.transactions
                     .withReadPreference(ReadPreference.primary()).find(and(in("_id", ops), in(STATE, IN_FLIGHT)))
                     .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id"))));
             for (OnceEffects.Reservation r : found) {
                 if (!live.contains(r.operationId())) {
                     long n = config.retryPolicy().execute(config.name(), r.operationId(),
-                            "release abandoned reservation", () -> OnceEffects.release(collection, marker,
+                            "release abandoned reservation", () -> OnceEffects.release(collection, fields.marker,
                                     r.operationId(), r.nonce(), List.of(r.documentId())));
                     released += (int) n;
                 }
@@ -149,7 +174,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
                 return Prepared.failed(failure);
             }
         }
-        Document now = readPrimary(tx.id());
+        Document now = recording.readPrimary(tx.id());
         if (now == null || !Objects.equals(now.get(TOKEN), token) || !owner.equals(now.getString(OWNER))
                 || !TransactionState.PENDING.stored().equals(now.getString(STATE))) {
             releaseOwn(tx, nonce);
@@ -182,7 +207,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
         Map<Object, GuardedResult> results;
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + group.getKey(),
-                    () -> OnceEffects.reserve(collection, marker, tx.id(), nonce, writes));
+                    () -> OnceEffects.reserve(collection, fields.marker, tx.id(), nonce, writes));
         } catch (MongoBulkWriteException | MongoWriteException e) {
             return rejected(tx, group, e, "reservation");
         }
@@ -197,21 +222,21 @@ public abstract class TransactionParticipants extends TransactionRecording {
                 return failure(p, r);
             }
             Document current = r.document().orElseThrow();
-            switch (marker.evidence(current, tx.id(), nonce)) {
+            switch (fields.marker.evidence(current, tx.id(), nonce)) {
                 case RESERVED -> {
                 }
                 case APPLIED -> inPlace.add(id);
                 case RESERVED_BY_OTHER -> {
-                    String holder = marker.reservedBy(current, tx.id());
+                    String holder = fields.marker.reservedBy(current, tx.id());
                     if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                         // a later owner holds it: this attempt was taken over and must not take it back
                         releaseOwn(tx, nonce);
-                        throw new LostOwnership(readPrimary(tx.id()));
+                        throw new LostOwnership(recording.readPrimary(tx.id()));
                     }
                     // an earlier attempt's reservation (a former owner of this transaction, or a paused owner of a
                     // pruned one under the same id): make it ours
                     GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
-                            () -> OnceEffects.takeOver(collection, marker, id, tx.id(), holder, nonce));
+                            () -> OnceEffects.takeOver(collection, fields.marker, id, tx.id(), holder, nonce));
                     if (!taken.isInPlace()) {
                         return reserveAgain(tx, collection, p, nonce, inPlace);
                     }
@@ -243,7 +268,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
         }
         releaseStale(collection, current);
         Map<Object, GuardedResult> again = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + id,
-                () -> OnceEffects.reserve(collection, marker, tx.id(), nonce,
+                () -> OnceEffects.reserve(collection, fields.marker, tx.id(), nonce,
                         List.of(new MarkerWrite(id, capGuard(), null))));
         GuardedResult r = again.get(id);
         if (r.outcome() == UpdateOutcome.APPLIED) {
@@ -252,7 +277,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
         if (r.outcome() == UpdateOutcome.MISSING) {
             return failure(p, r);
         }
-        EffectMarker.Evidence evidence = marker.evidence(r.document().orElseThrow(), tx.id(), nonce);
+        EffectMarker.Evidence evidence = fields.marker.evidence(r.document().orElseThrow(), tx.id(), nonce);
         if (evidence == EffectMarker.Evidence.RESERVED) {
             return null;
         }
@@ -261,17 +286,17 @@ public abstract class TransactionParticipants extends TransactionRecording {
             return null;
         }
         if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
-            String holder = marker.reservedBy(r.document().orElseThrow(), tx.id());
+            String holder = fields.marker.reservedBy(r.document().orElseThrow(), tx.id());
             if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                 // a later owner of this transaction is reserving at the same moment: it owns it now
                 releaseOwn(tx, nonce);
-                throw new LostOwnership(readPrimary(tx.id()));
+                throw new LostOwnership(recording.readPrimary(tx.id()));
             }
             // an earlier owner, taken over but not yet aware of it, moved the reservation again: take it once more
             for (int attempt = 0; attempt < 5; attempt++) {
                 String from = holder;
                 GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
-                        () -> OnceEffects.takeOver(collection, marker, id, tx.id(), from, nonce));
+                        () -> OnceEffects.takeOver(collection, fields.marker, id, tx.id(), from, nonce));
                 if (taken.isInPlace()) {
                     return null;
                 }
@@ -279,7 +304,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
                 if (now == null) {
                     return failure(p, taken);
                 }
-                EffectMarker.Evidence seen = marker.evidence(now, tx.id(), nonce);
+                EffectMarker.Evidence seen = fields.marker.evidence(now, tx.id(), nonce);
                 if (seen == EffectMarker.Evidence.APPLIED) {
                     inPlace.add(id);
                     return null;
@@ -287,14 +312,14 @@ public abstract class TransactionParticipants extends TransactionRecording {
                 if (seen != EffectMarker.Evidence.RESERVED_BY_OTHER) {
                     break;
                 }
-                holder = marker.reservedBy(now, tx.id());
+                holder = fields.marker.reservedBy(now, tx.id());
                 if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                     releaseOwn(tx, nonce);
-                    throw new LostOwnership(readPrimary(tx.id()));
+                    throw new LostOwnership(recording.readPrimary(tx.id()));
                 }
             }
             releaseOwn(tx, nonce);
-            throw new LostOwnership(readPrimary(tx.id()));
+            throw new LostOwnership(recording.readPrimary(tx.id()));
         }
         return failure(p, r);
     }
@@ -314,14 +339,15 @@ public abstract class TransactionParticipants extends TransactionRecording {
             return;
         }
         Set<Object> live = new HashSet<>();
-        transactions.withReadPreference(ReadPreference.primary()).find(and(in("_id", reserved), in(STATE, IN_FLIGHT)))
+        fields.transactions.withReadPreference(ReadPreference.primary()).find(and(in("_id", reserved), in(STATE,
+                IN_FLIGHT)))
                 .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id")));
         for (Object op : reserved) {
             if (!live.contains(op)) {
                 LOG.info("[{}] releasing {}'s reservation for transaction {}, which is no longer in flight",
                         config.name(), current.get("_id"), op);
                 config.retryPolicy().run(config.name(), op, "release stale reservation",
-                        () -> OnceEffects.release(collection, marker, op, null, List.of(current.get("_id"))));
+                        () -> OnceEffects.release(collection, fields.marker, op, null, List.of(current.get("_id"))));
             }
         }
     }
@@ -344,7 +370,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
         Map<Object, GuardedResult> results;
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
-                    () -> OnceEffects.apply(collection, marker, tx.id(), nonce, writes));
+                    () -> OnceEffects.apply(collection, fields.marker, tx.id(), nonce, writes));
         } catch (MongoBulkWriteException | MongoWriteException e) {
             return Prepared.failed(rejected(tx, group, e, "prepare update"));
         }
@@ -357,7 +383,7 @@ public abstract class TransactionParticipants extends TransactionRecording {
             if (r.outcome() == UpdateOutcome.MISSING) {
                 return Prepared.failed(failure(p, r));
             }
-            if (marker.evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
+            if (fields.marker.evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
                 return Prepared.failed(failure(p, r));
             }
             // our reservation is gone: whoever took the transaction over consumed, released or replaced it
@@ -392,7 +418,8 @@ public abstract class TransactionParticipants extends TransactionRecording {
     void releaseOwn(Encoded tx, String nonce) {
         for (Map.Entry<String, List<Object>> group : idsByCollection(tx.participants()).entrySet()) {
             config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
-                    () -> OnceEffects.release(participants(group.getKey()), marker, tx.id(), nonce, group.getValue()));
+                    () -> OnceEffects.release(participants(group.getKey()), fields.marker, tx.id(), nonce, group
+                            .getValue()));
         }
     }
 

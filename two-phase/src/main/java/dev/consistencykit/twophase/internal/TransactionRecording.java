@@ -1,19 +1,18 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 
 import java.util.List;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.result.UpdateResult;
@@ -22,20 +21,34 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
+import static dev.consistencykit.twophase.internal.TransactionCodec.SPEC_JSON;
+import static dev.consistencykit.twophase.internal.TransactionFields.CREATED;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 /**
  * Recording the intent: the transaction document, in one write.
  */
-public abstract class TransactionRecording extends TransactionCodec {
+final class TransactionRecording {
 
-    TransactionRecording(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+
+    /** The part over the others it calls. */
+    TransactionRecording(TransactionFields fields) {
+        this.fields = fields;
+        this.config = fields.config;
     }
 
     // ---------------------------------------------------------------- recording the intent
@@ -50,18 +63,18 @@ public abstract class TransactionRecording extends TransactionCodec {
      * transaction finished and a pruner ran must find the record, never insert it again.
      */
     Recorded record(Encoded tx, TransactionState state, String owner) {
-        String nonce = owner != null ? owner : ownerIds.get();
-        Document fields = new Document(STATE, state.stored()).append(LABEL, tx.label())
+        String nonce = owner != null ? owner : fields.ownerIds.get();
+        Document stored = new Document(STATE, state.stored()).append(LABEL, tx.label())
                 .append(PARTICIPANTS, tx.index()).append(SPEC, tx.spec()).append(HISTORY, List.of(state.stored()))
                 .append(TOKEN, owner == null ? 0L : 1L).append(RecordReleases.FIELD, nonce);
         if (owner != null) {
-            fields.append(OWNER, owner).append(LEASE, leaseExpiry());
+            stored.append(OWNER, owner).append(LEASE, fields.leaseExpiry());
         }
-        Bson update = Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(CREATED),
+        Bson update = Updates.combine(Updates.setOnInsert(stored), Updates.currentDate(CREATED),
                 Updates.currentDate(LAST_MODIFIED));
         Document existing = config.retryPolicy().execute(config.name(), tx.id(), "record transaction", () -> {
             try {
-                UpdateResult r = transactions.updateOne(and(eq("_id", tx.id()), exists(STATE, false)), update,
+                UpdateResult r = fields.transactions.updateOne(and(eq("_id", tx.id()), exists(STATE, false)), update,
                         new UpdateOptions().upsert(true));
                 if (r.getUpsertedId() != null) {
                     return null;
@@ -76,16 +89,16 @@ public abstract class TransactionRecording extends TransactionCodec {
             }
         });
         if (existing == null) {
-            releases.written(tx.id(), nonce);
+            fields.releases.written(tx.id(), nonce);
             return new Recorded(true, null);
         }
         if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
-            releases.written(tx.id(), nonce);   // this call's earlier attempt wrote it; its reply was lost
+            fields.releases.written(tx.id(), nonce);   // this call's earlier attempt wrote it; its reply was lost
         }
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the write
         // concern before going on from it
         config.retryPolicy().run(config.name(), tx.id(), "confirm record",
-                () -> WriteConcerns.confirm(transactions, tx.id(), config.name(), "record transaction"));
+                () -> WriteConcerns.confirm(fields.transactions, tx.id(), config.name(), "record transaction"));
         if (!tx.spec().equals(existing.getString(SPEC)) && !sameSteps(tx.spec(), existing.getString(SPEC))) {
             throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
                     + " is already used by a transaction with other participants; nothing was written");
@@ -114,7 +127,7 @@ public abstract class TransactionRecording extends TransactionCodec {
     }
 
     Document readPrimary(Object id) {
-        return transactions.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+        return fields.transactions.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
     }
 
 }

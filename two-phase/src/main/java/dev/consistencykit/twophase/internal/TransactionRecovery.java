@@ -1,5 +1,6 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
@@ -13,14 +14,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoWriteException;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -30,28 +29,47 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.RECOVERY_BATCH;
+import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
+import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 /**
  * Recovery: taking over stale transactions and finishing or undoing them.
  */
-public abstract class TransactionRecovery extends TransactionDriving {
+final class TransactionRecovery {
 
-    TransactionRecovery(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+    private final TransactionRecording recording;
+    private final TransactionParticipants participants;
+    private final TransactionDriving driving;
+
+    /** The part over the others it calls. */
+    TransactionRecovery(TransactionFields fields, TransactionRecording recording,
+            TransactionParticipants participants, TransactionDriving driving) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.recording = recording;
+        this.participants = participants;
+        this.driving = driving;
     }
 
     // ---------------------------------------------------------------- recovery
 
     /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
     public RecoveryReport recover(Duration staleAfter) {
-        releases.flush();
+        fields.releases.flush();
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         long start = System.nanoTime();
@@ -59,7 +77,8 @@ public abstract class TransactionRecovery extends TransactionDriving {
         // error of our estimate of server time.
         // a transaction set aside is left to an operator: it would fail the same way on every pass
         Bson stale = staleAfter.isZero() ? and(in(STATE, IN_FLIGHT), exists(SET_ASIDE, false))
-                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)), exists(SET_ASIDE, false));
+                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, fields.clock.cutoff(staleAfter)), exists(SET_ASIDE,
+                false));
         int examined = 0;
         int forward = 0;
         int back = 0;
@@ -67,7 +86,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
         int setAside = 0;
         Set<Object> seen = new HashSet<>();
         while (true) {
-            List<Document> batch = transactions.find(stale)
+            List<Document> batch = fields.transactions.find(stale)
                     .projection(Projections.include(STATE, TOKEN, LAST_MODIFIED))
                     .sort(Sorts.ascending(LAST_MODIFIED)).limit(RECOVERY_BATCH).into(new ArrayList<>());
             batch.removeIf(d -> !seen.add(d.get("_id")));
@@ -88,7 +107,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
                 }
             }
         }
-        releaseAbandoned();
+        participants.releaseAbandoned();
         RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start), setAside);
         if (examined > 0) {
@@ -123,7 +142,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
         }
         Object id = candidate.get("_id");
         String why = Inputs.show(reason);
-        config.retryPolicy().run(config.name(), id, "set aside", () -> transactions.updateOne(
+        config.retryPolicy().run(config.name(), id, "set aside", () -> fields.transactions.updateOne(
                 and(eq("_id", id), in(STATE, IN_FLIGHT)), Updates.combine(Updates.set(SET_ASIDE + ".reason", why),
                         Updates.currentDate(SET_ASIDE + ".at"))));
         LOG.warn("[{}] transaction {} set aside by recovery, left to an operator: {}", config.name(), id, why);
@@ -132,7 +151,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
 
     TransactionState recoverOne(Document candidate) {
         TransactionState from = TransactionState.fromStored(candidate.getString(STATE));
-        String owner = ownerIds.get();
+        String owner = fields.ownerIds.get();
         Optional<Document> claimed = takeOver(candidate, owner);
         if (claimed.isEmpty()) {
             return from;
@@ -149,7 +168,7 @@ public abstract class TransactionRecovery extends TransactionDriving {
         boolean rollBack = from == TransactionState.PENDING
                 && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
         Outcome outcome;
-        outcome = drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
+        outcome = driving.drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
         if (outcome.lost()) {
             // fenced out by a recoverer that took it over later: that one reports what it did, this one did nothing
             LOG.debug("[{}] transaction {} was taken over while this recovery drove it; now {}", config.name(),
@@ -157,14 +176,14 @@ public abstract class TransactionRecovery extends TransactionDriving {
             return from;
         }
         if (outcome.state() == TransactionState.DONE) {
-            recoveredForward.increment();
+            fields.recoveredForward.increment();
         } else if (outcome.state() == TransactionState.CANCELED) {
-            recoveredBack.increment();
+            fields.recoveredBack.increment();
         }
         LOG.info("[{}] recovered transaction {}: {} -> {}", config.name(), tx.id(), from.stored(),
                 outcome.state().stored());
         TransactionState end = outcome.state();
-        notify(() -> listener.onRecovered(tx.operationId(), from, end));
+        fields.notify(() -> fields.listener.onRecovered(tx.operationId(), from, end));
         return end;
     }
 
@@ -183,11 +202,11 @@ public abstract class TransactionRecovery extends TransactionDriving {
         Bson filter = and(eq("_id", seen.get("_id")), eq(STATE, seen.getString(STATE)),
                 eq(TOKEN, seen.get(TOKEN)));
         Document claimed = config.retryPolicy().execute(config.name(), seen.get("_id"), "take over transaction",
-                () -> transactions.findOneAndUpdate(filter, claimUpdate(owner, initial),
+                () -> fields.transactions.findOneAndUpdate(filter, fields.claimUpdate(owner, initial),
                         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false)));
         if (claimed == null) {
             // a retried claim whose first attempt applied finds the token moved on: ours if the owner is ours
-            Document now = readPrimary(seen.get("_id"));
+            Document now = recording.readPrimary(seen.get("_id"));
             if (now != null && owner.equals(now.getString(OWNER))) {
                 return Optional.of(now);
             }

@@ -1,12 +1,12 @@
 package dev.consistencykit.twophase.internal;
 
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 
 import org.bson.Document;
 
@@ -14,32 +14,42 @@ import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.TwoPhaseListener;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_ERROR;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 /**
  * Settling participants once the transaction is decided: every commit update (a participant that refuses it is
  * reported stuck, not retried forever), or every rollback.
  */
-public abstract class TransactionSettlement extends TransactionParticipants {
+final class TransactionSettlement {
 
-    TransactionSettlement(TwoPhaseConfig config, MongoDatabase database, ServerClock clock,
-                             TwoPhaseListener listener, Supplier<String> ownerIds) {
-        super(config, database, clock, listener, ownerIds);
+    private final TransactionFields fields;
+    private final TwoPhaseConfig config;
+    private final TransactionParticipants participants;
+
+    /** The part over the others it calls. */
+    TransactionSettlement(TransactionFields fields, TransactionParticipants participants) {
+        this.fields = fields;
+        this.config = fields.config;
+        this.participants = participants;
     }
 
     void commitAll(Encoded tx, long token) {
-        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = participants(group.getKey());
+        for (Map.Entry<String, List<Integer>> group : participants.byCollection(tx).entrySet()) {
+            MongoCollection<Document> collection = participants.participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
@@ -52,7 +62,7 @@ public abstract class TransactionSettlement extends TransactionParticipants {
             Map<Object, GuardedResult> results;
             try {
                 results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
-                        () -> OnceEffects.settle(collection, marker, tx.id(), writes));
+                        () -> OnceEffects.settle(collection, fields.marker, tx.id(), writes));
             } catch (MongoBulkWriteException | MongoWriteException e) {
                 stuck(tx, token, group.getKey(), e.getMessage(), e);
                 return;
@@ -67,13 +77,13 @@ public abstract class TransactionSettlement extends TransactionParticipants {
     }
 
     void stuck(Encoded tx, long token, String collection, String error, MongoException e) {
-        commitStuck.increment();
+        fields.commitStuck.increment();
         LOG.warn("[{}] the server refused a commit update of transaction {} on {}: {}", config.name(), tx.id(),
                 collection, error);
-        transactions.updateOne(and(eq("_id", tx.id()), eq(TOKEN, token)), Updates.combine(
+        fields.transactions.updateOne(and(eq("_id", tx.id()), eq(TOKEN, token)), Updates.combine(
                 Updates.set(LAST_ERROR, new Document("collection", collection).append("message", error)),
                 Updates.currentDate(LAST_MODIFIED)));
-        notify(() -> listener.onCommitStuck(tx.operationId(), collection, error));
+        fields.notify(() -> fields.listener.onCommitStuck(tx.operationId(), collection, error));
         throw new CommitStuckException(config.name(), tx.id(), "transaction " + tx.id() + " is committed but the"
                 + " server refused a commit update on " + collection + "; recovery will retry it: " + error, e);
     }
@@ -83,8 +93,8 @@ public abstract class TransactionSettlement extends TransactionParticipants {
      * after this point, then settle the participants it was applied to with their rollback update.
      */
     void rollbackAll(Encoded tx) {
-        for (Map.Entry<String, List<Integer>> group : byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = participants(group.getKey());
+        for (Map.Entry<String, List<Integer>> group : participants.byCollection(tx).entrySet()) {
+            MongoCollection<Document> collection = participants.participants(group.getKey());
             List<Object> ids = new ArrayList<>();
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
@@ -94,9 +104,9 @@ public abstract class TransactionSettlement extends TransactionParticipants {
                         Object.class))));
             }
             config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
-                    () -> OnceEffects.release(collection, marker, tx.id(), null, ids));
+                    () -> OnceEffects.release(collection, fields.marker, tx.id(), null, ids));
             config.retryPolicy().execute(config.name(), tx.id(), "roll back " + group.getKey(),
-                    () -> OnceEffects.settle(collection, marker, tx.id(), writes));
+                    () -> OnceEffects.settle(collection, fields.marker, tx.id(), writes));
         }
     }
 }
