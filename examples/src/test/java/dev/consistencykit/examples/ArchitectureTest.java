@@ -77,6 +77,34 @@ class ArchitectureTest {
                 .check(MAIN);
     }
 
+    /**
+     * An engine is parts that hold each other, created by one constructor and calling each other by name: nothing in
+     * an {@code internal} package is abstract or extends another class of the project, and every class there is
+     * final (records, enums and interfaces are final or have no state to inherit).
+     */
+    @Test
+    void shouldComposeInternalPartsInsteadOfStackingThem() {
+        noClasses().that().resideInAPackage("dev.consistencykit..internal..").and().areNotInterfaces()
+                .should().haveModifier(JavaModifier.ABSTRACT)
+                .because("an engine's parts compose; a chain of abstract layers hides which part does what")
+                .check(MAIN);
+        classes().that().resideInAPackage("dev.consistencykit..internal..")
+                .should(new ArchCondition<JavaClass>("extend no class of the project") {
+                    @Override
+                    public void check(JavaClass item, ConditionEvents events) {
+                        item.getRawSuperclass().filter(s -> s.getPackageName().startsWith("dev.consistencykit"))
+                                .ifPresent(s -> events.add(SimpleConditionEvent.violated(item, item.getName()
+                                        + " extends " + s.getName())));
+                    }
+                })
+                .check(MAIN);
+        classes().that().resideInAPackage("dev.consistencykit..internal..").and().areNotInterfaces()
+                .and().areNotAnonymousClasses()
+                .should().haveModifier(JavaModifier.FINAL)
+                .because("a part is final: what varies is a part it holds, not a subclass")
+                .check(MAIN);
+    }
+
     @Test
     void shouldKeepTheInternalsOfCoreAndTestkitToThemselves() {
         noClasses().that().resideOutsideOfPackage(pkg("testkit"))
