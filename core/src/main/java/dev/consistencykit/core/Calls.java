@@ -137,7 +137,7 @@ public final class Calls {
             DEADLINE.set(System.nanoTime() + operationTimeout.toNanos());
         }
         MDC.put(MDC_INSTANCE, instanceName);
-        MDC.put(MDC_OPERATION, operationId == null ? what : what + " " + Inputs.show(operationId));
+        MDC.put(MDC_OPERATION, operationId == null ? what : what + " " + Values.show(operationId));
         try {
             return body.get();
         } catch (MongoInterruptedException e) {

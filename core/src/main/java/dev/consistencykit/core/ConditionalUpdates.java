@@ -4,13 +4,11 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
-import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.or;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,14 +23,10 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
-import com.mongodb.client.result.UpdateResult;
 
 /**
  * Guarded single-document updates, in the style of the driver's {@code Filters} and {@code Updates}: each is
@@ -68,7 +62,7 @@ public final class ConditionalUpdates {
      */
     public static GuardedResult transition(MongoCollection<Document> collection, Object id, Transition transition) {
         Objects.requireNonNull(transition, "transition");
-        Inputs.documentId(null, "id", id);
+        Ids.documentId(null, "id", id);
         List<Bson> filters = new ArrayList<>();
         filters.add(eq("_id", id));
         filters.add(transition.from().size() == 1 ? eq(transition.stateField(), transition.from().get(0))
@@ -116,9 +110,9 @@ public final class ConditionalUpdates {
         Map<Object, Document> current = new HashMap<>();
         collection.withReadPreference(ReadPreference.primary())
                 .find(in("_id", writes.stream().map(MarkerWrite::id).toList()))
-                .forEach(d -> current.put(Inputs.idKey(d.get("_id"), collection.getCodecRegistry()), d));
+                .forEach(d -> current.put(Ids.idKey(d.get("_id"), collection.getCodecRegistry()), d));
         for (MarkerWrite w : writes) {
-            Document d = current.get(Inputs.idKey(w.id(), collection.getCodecRegistry()));
+            Document d = current.get(Ids.idKey(w.id(), collection.getCodecRegistry()));
             results.put(w.id(), d == null ? GuardedResult.of(UpdateOutcome.MISSING, null)
                     : GuardedResult.of(classify.apply(d), d));
         }
@@ -192,7 +186,7 @@ public final class ConditionalUpdates {
      */
     public static GuardedResult fenced(MongoCollection<Document> collection, Object id, LeaseFields fields,
                                        long token, Bson guard, Bson update) {
-        Inputs.documentId(null, "id", id);
+        Ids.documentId(null, "id", id);
         Objects.requireNonNull(update, "update");
         List<Bson> filters = new ArrayList<>();
         filters.add(eq("_id", id));

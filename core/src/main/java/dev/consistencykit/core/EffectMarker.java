@@ -31,8 +31,8 @@ public record EffectMarker(String reservedField, String appliedField) {
      * @throws IllegalArgumentException if two fields are the same
      */
     public EffectMarker {
-        Inputs.fieldName(null, "reservedField", reservedField);
-        Inputs.fieldName(null, "appliedField", appliedField);
+        Names.fieldName(null, "reservedField", reservedField);
+        Names.fieldName(null, "appliedField", appliedField);
         if (reservedField.equals(appliedField)) {
             throw new IllegalArgumentException("marker fields must differ: " + reservedField + ", " + appliedField);
         }

@@ -17,8 +17,8 @@ public record LeaseFields(String ownerField, String expiresField, String tokenFi
      * @throws InvalidInputException if a field name is not plain
      */
     public LeaseFields {
-        Inputs.fieldPath(null, "ownerField", ownerField);
-        Inputs.fieldPath(null, "expiresField", expiresField);
-        Inputs.fieldPath(null, "tokenField", tokenField);
+        Names.fieldPath(null, "ownerField", ownerField);
+        Names.fieldPath(null, "expiresField", expiresField);
+        Names.fieldPath(null, "tokenField", tokenField);
     }
 }

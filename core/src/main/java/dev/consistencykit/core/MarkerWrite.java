@@ -19,7 +19,7 @@ public record MarkerWrite(Object id, Bson guard, Bson update, Bson lastUpdate) {
      * @throws InvalidInputException if {@code id} is not a valid document id
      */
     public MarkerWrite {
-        Inputs.documentId(null, "id", id);
+        Ids.documentId(null, "id", id);
     }
 
     /** A write whose effect is the same whether or not other operations are in flight on the document. */

@@ -129,7 +129,7 @@ public final class OnceEffects {
      */
     public static GuardedResult takeOver(MongoCollection<Document> collection, EffectMarker marker, Object id,
                                          Object operationId, String from, String to) {
-        Inputs.documentId(null, "id", id);
+        Ids.documentId(null, "id", id);
         check(operationId, to, List.of(MarkerWrite.of(id, null)));
         Objects.requireNonNull(from, "from");
         long matched = collection.updateOne(and(eq("_id", id), elemMatch(marker.reservedField(),
@@ -215,7 +215,7 @@ public final class OnceEffects {
      */
     public static long release(MongoCollection<Document> collection, EffectMarker marker, Object operationId,
                                String nonce, List<?> ids) {
-        Inputs.operationId(null, "operationId", operationId);
+        Ids.operationId(null, "operationId", operationId);
         if (ids.isEmpty()) {
             return 0;
         }
@@ -263,8 +263,8 @@ public final class OnceEffects {
                 continue;
             }
             for (Object e : entries) {
-                if (e instanceof Document entry && Inputs.isOperationId(entry.get(EffectMarker.OPERATION))
-                        && Inputs.isDocumentId(d.get("_id"))) {
+                if (e instanceof Document entry && Ids.isOperationId(entry.get(EffectMarker.OPERATION))
+                        && Ids.isDocumentId(d.get("_id"))) {
                     found.add(new Reservation(d.get("_id"), entry.get(EffectMarker.OPERATION),
                             entry.get(EffectMarker.NONCE) instanceof String n ? n : ""));
                 }
@@ -316,12 +316,12 @@ public final class OnceEffects {
     }
 
     private static void check(Object operationId, String nonce, List<MarkerWrite> writes) {
-        Inputs.operationId(null, "operationId", operationId);
+        Ids.operationId(null, "operationId", operationId);
         Objects.requireNonNull(nonce, "nonce");
         if (writes.isEmpty()) {
             throw new IllegalArgumentException("no writes");
         }
-        if (writes.stream().map(w -> Inputs.idKey(w.id())).distinct().count() != writes.size()) {
+        if (writes.stream().map(w -> Ids.idKey(w.id())).distinct().count() != writes.size()) {
             throw new IllegalArgumentException("two writes name the same document: " + writes);
         }
     }

@@ -20,7 +20,7 @@ public record OperationId(Object value) {
      * @throws InvalidInputException if {@code value} is not a non-blank string, an integral number or an ObjectId
      */
     public OperationId {
-        Inputs.operationId(null, "operationId", value);
+        Ids.operationId(null, "operationId", value);
         if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
             value = ((Number) value).longValue();
         }

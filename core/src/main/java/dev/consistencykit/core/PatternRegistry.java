@@ -70,7 +70,7 @@ public final class PatternRegistry {
         for (Document entry : database.getCollection(COLLECTION).find().sort(new Document("_id", 1)).limit(1_000)) {
             Registration r = read(entry);
             if (r == null) {
-                LOG.warn("skipping registry entry {} of {}: not one a pattern wrote", Inputs.show(entry.get("_id")),
+                LOG.warn("skipping registry entry {} of {}: not one a pattern wrote", Values.show(entry.get("_id")),
                         COLLECTION);
             } else {
                 out.add(r);
@@ -92,8 +92,8 @@ public final class PatternRegistry {
     private static Map<String, String> names(Document values, boolean collections) {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, Object> e : values.entrySet()) {
-            if (!(e.getValue() instanceof String value) || !(collections ? Inputs.isCollectionName(value)
-                    : Inputs.isFieldName(value))) {
+            if (!(e.getValue() instanceof String value) || !(collections ? Names.isCollectionName(value)
+                    : Names.isFieldName(value))) {
                 return null;
             }
             out.put(e.getKey(), value);

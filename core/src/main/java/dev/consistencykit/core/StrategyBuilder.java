@@ -104,7 +104,7 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
      * @throws UnsafeConfigurationException if the write concern is {@code w:0}
      */
     protected MongoDatabase acknowledgedDatabase() {
-        return Inputs.acknowledged(name, database).withTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        return WriteConcerns.acknowledged(name, database).withTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** The call boundary of the instance: its deadline, error typing and interruption policy. */

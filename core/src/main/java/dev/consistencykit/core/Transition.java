@@ -37,7 +37,7 @@ public record Transition(String stateField, List<String> from, String to, Option
      * @throws IllegalArgumentException if {@code from} is empty or contains {@code to}
      */
     public Transition {
-        Inputs.fieldName(null, "stateField", stateField);
+        Names.fieldName(null, "stateField", stateField);
         from = List.copyOf(from);
         Objects.requireNonNull(to, "to");
         if (from.isEmpty()) {
@@ -48,7 +48,7 @@ public record Transition(String stateField, List<String> from, String to, Option
         }
         Objects.requireNonNull(guard, "guard");
         Objects.requireNonNull(update, "update");
-        Inputs.fieldName(null, "lastModifiedField", lastModifiedField);
+        Names.fieldName(null, "lastModifiedField", lastModifiedField);
         Objects.requireNonNull(projection, "projection");
     }
 

@@ -3,7 +3,9 @@ package dev.consistencykit.core;
 import org.bson.Document;
 
 import com.mongodb.MongoWriteConcernException;
+import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
@@ -41,5 +43,35 @@ public final class WriteConcerns {
                     + " its write concern " + collection.getWriteConcern() + " could not be confirmed: "
                     + e.getWriteConcernError().getMessage(), e);
         }
+    }
+    /**
+     * Refuses an unacknowledged write concern ({@code w:0}): with it the server may silently drop a write,
+     * and no outcome can be classified.
+     *
+     * @return {@code writeConcern}
+     * @throws UnsafeConfigurationException if it is unacknowledged
+     */
+    public static WriteConcern acknowledged(String instanceName, WriteConcern writeConcern) {
+        if (writeConcern == null) {
+            throw new UnsafeConfigurationException(instanceName, "write concern must not be null");
+        }
+        if (!writeConcern.isAcknowledged()) {
+            throw new UnsafeConfigurationException(instanceName, "unacknowledged write concern " + writeConcern
+                    + " is refused: with w:0 the server may drop writes silently and no outcome can be"
+                    + " classified; use WriteConcern.ACKNOWLEDGED or MAJORITY");
+        }
+        return writeConcern;
+    }
+
+    /** {@link #acknowledged(String, WriteConcern)} for a database's write concern. */
+    public static MongoDatabase acknowledged(String instanceName, MongoDatabase database) {
+        acknowledged(instanceName, database.getWriteConcern());
+        return database;
+    }
+
+    /** {@link #acknowledged(String, WriteConcern)} for a collection's write concern. */
+    public static <T> MongoCollection<T> acknowledged(String instanceName, MongoCollection<T> collection) {
+        acknowledged(instanceName, collection.getWriteConcern());
+        return collection;
     }
 }

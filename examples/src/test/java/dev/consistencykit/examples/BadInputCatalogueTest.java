@@ -30,7 +30,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.JobQueue;
@@ -72,7 +72,7 @@ class BadInputCatalogueTest {
     /** An id of 6 MB: each value alone fits a document, but not on every document its operation touches. */
     private static final String BIG_ID = "i".repeat(6 * 1024 * 1024);
     /** One byte over the id limit, in two-byte characters: the limit counts UTF-8 bytes, not characters. */
-    private static final String LONG_ID = "\u00e9".repeat(Inputs.MAX_ID_BYTES / 2) + "x";
+    private static final String LONG_ID = "\u00e9".repeat(Ids.MAX_ID_BYTES / 2) + "x";
     /** Half of what one document holds: two participants carrying it make a transaction record too large. */
     private static final String HALF = "h".repeat(9 * 1024 * 1024);
 

@@ -19,12 +19,14 @@ import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
+import dev.consistencykit.core.FilterGrammar;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OwnerIds;
@@ -33,6 +35,8 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.UpdateGrammar;
+import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
 /**
@@ -158,13 +162,13 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, JobRequest job) {
         Objects.requireNonNull(business, "business");
-        Object id = Inputs.documentId(name(), "documentId", documentId, business.getCodecRegistry());
+        Object id = Ids.documentId(name(), "documentId", documentId, business.getCodecRegistry());
         Bson filter = businessFilter == null ? null
-                : Inputs.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
-        Bson update = businessUpdate == null ? null : Inputs.updateSpec(name(), "businessUpdate", businessUpdate,
+                : FilterGrammar.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
+        Bson update = businessUpdate == null ? null : UpdateGrammar.updateSpec(name(), "businessUpdate", businessUpdate,
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
         JobEngine.Encoded encoded = engine.encode(job);
-        Inputs.acknowledged(name(), business);
+        WriteConcerns.acknowledged(name(), business);
         MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
         return calls.operation("enqueue with a business write", encoded.id(),
                 () -> engine.enqueueWith(bounded, id, filter, update, encoded));
@@ -333,7 +337,7 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
         public Builder collection(String value) {
-            this.collection = Inputs.fieldName(name, "collection", value);
+            this.collection = Names.fieldName(name, "collection", value);
             return this;
         }
 

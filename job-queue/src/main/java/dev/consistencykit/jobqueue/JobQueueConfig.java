@@ -7,7 +7,7 @@ import java.util.Objects;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
@@ -57,7 +57,7 @@ public final class JobQueueConfig extends StrategyConfig {
     JobQueueConfig(String name, String collection, int maxAttempts, Duration lease, Duration retryBackoff,
             Duration maxRetryBackoff, Duration retention, Duration staleAfter, RetryPolicy retryPolicy, Clock clock) {
         super(name, retryPolicy, clock);
-        Inputs.fieldName(name, "collection", collection);
+        Names.fieldName(name, "collection", collection);
         Checks.atLeast("maxAttempts", maxAttempts, 1);
         Checks.positive("lease", lease);
         Checks.positive("retryBackoff", retryBackoff);

@@ -2,7 +2,7 @@ package dev.consistencykit.logreconciliation;
 
 import java.util.Objects;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 
 /**
@@ -33,7 +33,7 @@ public record Change(String account, ChangeType type, long value) {
      * @throws InvalidInputException if it is not acceptable
      */
     public static String checkAccount(String instanceName, String account) {
-        Inputs.documentId(instanceName, "account", account);
+        Ids.documentId(instanceName, "account", account);
         if (account.startsWith("$")) {
             throw new InvalidInputException(instanceName, "account", "account must not start with '$', was '"
                     + account + "'");

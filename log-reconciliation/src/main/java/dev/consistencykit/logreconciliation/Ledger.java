@@ -17,10 +17,10 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -324,9 +324,9 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
 
         /** The collections of transactions, account caches and archived transactions. */
         public Builder collections(String ledger, String accounts, String archive) {
-            this.ledgerCollection = Inputs.fieldName(name, "ledgerCollection", ledger);
-            this.accountsCollection = Inputs.fieldName(name, "accountsCollection", accounts);
-            this.archiveCollection = Inputs.fieldName(name, "archiveCollection", archive);
+            this.ledgerCollection = Names.fieldName(name, "ledgerCollection", ledger);
+            this.accountsCollection = Names.fieldName(name, "accountsCollection", accounts);
+            this.archiveCollection = Names.fieldName(name, "archiveCollection", archive);
             return this;
         }
 

@@ -8,7 +8,7 @@ import java.util.OptionalLong;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
@@ -50,9 +50,9 @@ public final class LedgerConfig extends StrategyConfig {
             SeqAllocation seqAllocation, OptionalLong overdraftFloor, Duration staleAfter, RetryPolicy retryPolicy,
             Clock clock) {
         super(name, retryPolicy, clock);
-        Inputs.fieldName(name, "ledgerCollection", ledgerCollection);
-        Inputs.fieldName(name, "accountsCollection", accountsCollection);
-        Inputs.fieldName(name, "archiveCollection", archiveCollection);
+        Names.fieldName(name, "ledgerCollection", ledgerCollection);
+        Names.fieldName(name, "accountsCollection", accountsCollection);
+        Names.fieldName(name, "archiveCollection", archiveCollection);
         Objects.requireNonNull(seqAllocation, "seqAllocation");
         Objects.requireNonNull(overdraftFloor, "overdraftFloor");
         Checks.positive("staleAfter", staleAfter);

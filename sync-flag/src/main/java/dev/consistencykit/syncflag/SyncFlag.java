@@ -21,10 +21,10 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -33,6 +33,7 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.syncflag.internal.SyncEngine;
 
 /**
@@ -108,7 +109,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
                 builders.add(registeredBuilder(database, entry));
             } catch (ClassCastException | NullPointerException | IllegalArgumentException
                      | ConsistencyException e) {
-                LOG.warn("skipping registry entry {}: {}", Inputs.show(entry.get("_id")), e.toString());
+                LOG.warn("skipping registry entry {}: {}", Values.show(entry.get("_id")), e.toString());
             }
         }
         return builders;
@@ -305,10 +306,10 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws InvalidInputException for an invalid collection name or field path
          */
         public Builder master(String collection, String... fields) {
-            Inputs.fieldName(name, "masterCollection", collection);
+            Names.fieldName(name, "masterCollection", collection);
             Objects.requireNonNull(fields, "fields");
             for (String field : fields) {
-                Inputs.fieldPath(name, "masterFields", field);
+                Names.fieldPath(name, "masterFields", field);
             }
             this.masterCollection = collection;
             this.masterFields.clear();

@@ -10,8 +10,8 @@ import java.util.Set;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
@@ -71,7 +71,7 @@ public final class SyncFlagConfig extends StrategyConfig {
     SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
             Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy, Clock clock) {
         super(name, retryPolicy, clock);
-        Inputs.fieldName(name, "masterCollection", masterCollection);
+        Names.fieldName(name, "masterCollection", masterCollection);
         masterFields = List.copyOf(masterFields);
         targets = List.copyOf(targets);
         Checks.positive("staleAfter", staleAfter);
@@ -81,7 +81,7 @@ public final class SyncFlagConfig extends StrategyConfig {
             throw new InvalidInputException(name, "masterFields", "no master fields: name the fields that have copies");
         }
         for (int i = 0; i < masterFields.size(); i++) {
-            String field = Inputs.fieldPath(name, "masterFields", masterFields.get(i));
+            String field = Names.fieldPath(name, "masterFields", masterFields.get(i));
             String top = field.split("\\.", 2)[0];
             if (RESERVED_FIELDS.contains(top)) {
                 throw new InvalidInputException(name, "masterFields", "master field '" + field

@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Names;
 
 /**
  * Where copies of a master's fields live: a collection, the field holding the master's id, the copied fields, and
@@ -44,16 +44,16 @@ public record SyncTarget(String collection, String idField, Optional<String> arr
      *                               segment, or a version field that is also an id or copy field
      */
     public SyncTarget {
-        Inputs.fieldName(null, "collection", collection);
-        Inputs.fieldPath(null, "idField", idField);
+        Names.fieldName(null, "collection", collection);
+        Names.fieldPath(null, "idField", idField);
         Objects.requireNonNull(arrayField, "arrayField");
-        arrayField.ifPresent(a -> Inputs.fieldPath(null, "arrayField", a));
+        arrayField.ifPresent(a -> Names.fieldPath(null, "arrayField", a));
         Objects.requireNonNull(copies, "copies");
         Map<String, String> copied = new LinkedHashMap<>();
-        copies.forEach((from, to) -> copied.put(Inputs.fieldPath(null, "copies (master field)", from),
-                Inputs.fieldPath(null, "copies (target field)", to)));
+        copies.forEach((from, to) -> copied.put(Names.fieldPath(null, "copies (master field)", from),
+                Names.fieldPath(null, "copies (target field)", to)));
         copies = java.util.Collections.unmodifiableMap(copied);
-        Inputs.fieldPath(null, "versionField", versionField);
+        Names.fieldPath(null, "versionField", versionField);
         for (String to : copies.values()) {
             if (overlaps(to, idField) || overlaps(to, versionField)) {
                 throw new InvalidInputException(null, "copies", "target field '" + to + "' of " + collection
@@ -72,13 +72,13 @@ public record SyncTarget(String collection, String idField, Optional<String> arr
      */
     public static SyncTarget in(String collection, String idField) {
         return new SyncTarget(collection, idField, Optional.empty(), Map.of(),
-                Inputs.fieldPath(null, "idField", idField) + DEFAULT_VERSION_SUFFIX);
+                Names.fieldPath(null, "idField", idField) + DEFAULT_VERSION_SUFFIX);
     }
 
     /** This target with the master's field {@code masterField} copied into {@code targetField}. */
     public SyncTarget copy(String masterField, String targetField) {
-        Inputs.fieldPath(null, "copies (master field)", masterField);
-        Inputs.fieldPath(null, "copies (target field)", targetField);
+        Names.fieldPath(null, "copies (master field)", masterField);
+        Names.fieldPath(null, "copies (target field)", targetField);
         if (copies.containsValue(targetField)) {
             throw new InvalidInputException(null, "copies", "target field '" + targetField + "' of " + collection
                     + " is already a copy");

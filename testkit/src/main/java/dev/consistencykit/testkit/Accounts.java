@@ -10,7 +10,7 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 
 /**
  * Bank accounts for workloads and the invariants of money, read back from the server: the total is conserved,
@@ -45,7 +45,7 @@ public final class Accounts {
 
     /** Every account's balance, read back. */
     public static Map<Object, Long> balances(MongoDatabase db, String collection) {
-        Map<Object, Long> balances = new TreeMap<>(Inputs.idOrder());
+        Map<Object, Long> balances = new TreeMap<>(Ids.idOrder());
         for (Document d : db.getCollection(collection).find()) {
             balances.put(d.get("_id"), ((Number) d.get(BALANCE)).longValue());
         }

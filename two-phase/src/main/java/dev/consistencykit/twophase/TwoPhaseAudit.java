@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 
 /**
  * What {@link TwoPhaseCommit#audit(String)} found, read from the database.
@@ -29,7 +29,7 @@ public record TwoPhaseAudit(List<String> problems, List<Object> inFlight, Map<St
         committedEffects = Map.copyOf(committedEffects);
         Map<String, Map<Object, Long>> copy = new TreeMap<>();
         effectsByDocument.forEach((collection, effects) -> {
-            Map<Object, Long> ids = new TreeMap<>(Inputs.idOrder());
+            Map<Object, Long> ids = new TreeMap<>(Ids.idOrder());
             ids.putAll(effects);
             copy.put(collection, Collections.unmodifiableMap(ids));
         });

@@ -17,10 +17,11 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -29,6 +30,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
 /**
@@ -158,12 +160,12 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     public TwoPhaseTransaction transferTransaction(Transfer transfer) {
         Objects.requireNonNull(transfer, "transfer");
-        Object from = Inputs.documentId(name(), "from", transfer.from(), engine.registry());
-        Object to = Inputs.documentId(name(), "to", transfer.to(), engine.registry());
-        long amount = Inputs.positive(name(), "amount", transfer.amount());
-        if (Inputs.idKey(from, engine.registry()).equals(Inputs.idKey(to, engine.registry()))) {
+        Object from = Ids.documentId(name(), "from", transfer.from(), engine.registry());
+        Object to = Ids.documentId(name(), "to", transfer.to(), engine.registry());
+        long amount = Values.positive(name(), "amount", transfer.amount());
+        if (Ids.idKey(from, engine.registry()).equals(Ids.idKey(to, engine.registry()))) {
             throw new InvalidInputException(name(), "to", "to must differ from from, both were "
-                    + Inputs.show(transfer.from()));
+                    + Values.show(transfer.from()));
         }
         String balance = config.balanceField();
         String accounts = config.accountsCollection();
@@ -328,19 +330,19 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
         public Builder transactionsCollection(String value) {
-            this.transactionsCollection = Inputs.fieldName(name, "transactionsCollection", value);
+            this.transactionsCollection = Names.fieldName(name, "transactionsCollection", value);
             return this;
         }
 
         /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
         public Builder accountsCollection(String value) {
-            this.accountsCollection = Inputs.fieldName(name, "accountsCollection", value);
+            this.accountsCollection = Names.fieldName(name, "accountsCollection", value);
             return this;
         }
 
         /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
         public Builder balanceField(String value) {
-            this.balanceField = Inputs.fieldPath(name, "balanceField", value);
+            this.balanceField = Names.fieldPath(name, "balanceField", value);
             return this;
         }
 
@@ -367,13 +369,13 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
 
         /** The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}). */
         public Builder markerField(String value) {
-            this.markerField = Inputs.fieldName(name, "markerField", value);
+            this.markerField = Names.fieldName(name, "markerField", value);
             return this;
         }
 
         /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
         public Builder reservationField(String value) {
-            this.reservationField = Inputs.fieldName(name, "reservationField", value);
+            this.reservationField = Names.fieldName(name, "reservationField", value);
             return this;
         }
 

@@ -7,7 +7,7 @@ import java.util.Objects;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
@@ -70,12 +70,12 @@ public final class TwoPhaseConfig extends StrategyConfig {
             Duration lease, Duration staleAfter, StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument,
             Duration retention, RetryPolicy retryPolicy, Clock clock) {
         super(name, retryPolicy, clock);
-        Inputs.fieldName(name, "transactionsCollection", transactionsCollection);
-        Inputs.fieldName(name, "accountsCollection", accountsCollection);
-        Inputs.fieldPath(name, "balanceField", balanceField);
+        Names.fieldName(name, "transactionsCollection", transactionsCollection);
+        Names.fieldName(name, "accountsCollection", accountsCollection);
+        Names.fieldPath(name, "balanceField", balanceField);
         Objects.requireNonNull(transferVariant, "transferVariant");
-        Inputs.fieldName(name, "markerField", markerField);
-        Inputs.fieldName(name, "reservationField", reservationField);
+        Names.fieldName(name, "markerField", markerField);
+        Names.fieldName(name, "reservationField", reservationField);
         Checks.positive("lease", lease);
         Checks.notNegative("staleAfter", staleAfter);
         Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");

@@ -18,10 +18,10 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.OperationResult;
@@ -365,9 +365,9 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
 
         /** The collections of roots, item versions and version records. */
         public Builder collections(String roots, String items, String history) {
-            this.rootsCollection = Inputs.fieldName(name, "rootsCollection", roots);
-            this.itemsCollection = Inputs.fieldName(name, "itemsCollection", items);
-            this.historyCollection = Inputs.fieldName(name, "historyCollection", history);
+            this.rootsCollection = Names.fieldName(name, "rootsCollection", roots);
+            this.itemsCollection = Names.fieldName(name, "itemsCollection", items);
+            this.historyCollection = Names.fieldName(name, "historyCollection", history);
             return this;
         }
 

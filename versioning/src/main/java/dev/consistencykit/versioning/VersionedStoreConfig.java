@@ -7,7 +7,7 @@ import java.util.Objects;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
@@ -57,9 +57,9 @@ public final class VersionedStoreConfig extends StrategyConfig {
             Duration staleAfter, int settleThreshold, Retention retention, int conflictAttempts,
             RetryPolicy retryPolicy, Clock clock) {
         super(name, retryPolicy, clock);
-        Inputs.fieldName(name, "rootsCollection", rootsCollection);
-        Inputs.fieldName(name, "itemsCollection", itemsCollection);
-        Inputs.fieldName(name, "historyCollection", historyCollection);
+        Names.fieldName(name, "rootsCollection", rootsCollection);
+        Names.fieldName(name, "itemsCollection", itemsCollection);
+        Names.fieldName(name, "historyCollection", historyCollection);
         Checks.positive("staleAfter", staleAfter);
         Checks.atLeast("settleThreshold", settleThreshold, 1);
         Objects.requireNonNull(retention, "retention");

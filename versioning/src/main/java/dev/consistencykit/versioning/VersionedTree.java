@@ -14,7 +14,8 @@ import org.bson.Document;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.Values;
 
 /**
  * One committed version of a root's whole tree, exactly as it was committed.
@@ -59,7 +60,7 @@ public record VersionedTree(Object rootId, long version, Map<Object, Document> i
         sorted.putAll(items);
         Hasher hasher = Hashing.sha256().newHasher();
         sorted.forEach((id, value) -> hasher.putString(canonicalId(id), StandardCharsets.UTF_8).putByte((byte) 0)
-                .putString(Inputs.encode(null, "item", value).asDocument().toJson(), StandardCharsets.UTF_8).putByte((byte) 0));
+                .putString(Values.encode(null, "item", value).asDocument().toJson(), StandardCharsets.UTF_8).putByte((byte) 0));
         return hasher.hash().toString().substring(0, 32);
     }
 
@@ -73,7 +74,7 @@ public record VersionedTree(Object rootId, long version, Map<Object, Document> i
         }
         // any other id by its BSON value, numbers normalized: 1, 1L and 1.0 are one id, 1.5 is another, and a
         // UUID given by a caller equals the Binary read back
-        BsonValue key = Inputs.idKey(id);
+        BsonValue key = Ids.idKey(id);
         if (key.isInt64()) {
             return "n:" + key.asInt64().getValue();
         }

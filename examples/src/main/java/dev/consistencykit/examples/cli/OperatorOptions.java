@@ -8,8 +8,9 @@ import java.util.regex.Pattern;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.TypeConversionException;
@@ -34,7 +35,7 @@ final class OperatorOptions {
         if (database != null && !database.isBlank()) {
             if (!VALID_DATABASE.matcher(database).matches()) {
                 throw new IllegalArgumentException("--database must be a MongoDB database name (no space, '.', '$',"
-                        + " '/', '\\', '\"' or NUL, at most 63 bytes), was " + Inputs.show(database));
+                        + " '/', '\\', '\"' or NUL, at most 63 bytes), was " + Values.show(database));
             }
             return database;
         }

@@ -5,6 +5,23 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
+import static dev.consistencykit.jobqueue.internal.JobRunner.errorText;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,45 +45,29 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
-import dev.consistencykit.jobqueue.JobState;
-import dev.consistencykit.core.Claim;
-import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.jobqueue.JobRequest;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
-import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
-import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
-import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
-import static dev.consistencykit.jobqueue.internal.JobRunner.errorText;
+import dev.consistencykit.jobqueue.JobState;
 
 /**
  * The job queue's state machine.
@@ -275,7 +276,7 @@ public final class JobEngine {
             out.add(new InterruptedOperation(job.get("_id"), JobState.PROCESSING.stored(),
                     claimed == null ? Duration.ZERO : fields.clock.ageOf(claimed.toInstant()),
                     "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)
-                            + (error == null ? "" : ", last error: " + Inputs.show(error))));
+                            + (error == null ? "" : ", last error: " + Values.show(error))));
         }
         // dead jobs wait for an operator's replay: listed after the stuck ones, with the error that killed them
         // (a walk of the due index, {state, runAt}, bounded by what is left of the limit)
@@ -287,7 +288,7 @@ public final class JobEngine {
                 out.add(new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
                         at == null ? Duration.ZERO : fields.clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
                         + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
-                        + (error == null ? "" : ", last error: " + Inputs.show(error))));
+                        + (error == null ? "" : ", last error: " + Values.show(error))));
             }
         }
         return out;
@@ -347,7 +348,7 @@ public final class JobEngine {
 
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
     public boolean replay(Object id) {
-        Inputs.operationId(fields.config.name(), "id", id);
+        Ids.operationId(fields.config.name(), "id", id);
         GuardedResult r = fields.config.retryPolicy().execute(fields.config.name(), id, "replay",
                 () -> ConditionalUpdates.transition(fields.jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
                         JobState.TODO.stored()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),

@@ -22,10 +22,10 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.ConditionalUpdates;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.LeaseFields;
 import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RecordReleases;
@@ -33,8 +33,8 @@ import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.jobqueue.JobHandler;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
@@ -167,9 +167,9 @@ final class JobFields {
             config.retryPolicy().run(config.name(), null, "read reserving jobs", () -> jobs
                     .withReadPreference(ReadPreference.primary()).find(in("_id", ids))
                     .projection(Projections.include(STATE, OWNER, TOKEN))
-                    .forEach(d -> byId.put(Inputs.idKey(d.get("_id")), d)));
+                    .forEach(d -> byId.put(Ids.idKey(d.get("_id")), d)));
             for (OnceEffects.Reservation r : reservations) {
-                Document job = byId.get(Inputs.idKey(r.operationId()));
+                Document job = byId.get(Ids.idKey(r.operationId()));
                 boolean held = job != null && JobState.PROCESSING.stored().equals(job.getString(STATE))
                         && r.nonce().equals(job.get(OWNER) + "/" + ConditionalUpdates.tokenOf(job, LEASE_FIELDS));
                 if (!held) {

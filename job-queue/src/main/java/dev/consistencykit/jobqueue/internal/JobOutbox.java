@@ -1,10 +1,19 @@
 package dev.consistencykit.jobqueue.internal;
 
-import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,29 +30,21 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
-import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_MARKER;
-import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 
 /**
  * Enqueueing atomically with the application's own write (the outbox) and relaying outbox entries.
@@ -236,7 +237,7 @@ final class JobOutbox {
      */
     int relayDocument(MongoCollection<Document> business, Document doc) {
         int moved = 0;
-        for (Object raw : Inputs.arrayOf(doc, OUTBOX)) {
+        for (Object raw : Values.arrayOf(doc, OUTBOX)) {
             Encoded job = storedEntry(doc.get("_id"), raw);
             if (job == null) {
                 continue;
@@ -296,7 +297,7 @@ final class JobOutbox {
     }
 
     static boolean carries(Document doc, Object jobId) {
-        for (Object e : Inputs.arrayOf(doc, OUTBOX)) {
+        for (Object e : Values.arrayOf(doc, OUTBOX)) {
             if (e instanceof Document d && Objects.equals(d.get("_id"), jobId)) {
                 return true;
             }
@@ -313,7 +314,7 @@ final class JobOutbox {
             if (!(raw instanceof Document entry) || !(entry.get("job") instanceof Document fields)) {
                 throw new InvalidInputException(config.name(), OUTBOX, "an outbox entry must be {_id, job: {...}}");
             }
-            Object jobId = Inputs.operationId(config.name(), OUTBOX + "._id", entry.get("_id"));
+            Object jobId = Ids.operationId(config.name(), OUTBOX + "._id", entry.get("_id"));
             JobRequest request = JobRequest.of(fields.get(TYPE) instanceof String t ? t : null,
                     fields.get(PAYLOAD) instanceof Document p ? p : null).withId(new OperationId(jobId));
             if (fields.get(PRIORITY) instanceof Integer priority) {

@@ -1,10 +1,20 @@
 package dev.consistencykit.jobqueue.internal;
 
-import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 import java.util.Date;
 import java.util.Objects;
@@ -23,26 +33,17 @@ import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 
 /**
  * Validating a job request and recording the job in one write.
@@ -62,17 +63,17 @@ final class JobRecording {
 
     /** Validates {@code job}; nothing is written. */
     public Encoded encode(JobRequest job) {
-        Object id = Inputs.operationId(config.name(), "job id", job.id().value());
+        Object id = Ids.operationId(config.name(), "job id", job.id().value());
         String type = job.type();
         if (type == null || type.isBlank()) {
             throw new InvalidInputException(config.name(), "type", "type must not be "
-                    + (type == null ? "null" : "blank, was " + Inputs.show(type)));
+                    + (type == null ? "null" : "blank, was " + Values.show(type)));
         }
-        Inputs.plainValue(config.name(), "type", new BsonString(type));
+        Values.plainValue(config.name(), "type", new BsonString(type));
         // stored as encoded and checked here, with the database's own codecs: a UUID or a POJO the caller's client
         // stores is accepted, an operator hidden in a driver value is not, and a later change to the caller's
         // document does not reach the queue
-        BsonDocument payload = Inputs.plainDocument(config.name(), "payload",
+        BsonDocument payload = Values.plainDocument(config.name(), "payload",
                 job.payload() == null ? new Document() : job.payload(), fields.jobs.getCodecRegistry());
         int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
         if (maxAttempts < 1) {
@@ -90,7 +91,7 @@ final class JobRecording {
             if (key.isBlank()) {
                 throw new InvalidInputException(config.name(), "dedupeKey", "dedupeKey must not be blank");
             }
-            Inputs.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
+            Ids.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
             fields.append(DEDUPE, key);
         }
         return new Encoded(id, fields, job.delay());
@@ -188,8 +189,8 @@ final class JobRecording {
             return stored == requested;
         }
         try {
-            return Inputs.encode(config.name(), "payload", stored, fields.jobs.getCodecRegistry())
-                    .equals(Inputs.encode(config.name(), "payload", requested, fields.jobs.getCodecRegistry()));
+            return Values.encode(config.name(), "payload", stored, fields.jobs.getCodecRegistry())
+                    .equals(Values.encode(config.name(), "payload", requested, fields.jobs.getCodecRegistry()));
         } catch (InvalidInputException e) {
             return false;
         }

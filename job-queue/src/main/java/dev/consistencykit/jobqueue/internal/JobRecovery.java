@@ -1,10 +1,21 @@
 package dev.consistencykit.jobqueue.internal;
 
-import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,18 +41,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
 
 /**
  * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.

@@ -1,12 +1,31 @@
 package dev.consistencykit.jobqueue.internal;
 
-import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
-import dev.consistencykit.jobqueue.internal.JobEngine.Ran;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
+import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
+import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,14 +50,16 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.IncOverflow;
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.IncOverflow;
+import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.UpdateGrammar;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.jobqueue.EffectOverflowException;
 import dev.consistencykit.jobqueue.EffectTargetMissingException;
@@ -46,27 +67,8 @@ import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
-import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
-import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
-import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
+import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
+import dev.consistencykit.jobqueue.internal.JobEngine.Ran;
 
 /**
  * Claiming and running a job: the lease and fencing token, the handler's apply-once effects, completion.
@@ -431,11 +433,11 @@ final class JobRunner {
 
         @Override
         public UpdateOutcome applyOnceIfPresent(String collection, Object documentId, Bson update) {
-            Inputs.fieldName(config.name(), "collection", collection);
+            Names.fieldName(config.name(), "collection", collection);
             MongoCollection<Document> target = fields.collections.computeIfAbsent(collection, fields
                     .database::getCollection);
-            Object id = Inputs.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
-            BsonDocument checked = Inputs.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
+            Object id = Ids.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
+            BsonDocument checked = UpdateGrammar.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
                     EFFECT_FIELDS);
             recorded = true;
             return applyEffect(claimed, collection, target, id, checked);

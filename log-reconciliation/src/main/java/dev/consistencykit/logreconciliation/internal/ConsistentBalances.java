@@ -23,9 +23,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerUnavailableException;
+import dev.consistencykit.core.Values;
 
 /**
  * Several balances that count every transaction entirely or not at all: the caches, the log entries after them (and
@@ -66,7 +66,7 @@ final class ConsistentBalances {
             for (Document tx : later(names, before)) {
                 boolean valid = LedgerFields.VALID.equals(tx.get("state"));
                 boolean decided = tx.getBoolean("decided", false);
-                for (Object element : Inputs.arrayOf(tx, LedgerFields.CHANGES)) {
+                for (Object element : Values.arrayOf(tx, LedgerFields.CHANGES)) {
                     if (!(element instanceof Document change)
                             || !(change.get(LedgerFields.ACCOUNT) instanceof String account)
                             || !balances.containsKey(account)

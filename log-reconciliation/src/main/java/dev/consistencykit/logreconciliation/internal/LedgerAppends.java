@@ -1,7 +1,5 @@
 package dev.consistencykit.logreconciliation.internal;
 
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -9,34 +7,6 @@ import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.or;
-
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-
-import org.bson.Document;
-
-import com.google.common.hash.Hashing;
-import com.mongodb.MongoException;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.UpdateOptions;
-import com.mongodb.client.model.Updates;
-
-import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.WriteConcerns;
-import dev.consistencykit.logreconciliation.Change;
-import dev.consistencykit.logreconciliation.LedgerConfig;
-import dev.consistencykit.logreconciliation.LedgerTransaction;
-import dev.consistencykit.logreconciliation.SeqAllocation;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.HEAD;
@@ -49,6 +19,37 @@ import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.checkpointSeq;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.bson.Document;
+
+import com.google.common.hash.Hashing;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.logreconciliation.Change;
+import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerTransaction;
+import dev.consistencykit.logreconciliation.SeqAllocation;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 
 /**
  * Appending: a transaction checked, numbered in each account's log and inserted in one write.
@@ -69,7 +70,7 @@ final class LedgerAppends {
     /** Validates and fingerprints {@code tx}: nothing is sent. */
     public Prepared prepare(LedgerTransaction tx) {
         Objects.requireNonNull(tx, "transaction");
-        Inputs.operationId(config.name(), "id", tx.id().value());
+        Ids.operationId(config.name(), "id", tx.id().value());
         StringBuilder canonical = new StringBuilder(tx.transfer() ? "T" : "E");
         for (Change c : tx.changes()) {
             canonical.append('|').append(c.account().length()).append(':').append(c.account()).append(':')

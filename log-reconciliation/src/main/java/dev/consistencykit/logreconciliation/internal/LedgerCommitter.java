@@ -1,7 +1,5 @@
 package dev.consistencykit.logreconciliation.internal;
 
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -9,6 +7,20 @@ import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_CHAIN;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -33,30 +45,18 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.SeqAllocation;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_CHAIN;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 
 /**
  * The committer: deciding transactions in log order, moving each account's cache, re-sequencing what cannot commit
@@ -264,7 +264,7 @@ final class LedgerCommitter {
         Object id = tx.get("_id");
         String foreign = malformed(tx);
         if (foreign != null) {
-            LOG.warn("[{}] log entry {} is left alone: {}", config.name(), Inputs.show(id), foreign);
+            LOG.warn("[{}] log entry {} is left alone: {}", config.name(), Values.show(id), foreign);
             return Step.FOREIGN;
         }
         List<Document> changes = tx.getList(CHANGES, Document.class);

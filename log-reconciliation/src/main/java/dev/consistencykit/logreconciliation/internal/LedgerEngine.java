@@ -5,6 +5,15 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHECKPOINT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.archiveKey;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,27 +32,18 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.logreconciliation.LedgerConfig;
+import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerListener;
 import dev.consistencykit.logreconciliation.LedgerMetrics;
-import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.ReconcileReport;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHECKPOINT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.archiveKey;
 
 /**
  * The ledger protocol: append as one document with per-account sequence numbers; commit by deciding the transaction

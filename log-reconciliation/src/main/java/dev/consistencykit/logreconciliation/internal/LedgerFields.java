@@ -6,9 +6,9 @@ import static com.mongodb.client.model.Filters.eq;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Supplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.slf4j.Logger;
@@ -22,9 +22,9 @@ import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.Listeners;
+import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
-import dev.consistencykit.core.OwnerIds;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.ServerClock;

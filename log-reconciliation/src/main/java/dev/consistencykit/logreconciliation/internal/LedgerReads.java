@@ -1,6 +1,5 @@
 package dev.consistencykit.logreconciliation.internal;
 
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
@@ -8,6 +7,17 @@ import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.fromArchive;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,7 +31,7 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
@@ -30,17 +40,7 @@ import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.TransactionCommittedException;
 import dev.consistencykit.logreconciliation.UnknownTransactionException;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.fromArchive;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 
 /**
  * Cancel and reverse, and the reads: balances, entries and the consistent multi-account read.
@@ -62,7 +62,7 @@ final class LedgerReads {
 
     /** Cancels {@code id} if the committer has not decided it yet. */
     public void cancel(Object id) {
-        Inputs.operationId(config.name(), "id", id);
+        Ids.operationId(config.name(), "id", id);
         long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> fields.ledger.updateOne(
                 and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false)),
                 Updates.combine(Updates.set("state", CANCELED), Updates.set("reason", "canceled")))
@@ -81,7 +81,7 @@ final class LedgerReads {
 
     /** The compensating transaction of {@code id}, appended (idempotently) as {@code <id>:reversal}. */
     public Prepared reversalOf(Object id) {
-        Inputs.operationId(config.name(), "id", id);
+        Ids.operationId(config.name(), "id", id);
         Document tx = fields.byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);

@@ -8,6 +8,13 @@ import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCING;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,18 +36,11 @@ import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
 import dev.consistencykit.syncflag.internal.SyncFields.Value;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
-import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
-import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCING;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * Reads for operators: verification of every copy against its master, interrupted operations, status and counters.

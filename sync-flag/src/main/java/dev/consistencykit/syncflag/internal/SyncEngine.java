@@ -2,8 +2,12 @@ package dev.consistencykit.syncflag.internal;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static dev.consistencykit.syncflag.internal.SyncFields.CANONICAL;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,30 +18,28 @@ import org.bson.BsonValue;
 import org.bson.Document;
 
 import com.google.common.hash.Hashing;
+
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.syncflag.MasterUpdate;
-import dev.consistencykit.syncflag.SyncFlagConfig;
-import dev.consistencykit.syncflag.SyncFlagListener;
-import dev.consistencykit.syncflag.SyncTarget;
-import static dev.consistencykit.syncflag.internal.SyncFields.CANONICAL;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.UpdateGrammar;
+import dev.consistencykit.syncflag.MasterUpdate;
+import dev.consistencykit.syncflag.SyncFlagConfig;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
+import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
-import java.time.Duration;
 
 /**
  * The sync-flag protocol. See the package documentation of {@code dev.consistencykit.syncflag} for the design; the
@@ -162,9 +164,9 @@ public final class SyncEngine {
      */
     public Prepared prepare(MasterUpdate change) {
         Objects.requireNonNull(change, "change");
-        Object masterId = Inputs.documentId(fields.config.name(), "masterId", change.masterId(),
+        Object masterId = Ids.documentId(fields.config.name(), "masterId", change.masterId(),
                 fields.masters.getCodecRegistry());
-        BsonDocument update = Inputs.updateSpec(fields.config.name(), "update", change.update(),
+        BsonDocument update = UpdateGrammar.updateSpec(fields.config.name(), "update", change.update(),
                 fields.masters.getCodecRegistry());
         boolean touches = false;
         for (UpdatePaths.Touched t : UpdatePaths.of(update)) {
@@ -187,7 +189,7 @@ public final class SyncEngine {
             }
         }
         // the id by MongoDB's equality (1 and 1L are one master; "1" and 1 are two), the update as encoded
-        BsonValue key = Inputs.idKey(masterId, fields.masters.getCodecRegistry());
+        BsonValue key = Ids.idKey(masterId, fields.masters.getCodecRegistry());
         String canonical = new BsonDocument("m", key).toJson(CANONICAL) + update.toJson(CANONICAL);
         String fingerprint = Hashing.sha256().hashString(canonical, StandardCharsets.UTF_8).toString()
                 .substring(0, 32);

@@ -27,8 +27,8 @@ import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener;
-import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncState;
+import dev.consistencykit.syncflag.SyncTarget;
 
 /**
  * The sync flag's stored fields, the engine's collections and counters, and the helpers every part of the

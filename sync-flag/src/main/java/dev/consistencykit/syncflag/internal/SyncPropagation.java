@@ -6,6 +6,12 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.syncflag.internal.SyncFields.ELEMENT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,16 +24,10 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.internal.SyncFields.Value;
-import static dev.consistencykit.syncflag.internal.SyncFields.ELEMENT;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
-import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
-import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * The per-target steps: one {@code updateMany} per target that moves every older copy to the master's values.

@@ -7,6 +7,10 @@ import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
 
 import java.time.Duration;
 import java.util.Date;
@@ -24,14 +28,10 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.syncflag.SyncFlagListener.Source;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
 import dev.consistencykit.syncflag.SyncFlagConfig;
+import dev.consistencykit.syncflag.SyncFlagListener.Source;
 
 /**
  * Recovery: the sweeper's take-over of stale flags, and read repair.
@@ -100,9 +100,9 @@ final class SyncRecovery {
         }
         // the caller's document is input: its id and the flag's operation id must be plain values, and they are
         // matched with $eq, so nothing the caller passes can reach the server as an operator
-        Object id = Inputs.documentId(config.name(), "master._id", master.get("_id"), fields.masters
+        Object id = Ids.documentId(config.name(), "master._id", master.get("_id"), fields.masters
                 .getCodecRegistry());
-        Object op = Inputs.operationId(config.name(), "master." + FLAG + ".op", flag.get("op"));
+        Object op = Ids.operationId(config.name(), "master." + FLAG + ".op", flag.get("op"));
         // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
         // next millisecond rather than for equality, because a stored time may carry more precision than the
         // millisecond a reader gets back (the embedded server keeps the server's full clock precision)

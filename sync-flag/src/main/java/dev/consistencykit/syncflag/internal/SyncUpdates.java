@@ -1,12 +1,22 @@
 package dev.consistencykit.syncflag.internal;
 
-import dev.consistencykit.syncflag.internal.SyncEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
+import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
+import static dev.consistencykit.syncflag.internal.SyncFields.RECORD_ATTEMPTS;
+import static dev.consistencykit.syncflag.internal.SyncFields.RESYNC_FINGERPRINT;
+import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
+import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,28 +38,18 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.syncflag.MasterMissingException;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.UpdateRejectedException;
+import dev.consistencykit.syncflag.internal.SyncEngine.Prepared;
 import dev.consistencykit.syncflag.internal.SyncFields.Recorded;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
-import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
-import static dev.consistencykit.syncflag.internal.SyncFields.RECORD_ATTEMPTS;
-import static dev.consistencykit.syncflag.internal.SyncFields.RESYNC_FINGERPRINT;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
-import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
-import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
 import dev.consistencykit.syncflag.internal.SyncFields.Value;
-import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 
 /**
  * The protocol of an update: the master's change, its version and its flag in one write, then propagation.
@@ -93,7 +93,7 @@ final class SyncUpdates {
 
     /** A resync of {@code masterId}: bumps its version, flags it and propagates its current values. */
     public long resync(Object masterId) {
-        Object id = Inputs.documentId(config.name(), "masterId", masterId, fields.masters.getCodecRegistry());
+        Object id = Ids.documentId(config.name(), "masterId", masterId, fields.masters.getCodecRegistry());
         Prepared p = new Prepared(OperationId.random(), id, new BsonDocument(), true, RESYNC_FINGERPRINT);
         Recorded r = record(p);
         return propagation.propagate(r.master(), Source.RESYNC).written();

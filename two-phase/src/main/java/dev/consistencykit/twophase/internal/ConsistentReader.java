@@ -25,7 +25,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.TransactionState;
 
@@ -144,11 +144,11 @@ final class ConsistentReader {
                                                   CodecRegistry registry) {
         Map<BsonValue, BsonDocument> byId = new HashMap<>();
         collection.find(in("_id", ids)).batchSize(Math.max(2, ids.size() + 1))
-                .forEach(d -> byId.put(Inputs.idKey(d.get("_id"), registry), d));
+                .forEach(d -> byId.put(Ids.idKey(d.get("_id"), registry), d));
         List<BsonDocument> ordered = new ArrayList<>();
         Set<BsonValue> seen = new java.util.HashSet<>();
         for (Object id : ids) {
-            BsonValue key = Inputs.idKey(id, registry);
+            BsonValue key = Ids.idKey(id, registry);
             BsonDocument d = byId.get(key);
             if (d != null && seen.add(key)) {
                 ordered.add(d);
@@ -164,11 +164,11 @@ final class ConsistentReader {
             for (BsonValue entry : array(d, marker.reservedField())) {
                 if (entry.isDocument() && entry.asDocument().containsKey(EffectMarker.OPERATION)) {
                     BsonValue id = entry.asDocument().get(EffectMarker.OPERATION);
-                    ids.putIfAbsent(Inputs.idKey(id), id);
+                    ids.putIfAbsent(Ids.idKey(id), id);
                 }
             }
             for (BsonValue id : array(d, marker.appliedField())) {
-                ids.putIfAbsent(Inputs.idKey(id), id);
+                ids.putIfAbsent(Ids.idKey(id), id);
             }
         }
         return ids;
@@ -178,7 +178,7 @@ final class ConsistentReader {
         Map<BsonValue, BsonDocument> byId = new HashMap<>();
         transactions.find(in("_id", ids)).projection(Projections.include(TransactionFields.STATE,
                 TransactionFields.SPEC)).batchSize(Math.max(2, ids.size() + 1))
-                .forEach(r -> byId.put(Inputs.idKey(r.get("_id")), r));
+                .forEach(r -> byId.put(Ids.idKey(r.get("_id")), r));
         return byId;
     }
 
@@ -216,7 +216,7 @@ final class ConsistentReader {
         }
 
         void place(BsonValue txId, BsonDocument record, boolean decidedBefore, List<BsonDocument> documents) {
-            BsonValue key = Inputs.idKey(txId);
+            BsonValue key = Ids.idKey(txId);
             Map<BsonDocument, BsonDocument> participants = new LinkedHashMap<>();   // document → its participant entry
             Set<Mark> marks = new LinkedHashSet<>();
             BsonDocument spec = record == null ? null : spec(record);
@@ -231,9 +231,9 @@ final class ConsistentReader {
                             .getValue()) || !p.asDocument().containsKey(TransactionFields.P_ID)) {
                         continue;
                     }
-                    BsonValue pid = Inputs.idKey(p.asDocument().get(TransactionFields.P_ID));
+                    BsonValue pid = Ids.idKey(p.asDocument().get(TransactionFields.P_ID));
                     for (BsonDocument d : documents) {
-                        if (Inputs.idKey(d.get("_id")).equals(pid)) {
+                        if (Ids.idKey(d.get("_id")).equals(pid)) {
                             participants.put(d, p.asDocument());
                             marks.add(mark(d, key));
                         }
@@ -280,13 +280,13 @@ final class ConsistentReader {
 
         private Mark mark(BsonDocument d, BsonValue key) {
             for (BsonValue id : array(d, marker.appliedField())) {
-                if (Inputs.idKey(id).equals(key)) {
+                if (Ids.idKey(id).equals(key)) {
                     return Mark.APPLIED;
                 }
             }
             for (BsonValue entry : array(d, marker.reservedField())) {
                 if (entry.isDocument() && entry.asDocument().containsKey(EffectMarker.OPERATION)
-                        && Inputs.idKey(entry.asDocument().get(EffectMarker.OPERATION)).equals(key)) {
+                        && Ids.idKey(entry.asDocument().get(EffectMarker.OPERATION)).equals(key)) {
                     return Mark.RESERVED;
                 }
             }
@@ -297,10 +297,10 @@ final class ConsistentReader {
         private void strip(List<BsonDocument> documents, BsonValue key) {
             for (BsonDocument d : documents) {
                 BsonArray applied = array(d, marker.appliedField());
-                applied.removeIf(id -> Inputs.idKey(id).equals(key));
+                applied.removeIf(id -> Ids.idKey(id).equals(key));
                 BsonArray reserved = array(d, marker.reservedField());
                 reserved.removeIf(entry -> entry.isDocument() && entry.asDocument().containsKey(EffectMarker.OPERATION)
-                        && Inputs.idKey(entry.asDocument().get(EffectMarker.OPERATION)).equals(key));
+                        && Ids.idKey(entry.asDocument().get(EffectMarker.OPERATION)).equals(key));
                 for (String f : List.of(marker.appliedField(), marker.reservedField())) {
                     if (d.get(f) != null && d.get(f).isArray() && d.getArray(f).isEmpty()) {
                         d.remove(f);

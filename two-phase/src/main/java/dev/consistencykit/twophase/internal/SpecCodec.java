@@ -21,8 +21,10 @@ import org.bson.conversions.Bson;
 import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.IncOverflow;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Names;
+import dev.consistencykit.core.UpdateGrammar;
+import dev.consistencykit.core.Values;
 
 /**
  * Validates participant updates and preconditions, and stores them in a form a document can hold. An update is
@@ -63,7 +65,7 @@ public final class SpecCodec {
                 throw e;
             }
             throw invalid(field, field + " cannot be rendered with the database's codec registry ("
-                    + e.getClass().getSimpleName() + ": " + Inputs.show(e.getMessage()) + ")");
+                    + e.getClass().getSimpleName() + ": " + Values.show(e.getMessage()) + ")");
         }
         return copy;
     }
@@ -74,7 +76,7 @@ public final class SpecCodec {
         if (update.isEmpty()) {
             return ops;
         }
-        BsonDocument doc = Inputs.updateSpec(instanceName, field, update.get(), registry);
+        BsonDocument doc = UpdateGrammar.updateSpec(instanceName, field, update.get(), registry);
         List<String> paths = new ArrayList<>();
         for (Map.Entry<String, BsonValue> operator : doc.entrySet()) {
             String op = operator.getKey().substring(1);
@@ -173,7 +175,7 @@ public final class SpecCodec {
     }
 
     private String checkPath(String field, String path) {
-        Inputs.fieldPath(instanceName, field, path);
+        Names.fieldPath(instanceName, field, path);
         String root = path.split("\\.", 2)[0];
         if (root.equals("_id")) {
             throw invalid(field, field + " must not touch _id, was " + path);
@@ -185,7 +187,7 @@ public final class SpecCodec {
     }
 
     private void checkPlainValue(String field, String path, BsonValue value) {
-        Inputs.plainValue(instanceName, field, value);
+        Values.plainValue(instanceName, field, value);
         if (value.isDocument()) {
             for (Map.Entry<String, BsonValue> e : value.asDocument().entrySet()) {
                 if (e.getKey().startsWith("$") || e.getKey().contains(".")) {

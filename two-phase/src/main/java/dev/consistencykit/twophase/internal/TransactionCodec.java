@@ -1,8 +1,17 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
+import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -14,21 +23,14 @@ import org.bson.Document;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.Names;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseTransaction;
-import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
-import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Encoding and validating a transaction before its first write.
@@ -64,7 +66,7 @@ final class TransactionCodec {
      * @param fundsPaths for each participant index, the field whose unmet condition means insufficient funds
      */
     public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
-        Object id = Inputs.operationId(config.name(), "transaction id", tx.id().value());
+        Object id = Ids.operationId(config.name(), "transaction id", tx.id().value());
         if (tx.participants().isEmpty()) {
             throw new InvalidInputException(config.name(), "participants", "participants must not be empty: a"
                     + " transaction needs at least one participant");
@@ -74,13 +76,13 @@ final class TransactionCodec {
         for (int i = 0; i < tx.participants().size(); i++) {
             Participant p = tx.participants().get(i);
             String where = "participants[" + i + "]";
-            Inputs.fieldName(config.name(), where + ".collection", p.collection());
-            Object docId = Inputs.documentId(config.name(), where + ".documentId", p.documentId(), fields.registry());
+            Names.fieldName(config.name(), where + ".collection", p.collection());
+            Object docId = Ids.documentId(config.name(), where + ".documentId", p.documentId(), fields.registry());
             if (p.collection().equals(config.transactionsCollection())) {
                 throw new InvalidInputException(config.name(), where + ".collection", where
                         + " must not be the transactions collection '" + p.collection() + "'");
             }
-            if (!seen.add(List.of(p.collection(), Inputs.idKey(docId, fields.registry())))) {
+            if (!seen.add(List.of(p.collection(), Ids.idKey(docId, fields.registry())))) {
                 throw new InvalidInputException(config.name(), where, where + " names document " + p
                         + " a second time; a document takes part in a transaction once");
             }
@@ -95,13 +97,13 @@ final class TransactionCodec {
             }
             participants.add(entry);
         }
-        Inputs.fieldName(config.name(), "label", tx.label());
+        Names.fieldName(config.name(), "label", tx.label());
         Encoded encoded = new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
         // the record holds the spec and the index of participants: it must fit in one document, with room for the
         // record's own fields, or the server would refuse it after the first write
-        Inputs.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())
+        Values.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())
                 .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, fields.registry()),
-                Inputs.MAX_VALUE_BYTES);
+                Values.MAX_VALUE_BYTES);
         return encoded;
     }
 

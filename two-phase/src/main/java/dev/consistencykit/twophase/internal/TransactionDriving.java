@@ -1,9 +1,24 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.twophase.internal.TransactionFields.CALLER_REASONS;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
+import static dev.consistencykit.twophase.internal.TransactionFields.REASON;
+import static dev.consistencykit.twophase.internal.TransactionFields.STALE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
+import static dev.consistencykit.twophase.internal.TransactionFields.reason;
+import static dev.consistencykit.twophase.internal.TransactionParticipants.nonce;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -29,24 +44,9 @@ import dev.consistencykit.twophase.TooManyPendingTransactionsException;
 import dev.consistencykit.twophase.TransactionCanceledException;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
 import dev.consistencykit.twophase.internal.TransactionParticipants.Prepared;
-import static dev.consistencykit.twophase.internal.TransactionFields.CALLER_REASONS;
-import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
-import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
-import static dev.consistencykit.twophase.internal.TransactionFields.REASON;
-import static dev.consistencykit.twophase.internal.TransactionFields.STALE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
-import static dev.consistencykit.twophase.internal.TransactionParticipants.nonce;
-import static dev.consistencykit.twophase.internal.TransactionFields.reason;
 
 /**
  * Driving a transaction through its states, and its result.

@@ -5,6 +5,22 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
+import static dev.consistencykit.twophase.internal.TransactionDriving.tokenFields;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -39,16 +55,19 @@ import com.mongodb.client.model.Sorts;
 import dev.consistencykit.core.Claim;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.TransactionState;
@@ -56,26 +75,9 @@ import dev.consistencykit.twophase.TwoPhaseAudit;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.TwoPhaseMetrics;
-import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.twophase.TwoPhaseTransaction;
 import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
 import dev.consistencykit.twophase.internal.TransactionRecording.Recorded;
-import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
-import static dev.consistencykit.twophase.internal.TransactionDriving.tokenFields;
-import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
-import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
-import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 /**
  * The two-phase commit state machine.
@@ -292,11 +294,11 @@ public final class TransactionEngine {
     }
 
     private List<Object> checkedIds(String collectionName, List<?> ids) {
-        Inputs.fieldName(fields.config.name(), "collection", collectionName);
+        Names.fieldName(fields.config.name(), "collection", collectionName);
         Objects.requireNonNull(ids, "ids");
         List<Object> checked = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
-            checked.add(Inputs.documentId(fields.config.name(), "ids[" + i + "]", ids.get(i), registry()));
+            checked.add(Ids.documentId(fields.config.name(), "ids[" + i + "]", ids.get(i), registry()));
         }
         return checked;
     }
@@ -346,10 +348,10 @@ public final class TransactionEngine {
     static List<Document> readOrdered(MongoCollection<Document> collection, List<?> ids) {
         Map<Object, Document> byId = new HashMap<>();
         CodecRegistry registry = collection.getCodecRegistry();
-        collection.find(in("_id", ids)).forEach(d -> byId.put(Inputs.idKey(d.get("_id"), registry), d));
+        collection.find(in("_id", ids)).forEach(d -> byId.put(Ids.idKey(d.get("_id"), registry), d));
         List<Document> ordered = new ArrayList<>();
         for (Object id : ids) {
-            Document d = byId.get(Inputs.idKey(id, registry));
+            Document d = byId.get(Ids.idKey(id, registry));
             if (d != null) {
                 ordered.add(d);
             }
@@ -376,7 +378,7 @@ public final class TransactionEngine {
 
     /** See {@link dev.consistencykit.twophase.TwoPhaseCommit#audit(String)}. */
     public TwoPhaseAudit audit(String field) {
-        Inputs.fieldPath(fields.config.name(), "field", field);
+        Names.fieldPath(fields.config.name(), "field", field);
         List<String> problems = new ArrayList<>();
         List<Object> inFlight = new ArrayList<>();
         Map<String, Long> effects = new HashMap<>();
@@ -412,7 +414,7 @@ public final class TransactionEngine {
                     long delta = increments(p.getList(P_PREPARE, Document.class), field)
                             + increments(p.getList(P_COMMIT, Document.class), field);
                     effects.merge(p.getString(P_COLLECTION) + "/" + p.get(P_ID), delta, Long::sum);
-                    byDocument.computeIfAbsent(p.getString(P_COLLECTION), k -> new TreeMap<>(Inputs.idOrder()))
+                    byDocument.computeIfAbsent(p.getString(P_COLLECTION), k -> new TreeMap<>(Ids.idOrder()))
                             .merge(p.get(P_ID), delta, Long::sum);
                 }
             }
@@ -422,7 +424,7 @@ public final class TransactionEngine {
             for (Document d : fields.database.getCollection(name).find(Filters.or(exists(fields.config.markerField()
                     + ".0"),
                     exists(fields.config.reservationField() + ".0")))) {
-                List<?> applied = Inputs.arrayOf(d, fields.config.markerField());
+                List<?> applied = Values.arrayOf(d, fields.config.markerField());
                 for (Object marked : fields.marker.inFlight(d)) {
                     String what = applied.contains(marked) ? "carries" : "is reserved for";
                     if (terminalByCollection.get(name).contains(marked)) {

@@ -22,10 +22,10 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.ReadSettings;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.twophase.TransactionState;

@@ -1,10 +1,29 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
+import static dev.consistencykit.twophase.internal.TransactionFields.PRECONDITION_FAILED;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
+import static dev.consistencykit.twophase.internal.TransactionFields.idsByCollection;
+import static dev.consistencykit.twophase.internal.TransactionFields.reason;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -26,35 +45,18 @@ import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.EffectMarker;
+import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
-import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
-import static dev.consistencykit.twophase.internal.TransactionFields.idsByCollection;
-import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
-import static dev.consistencykit.twophase.internal.TransactionFields.PRECONDITION_FAILED;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.reason;
 
 /**
  * The per-participant steps: reserve, prepare under the reservation, commit or roll back, settle.
@@ -100,7 +102,7 @@ final class TransactionParticipants {
                 () -> fields.transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
                         .into(new ArrayList<>()))) {
             // read back: only a name a participant could have been given is a collection to visit
-            if (value.isString() && Inputs.isCollectionName(value.asString().getValue())
+            if (value.isString() && Names.isCollectionName(value.asString().getValue())
                     && !names.contains(value.asString().getValue())) {
                 names.add(value.asString().getValue());
             }
@@ -330,7 +332,7 @@ final class TransactionParticipants {
         // read back from a document users write: only entries holding an operation id reach a filter
         if (current.get(config.reservationField()) instanceof List<?> entries) {
             for (Object e : entries) {
-                if (e instanceof Document d && Inputs.isOperationId(d.get(EffectMarker.OPERATION))) {
+                if (e instanceof Document d && Ids.isOperationId(d.get(EffectMarker.OPERATION))) {
                     reserved.add(d.get(EffectMarker.OPERATION));
                 }
             }
@@ -429,8 +431,8 @@ final class TransactionParticipants {
             return reason(PARTICIPANT_MISSING, who, "participant " + who + " does not exist");
         }
         Document current = r.document().orElseThrow();
-        int reserved = Inputs.arrayOf(current, config.reservationField()).size();
-        int applied = Inputs.arrayOf(current, config.markerField()).size();
+        int reserved = Values.arrayOf(current, config.reservationField()).size();
+        int applied = Values.arrayOf(current, config.markerField()).size();
         if (Math.max(reserved, applied) >= config.maxPendingPerDocument()) {
             return reason(TOO_MANY_PENDING, who, "participant " + who + " already carries "
                     + (reserved + applied) + " unsettled transactions (the cap is " + config.maxPendingPerDocument()

@@ -1,10 +1,21 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.consistencykit.twophase.internal.TransactionCodec.SPEC_JSON;
+import static dev.consistencykit.twophase.internal.TransactionFields.CREATED;
+import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 import java.util.List;
 
@@ -24,18 +35,7 @@ import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import static dev.consistencykit.twophase.internal.TransactionCodec.SPEC_JSON;
-import static dev.consistencykit.twophase.internal.TransactionFields.CREATED;
-import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
-import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Recording the intent: the transaction document, in one write.

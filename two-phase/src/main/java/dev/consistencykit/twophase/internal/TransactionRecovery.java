@@ -1,11 +1,19 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
+import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionFields.RECOVERY_BATCH;
+import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
+import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,22 +35,14 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Inputs;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.RECOVERY_BATCH;
-import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
 import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
-import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Recovery: taking over stale transactions and finishing or undoing them.
@@ -141,7 +141,7 @@ final class TransactionRecovery {
             reason = unreadable.getMessage();
         }
         Object id = candidate.get("_id");
-        String why = Inputs.show(reason);
+        String why = Values.show(reason);
         config.retryPolicy().run(config.name(), id, "set aside", () -> fields.transactions.updateOne(
                 and(eq("_id", id), in(STATE, IN_FLIGHT)), Updates.combine(Updates.set(SET_ASIDE + ".reason", why),
                         Updates.currentDate(SET_ASIDE + ".at"))));

@@ -1,8 +1,14 @@
 package dev.consistencykit.twophase.internal;
 
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_ERROR;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
+import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -22,13 +28,7 @@ import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_ERROR;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Settling participants once the transaction is decided: every commit update (a participant that refuses it is

@@ -3,39 +3,6 @@ package dev.consistencykit.versioning.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
-
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-
-import org.bson.Document;
-
-import com.mongodb.MongoException;
-import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Accumulators;
-import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.Projections;
-
-import dev.consistencykit.core.InterruptedOperation;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.core.WriteConcerns;
-import dev.consistencykit.versioning.VersionedStoreListener;
-import dev.consistencykit.versioning.VersionedStoreConfig;
-import dev.consistencykit.versioning.VersionedStoreMetrics;
-import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.versioning.ChangeSet;
-import dev.consistencykit.versioning.ItemVersion;
-import dev.consistencykit.versioning.VersionInfo;
-import dev.consistencykit.versioning.VersionedTree;
-import org.bson.RawBsonDocument;
 import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED;
 import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED_STATE;
 import static dev.consistencykit.versioning.internal.VersionFields.AT;
@@ -54,6 +21,39 @@ import static dev.consistencykit.versioning.internal.VersionFields.V;
 import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
 import static dev.consistencykit.versioning.internal.VersionFields.number;
 import static dev.consistencykit.versioning.internal.VersionFields.pending;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.bson.Document;
+import org.bson.RawBsonDocument;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Projections;
+
+import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.versioning.ChangeSet;
+import dev.consistencykit.versioning.ItemVersion;
+import dev.consistencykit.versioning.VersionInfo;
+import dev.consistencykit.versioning.VersionedStoreConfig;
+import dev.consistencykit.versioning.VersionedStoreListener;
+import dev.consistencykit.versioning.VersionedStoreMetrics;
+import dev.consistencykit.versioning.VersionedTree;
 
 /**
  * The versioned-store protocol (see the package documentation of {@code dev.consistencykit.versioning}): stage on the

@@ -23,16 +23,16 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.versioning.UnknownRootException;
-import dev.consistencykit.versioning.VersionedStoreListener;
 import dev.consistencykit.versioning.VersionState;
 import dev.consistencykit.versioning.VersionedStoreConfig;
+import dev.consistencykit.versioning.VersionedStoreListener;
 
 /**
  * The versioned store's stored fields, collections and counters, and the helpers every part of the
@@ -216,6 +216,6 @@ final class VersionFields {
 
     /** A root id checked and normalised (small integers become longs). */
     public Object rootId(Object rootId) {
-        return normalize(Inputs.documentId(name, "rootId", rootId, roots.getCodecRegistry()));
+        return normalize(Ids.documentId(name, "rootId", rootId, roots.getCodecRegistry()));
     }
 }

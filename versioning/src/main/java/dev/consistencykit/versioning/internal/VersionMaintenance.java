@@ -6,6 +6,23 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.versioning.internal.VersionFields.AT;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
+import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionFields.LOG;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+import static dev.consistencykit.versioning.internal.VersionFields.pending;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,23 +45,6 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.versioning.Retention;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.internal.VersionWrites.Attempt;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.pending;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
 
 /**
  * Maintenance: deciding stale change sets, settling, cleaning up abandoned attempts and pruning below retention.

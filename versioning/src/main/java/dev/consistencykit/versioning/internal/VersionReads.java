@@ -6,6 +6,29 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.versioning.internal.VersionFields.AT;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
+import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.LOG;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.normalize;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledAtts;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -24,36 +47,13 @@ import org.bson.types.ObjectId;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.versioning.ItemVersion;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionInfo;
 import dev.consistencykit.versioning.VersionPrunedException;
 import dev.consistencykit.versioning.VersionedTree;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledAtts;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.normalize;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
 
 /**
  * The reads: one committed version of a tree, an item's history, time travel and diffs, each checked against the
@@ -168,7 +168,7 @@ final class VersionReads {
      */
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = fields.rootId(rootId);
-        Object item = normalize(Inputs.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
+        Object item = normalize(Ids.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
@@ -191,7 +191,7 @@ final class VersionReads {
     /** Every committed version of {@code itemId} still kept, oldest first. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
         Object id = fields.rootId(rootId);
-        Object item = normalize(Inputs.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
+        Object item = normalize(Ids.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
         Document root = findRootForRead(id);
         Map<Long, ObjectId> unsettled = unsettledAtts(root);
         long current = number(root, VERSION);

@@ -5,6 +5,24 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
+import static dev.consistencykit.versioning.internal.VersionFields.AT;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.FP;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.SETTLE_BATCH;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,8 +35,9 @@ import java.util.TreeMap;
 import org.bson.Document;
 
 import com.google.common.collect.Lists;
-import com.mongodb.MongoBulkWriteException;
+
 import com.mongodb.ErrorCategory;
+import com.mongodb.MongoBulkWriteException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Projections;
@@ -29,24 +48,6 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 
 import dev.consistencykit.core.Listeners;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.SETTLE_BATCH;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.FP;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
 
 /**
  * Settlement: moves committed versions out of the root into the history collection, marking their documents

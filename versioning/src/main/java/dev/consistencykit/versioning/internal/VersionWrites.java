@@ -1,12 +1,45 @@
 package dev.consistencykit.versioning.internal;
 
-import dev.consistencykit.versioning.internal.VersionEngine.Committed;
-import dev.consistencykit.versioning.internal.VersionEngine.Prepared;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
+import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED;
+import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED_STATE;
+import static dev.consistencykit.versioning.internal.VersionFields.ATT;
+import static dev.consistencykit.versioning.internal.VersionFields.BASE;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_STATE;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
+import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
+import static dev.consistencykit.versioning.internal.VersionFields.FP;
+import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
+import static dev.consistencykit.versioning.internal.VersionFields.LOG;
+import static dev.consistencykit.versioning.internal.VersionFields.MAX_DOCUMENT_BYTES;
+import static dev.consistencykit.versioning.internal.VersionFields.MAX_META_BYTES;
+import static dev.consistencykit.versioning.internal.VersionFields.META;
+import static dev.consistencykit.versioning.internal.VersionFields.N;
+import static dev.consistencykit.versioning.internal.VersionFields.OPEN;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
+import static dev.consistencykit.versioning.internal.VersionFields.STAGE_ATTEMPTS;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionFields.V;
+import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
+import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
+import static dev.consistencykit.versioning.internal.VersionFields.encodedSize;
+import static dev.consistencykit.versioning.internal.VersionFields.normalize;
+import static dev.consistencykit.versioning.internal.VersionFields.number;
+import static dev.consistencykit.versioning.internal.VersionFields.pending;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,16 +51,17 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 import org.bson.BsonDocument;
-import org.bson.codecs.BsonDocumentCodec;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 import org.bson.conversions.Bson;
 import org.bson.types.ObjectId;
 
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
-import com.mongodb.MongoBulkWriteException;
+
 import com.mongodb.ErrorCategory;
+import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.model.InsertManyOptions;
@@ -35,51 +69,19 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Inputs;
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.VersionConflictException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
-import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED_STATE;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.BASE;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_STATE;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.FP;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.MAX_DOCUMENT_BYTES;
-import static dev.consistencykit.versioning.internal.VersionFields.MAX_META_BYTES;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.encodedSize;
-import static dev.consistencykit.versioning.internal.VersionFields.pending;
-import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.OPEN;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.STAGE_ATTEMPTS;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.normalize;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
+import dev.consistencykit.versioning.internal.VersionEngine.Committed;
+import dev.consistencykit.versioning.internal.VersionEngine.Prepared;
 
 /**
  * The write protocol: stage on the root, write the item versions, compare-and-set the root, abandon a loser.
@@ -116,13 +118,13 @@ final class VersionWrites {
         Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
         TreeMap<String, byte[]> canonical = new TreeMap<>();
         for (Map.Entry<Object, Optional<Document>> change : cs.changes().entrySet()) {
-            Object item = normalize(Inputs.documentId(fields.name, "itemId", change.getKey(), fields.items
+            Object item = normalize(Ids.documentId(fields.name, "itemId", change.getKey(), fields.items
                     .getCodecRegistry()));
             String key = VersionedTree.canonicalId(item);
             if (change.getValue().isPresent()) {
                 // encoded once with the database's own codecs (a UUID or a POJO the caller's client stores is
                 // accepted), checked as BSON, and these bytes are what is stored
-                BsonDocument value = Inputs.plainDocument(fields.name, "value of item " + Inputs.show(item),
+                BsonDocument value = Values.plainDocument(fields.name, "value of item " + Values.show(item),
                         change.getValue().get(), fields.items.getCodecRegistry());
                 RawBsonDocument raw = new RawBsonDocument(value, new BsonDocumentCodec());
                 int bytes = encodedSize(itemDocument(root, item, cs.version(), new ObjectId(), cs.id().value(),
@@ -146,7 +148,7 @@ final class VersionWrites {
         canonical.forEach((k, v) -> hasher.putString(k, StandardCharsets.UTF_8).putByte((byte) 0)
                 .putInt(v.length).putBytes(v));
         cs.meta().ifPresent(meta -> {
-            BsonDocument encodedMeta = Inputs.plainDocument(fields.name, "meta", meta, fields.roots.getCodecRegistry());
+            BsonDocument encodedMeta = Values.plainDocument(fields.name, "meta", meta, fields.roots.getCodecRegistry());
             byte[] bytes = bytesOf(new RawBsonDocument(encodedMeta, new BsonDocumentCodec()));
             if (bytes.length > MAX_META_BYTES) {
                 throw new InvalidInputException(fields.name, "meta", "meta is " + bytes.length

@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,14 +14,14 @@ import org.junit.jupiter.api.Test;
 
 import com.mongodb.client.model.Filters;
 
-import dev.consistencykit.core.Inputs;
-import dev.consistencykit.core.InvalidInputException;
-
-/** {@link Inputs#plainDocument}: no value, whatever its Java type, may carry an operator into a stored document. */
-class InputsTest {
+/**
+ * {@link Values}: no value, whatever its Java type, may carry an operator into a stored document; amounts are
+ * positive.
+ */
+class ValuesTest {
 
     private static void refused(Document document, String where) {
-        assertThatThrownBy(() -> Inputs.plainDocument("test", "payload", document))
+        assertThatThrownBy(() -> Values.plainDocument("test", "payload", document))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining(where);
     }
 
@@ -53,6 +53,26 @@ class InputsTest {
         Document plain = new Document("s", "x").append("n", 1).append("nested", new BsonDocument("a",
                 new BsonString("b"))).append("json", new JsonObject("{\"a\": 1}")).append("list", List.of(1, "two"));
 
-        assertThat(Inputs.plainDocument("test", "payload", plain)).isSameAs(plain);
+        assertThat(Values.plainDocument("test", "payload", plain)).isSameAs(plain);
+    }
+
+    @Test
+    void shouldRejectOperatorKeysAtAnyDepthOfDataDocument() {
+        Values.plainDocument("s", "payload", new Document("a", new Document("b", List.of(new Document("c", 1)))));
+
+        assertThatThrownBy(() -> Values.plainDocument("s", "payload",
+                new Document("a", new Document("b", List.of(new Document("$set", 1))))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("'$set'")
+                .hasMessageContaining("payload.a.b[0]");
+        assertThatThrownBy(() -> Values.plainDocument("s", "payload", new Document("x.y", 1)))
+                .isInstanceOf(InvalidInputException.class);
+    }
+
+    @Test
+    void shouldRejectNonPositiveAmounts() {
+        assertThat(Values.positive("s", "amount", 1)).isEqualTo(1);
+        assertThatThrownBy(() -> Values.positive("s", "amount", 0)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("amount must be > 0, was 0");
+        assertThatThrownBy(() -> Values.positive("s", "amount", -5)).isInstanceOf(InvalidInputException.class);
     }
 }
