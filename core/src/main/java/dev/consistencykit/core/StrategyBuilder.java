@@ -8,40 +8,42 @@ import java.util.concurrent.TimeUnit;
 import com.mongodb.client.MongoDatabase;
 
 /**
- * What every pattern's builder shares: the database, the instance name, the retry policy and the time sources. Each
- * entry type's {@code Builder} extends it, so these settings are spelled and checked the same way everywhere.
- * Setters check their argument ({@code NullPointerException} for null, {@code IllegalArgumentException} for a bad
- * value). Not thread-safe.
+ * What every pattern's builder shares: the database, the configuration it writes into, and the setters of the
+ * settings every configuration has (name, retry policy, clock, operation timeout). A pattern's setter writes one
+ * field of {@link #config}; {@code build()} takes {@link #builtConfig()}, a checked copy. Setters check their
+ * argument ({@code NullPointerException} for null, {@code IllegalArgumentException} for a bad value). Not
+ * thread-safe.
  *
  * @param <B> the concrete builder, which the setters return
+ * @param <C> the pattern's configuration
  */
-public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
+public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends StrategyConfig> {
 
     /** The database the instance works on, as the application gave it. */
     protected final MongoDatabase database;
-
-    /** The instance name, in every log line, metric and exception. */
-    protected String name;
-    /** Retry of transient errors. */
-    protected RetryPolicy retryPolicy;
-    /** The local clock server time is estimated from. */
-    protected Clock clock = Clock.systemUTC();
-    /** The bound of one public call. */
-    protected Duration operationTimeout;
+    /** The configuration the setters write into; never handed out itself. */
+    protected C config;
     private ServerClock serverClock;
 
     /**
-     * @param database    the application's database
-     * @param defaultName the pattern's default instance name
+     * @param database the application's database
+     * @param defaults the pattern's configuration with every default
      */
-    protected StrategyBuilder(MongoDatabase database, String defaultName) {
+    protected StrategyBuilder(MongoDatabase database, C defaults) {
         // first, before anything loads a class that needs the driver's newer types: an older driver fails here with
         // one line naming its version, not with a NoClassDefFoundError
-        DriverFloor.require(defaultName);
+        DriverFloor.require(defaults.name);
         this.database = Objects.requireNonNull(database, "database");
-        this.name = Objects.requireNonNull(defaultName, "defaultName");
-        this.retryPolicy = RetryPolicy.DEFAULT;
-        this.operationTimeout = Calls.DEFAULT_OPERATION_TIMEOUT;
+        this.config = defaults;
+    }
+
+    /**
+     * Every setting of {@code other} (everything a configuration holds; handlers, listeners and other parts that are
+     * not settings stay as they are).
+     */
+    public B from(C other) {
+        this.config = copyOf(Objects.requireNonNull(other, "config"));
+        return self();
     }
 
     /**
@@ -53,13 +55,13 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
         if (value.isBlank()) {
             throw new IllegalArgumentException("name must not be blank");
         }
-        this.name = value;
+        config.name = value;
         return self();
     }
 
     /** Retry of transient errors. Default {@link RetryPolicy#DEFAULT}. */
     public B retryPolicy(RetryPolicy value) {
-        this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+        config.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
         return self();
     }
 
@@ -72,22 +74,13 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
      * @throws IllegalArgumentException if it is zero or negative
      */
     public B operationTimeout(Duration value) {
-        this.operationTimeout = positive("operationTimeout", value);
+        config.operationTimeout = Checks.positive("operationTimeout", value);
         return self();
-    }
-
-    /**
-     * The settings every configuration shares (name, retry policy, clock), from {@code config}: the start of each
-     * pattern builder's {@code from(config)}.
-     */
-    protected B fromShared(StrategyConfig config) {
-        Objects.requireNonNull(config, "config");
-        return name(config.name()).retryPolicy(config.retryPolicy()).clock(config.clock());
     }
 
     /** The local clock server time is estimated from. Default: the system clock. */
     public B clock(Clock value) {
-        this.clock = Objects.requireNonNull(value, "clock");
+        config.clock = Objects.requireNonNull(value, "clock");
         return self();
     }
 
@@ -98,33 +91,40 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B>> {
     }
 
     /**
-     * The database, refused if its write concern is unacknowledged, with the {@link #operationTimeout} on every
+     * The configuration to build with: a copy of what the setters wrote, its combination checked.
+     *
+     * @throws IllegalStateException for settings that contradict each other
+     */
+    protected C builtConfig() {
+        C built = copyOf(config);
+        built.checkCombination();
+        return built;
+    }
+
+    /**
+     * The database, refused if its write concern is unacknowledged, with the operation timeout set on every
      * operation.
      *
      * @throws UnsafeConfigurationException if the write concern is {@code w:0}
      */
     protected MongoDatabase acknowledgedDatabase() {
-        return WriteConcerns.acknowledged(name, database).withTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        return WriteConcerns.acknowledged(config.name, database)
+                .withTimeout(config.operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** The call boundary of the instance: its deadline, error typing and interruption policy. */
-    protected Calls calls() {
-        return new Calls(name, retryPolicy, operationTimeout);
+    /** The call boundary of an instance with {@code built}: its deadline, error typing and interruption policy. */
+    protected Calls calls(C built) {
+        return new Calls(built.name, built.retryPolicy, built.operationTimeout);
     }
 
-    /** The server time source set, or one measured against {@code db} from {@link #clock}. */
-    protected ServerClock serverClockFor(MongoDatabase db) {
-        return serverClock != null ? serverClock : ServerClock.of(db, clock);
+    /** The server time source set, or one measured against {@code db} from the configuration's clock. */
+    protected ServerClock serverClockFor(MongoDatabase db, C built) {
+        return serverClock != null ? serverClock : ServerClock.of(db, built.clock);
     }
 
-    /**
-     * Checks a duration setting that must be strictly positive.
-     *
-     * @return {@code value}
-     * @throws IllegalArgumentException if it is zero or negative
-     */
-    protected static Duration positive(String setting, Duration value) {
-        return Checks.positive(setting, value);
+    @SuppressWarnings("unchecked")   // a copy is of the class of what it copies
+    private C copyOf(C original) {
+        return (C) original.copy();
     }
 
     @SuppressWarnings("unchecked")

@@ -59,12 +59,23 @@ class ConfigurationsTest {
     }
 
     @Test
+    void shouldHandEachInstanceItsOwnCopyOfTheSettings() {
+        JobQueue.Builder builder = JobQueue.builder(db).lease(Duration.ofSeconds(3));
+        JobQueueConfig first = builder.build().config();
+        builder.lease(Duration.ofSeconds(4)).operationTimeout(Duration.ofSeconds(5));
+
+        assertThat(first.lease()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(first.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(builder.build().config().operationTimeout()).isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
     void shouldRoundTripEveryTwoPhaseSetting() {
         TwoPhaseConfig config = TwoPhaseCommit.builder(db).name("n").transactionsCollection("t")
                 .accountsCollection("a").balanceField("money.amount").transferVariant(TransferVariant.APPLY_AT_PREPARE)
                 .markerField("m").reservationField("r").lease(Duration.ofSeconds(3))
                 .staleAfter(Duration.ofSeconds(4)).stalePendingPolicy(StalePendingPolicy.ROLL_FORWARD)
-                .maxPendingPerDocument(9).retention(Duration.ofHours(5)).retryPolicy(RETRY).clock(CLOCK).build()
+                .maxPendingPerDocument(9).retention(Duration.ofHours(5)).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build()
                 .config();
         TwoPhaseConfig defaults = TwoPhaseCommit.builder(db).build().config();
         assertThat(config).isNotEqualTo(defaults);
@@ -81,7 +92,7 @@ class ConfigurationsTest {
     void shouldRoundTripEveryJobQueueSetting() {
         JobQueueConfig config = JobQueue.builder(db).name("n").collection("j").maxAttempts(9)
                 .lease(Duration.ofSeconds(3)).retryBackoff(Duration.ofSeconds(2), Duration.ofMinutes(3))
-                .retention(Duration.ofHours(5)).staleAfter(Duration.ofSeconds(4)).retryPolicy(RETRY).clock(CLOCK)
+                .retention(Duration.ofHours(5)).staleAfter(Duration.ofSeconds(4)).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
                 .build().config();
         assertThat(config).isNotEqualTo(JobQueue.builder(db).build().config());
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
@@ -92,7 +103,7 @@ class ConfigurationsTest {
     void shouldRoundTripEveryLedgerSetting() {
         LedgerConfig config = Ledger.builder(db).name("n").collections("l", "a", "x")
                 .seqAllocation(SeqAllocation.COUNTER).overdraftFloor(-5).staleAfter(Duration.ofSeconds(4))
-                .retryPolicy(RETRY).clock(CLOCK).build().config();
+                .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build().config();
         assertThat(config).isNotEqualTo(Ledger.builder(db).build().config());
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
         assertThat(Ledger.builder(db).from(config).build().config()).isEqualTo(config);
@@ -105,7 +116,7 @@ class ConfigurationsTest {
     void shouldRoundTripEveryVersionedStoreSetting() {
         VersionedStoreConfig config = VersionedStore.builder(db).name("n").collections("r", "i", "h")
                 .staleAfter(Duration.ofSeconds(4)).settleThreshold(3).retention(Retention.keepLast(2))
-                .conflictAttempts(4).retryPolicy(RETRY).clock(CLOCK).build().config();
+                .conflictAttempts(4).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build().config();
         assertThat(config).isNotEqualTo(VersionedStore.builder(db).build().config());
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
         assertThat(VersionedStore.builder(db).from(config).build().config()).isEqualTo(config);
@@ -116,7 +127,7 @@ class ConfigurationsTest {
         SyncFlagConfig config = SyncFlag.builder(db).name("n").master("users", "name", "email")
                 .target(SyncTarget.in("comments", "authorId").copy("name", "authorName"))
                 .target(SyncTarget.in("orders", "userId").copy("email", "contact"))
-                .staleAfter(Duration.ofSeconds(4)).rememberedUpdates(3).sweepBatch(2).retryPolicy(RETRY).clock(CLOCK)
+                .staleAfter(Duration.ofSeconds(4)).rememberedUpdates(3).sweepBatch(2).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
                 .build().config();
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
         // from() replaces the master and the targets, it does not add to them

@@ -319,37 +319,19 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /** Builds a {@link JobQueue}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder extends StrategyBuilder<Builder> {
+    public static final class Builder extends StrategyBuilder<Builder, JobQueueConfig> {
         private final Map<String, JobHandler> handlers = new HashMap<>();
-        private String collection = JobQueueConfig.DEFAULT_COLLECTION;
-        private int maxAttempts = JobQueueConfig.DEFAULT_MAX_ATTEMPTS;
-        private Duration lease = JobQueueConfig.DEFAULT_LEASE;
-        private Duration retryBackoff = JobQueueConfig.DEFAULT_RETRY_BACKOFF;
-        private Duration maxRetryBackoff = JobQueueConfig.DEFAULT_MAX_RETRY_BACKOFF;
-        private Duration retention = JobQueueConfig.DEFAULT_RETENTION;
-        private Duration staleAfter = JobQueueConfig.DEFAULT_STALE_AFTER;
         private JobQueueListener listener = new JobQueueListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, JobQueueConfig.DEFAULT_NAME);
+            super(database, new JobQueueConfig());
         }
 
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
         public Builder collection(String value) {
-            this.collection = Names.fieldName(name, "collection", value);
+            config.collection = Names.fieldName(config.name(), "collection", value);
             return this;
-        }
-
-        /**
-         * Every setting of {@code config}: name, collection, attempts, lease, back-off, retention, staleness, retry
-         * policy and clock. Handlers, listener and owner ids are not part of a configuration and stay as they are.
-         */
-        public Builder from(JobQueueConfig config) {
-            return fromShared(config)
-                    .collection(config.collection()).maxAttempts(config.maxAttempts()).lease(config.lease())
-                    .retryBackoff(config.retryBackoff(), config.maxRetryBackoff()).retention(config.retention())
-                    .staleAfter(config.staleAfter());
         }
 
         /** The handler of jobs of {@code type}. */
@@ -365,38 +347,32 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
 
         /** Attempts before a job goes dead (default {@value JobQueueConfig#DEFAULT_MAX_ATTEMPTS}). */
         public Builder maxAttempts(int value) {
-            Checks.atLeast("maxAttempts", value, 1);
-            this.maxAttempts = value;
+            config.maxAttempts = Checks.atLeast("maxAttempts", value, 1);
             return this;
         }
 
         /** A worker's lease (default 30 s). */
         public Builder lease(Duration value) {
-            Checks.positive("lease", value);
-            this.lease = value;
+            config.lease = Checks.positive("lease", value);
             return this;
         }
 
         /** The retry back-off bounds (default 1 s to 1 h). */
         public Builder retryBackoff(Duration first, Duration max) {
-            Checks.positive("retryBackoff", first);
-            Checks.positive("maxRetryBackoff", max);
-            this.retryBackoff = first;
-            this.maxRetryBackoff = max;
+            config.retryBackoff = Checks.positive("retryBackoff", first);
+            config.maxRetryBackoff = Checks.positive("maxRetryBackoff", max);
             return this;
         }
 
         /** How long done jobs are kept (default 7 days). */
         public Builder retention(Duration value) {
-            Checks.positive("retention", value);
-            this.retention = value;
+            config.retention = Checks.positive("retention", value);
             return this;
         }
 
         /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
         public Builder staleAfter(Duration value) {
-            Checks.notNegative("staleAfter", value);
-            this.staleAfter = value;
+            config.staleAfter = Checks.notNegative("staleAfter", value);
             return this;
         }
 
@@ -419,12 +395,11 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
          * @throws IllegalStateException if the settings contradict each other
          */
         public JobQueue build() {
-            JobQueueConfig config = new JobQueueConfig(name, collection, maxAttempts, lease, retryBackoff,
-                    maxRetryBackoff, retention, staleAfter, retryPolicy, clock);
+            JobQueueConfig built = builtConfig();
             MongoDatabase db = acknowledgedDatabase();
-            ServerClock time = serverClockFor(db);
-            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
-            return new JobQueue(config, new JobEngine(config, db, time, listener, owners, handlers), calls());
+            ServerClock time = serverClockFor(db, built);
+            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(built.name());
+            return new JobQueue(built, new JobEngine(built, db, time, listener, owners, handlers), calls(built));
         }
     }
 }

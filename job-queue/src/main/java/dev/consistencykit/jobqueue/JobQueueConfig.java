@@ -1,20 +1,15 @@
 package dev.consistencykit.jobqueue;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
- * The immutable settings of a {@link JobQueue}; built only by {@link JobQueue.Builder}
- * (from {@link JobQueue#builder}, or from an existing configuration with {@link #toBuilder} or
- * {@link JobQueue.Builder#from}), so that a new setting never breaks a caller.
+ * The settings of a {@link JobQueue}, written only by {@link JobQueue.Builder} (from {@link JobQueue#builder}, or from
+ * an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its own copy.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
@@ -41,42 +36,16 @@ public final class JobQueueConfig extends StrategyConfig {
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
-    private final String collection;
-    private final int maxAttempts;
-    private final Duration lease;
-    private final Duration retryBackoff;
-    private final Duration maxRetryBackoff;
-    private final Duration retention;
-    private final Duration staleAfter;
+    String collection = DEFAULT_COLLECTION;
+    int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    Duration lease = DEFAULT_LEASE;
+    Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
+    Duration maxRetryBackoff = DEFAULT_MAX_RETRY_BACKOFF;
+    Duration retention = DEFAULT_RETENTION;
+    Duration staleAfter = DEFAULT_STALE_AFTER;
 
-    /**
-     * @throws NullPointerException     for a null setting
-     * @throws IllegalArgumentException for a value out of range
-     * @throws IllegalStateException    for settings that contradict each other
-     */
-    JobQueueConfig(String name, String collection, int maxAttempts, Duration lease, Duration retryBackoff,
-            Duration maxRetryBackoff, Duration retention, Duration staleAfter, RetryPolicy retryPolicy, Clock clock) {
-        super(name, retryPolicy, clock);
-        Names.fieldName(name, "collection", collection);
-        Checks.atLeast("maxAttempts", maxAttempts, 1);
-        Checks.positive("lease", lease);
-        Checks.positive("retryBackoff", retryBackoff);
-        Checks.positive("maxRetryBackoff", maxRetryBackoff);
-        Checks.positive("retention", retention);
-        Checks.notNegative("staleAfter", staleAfter);
-        if (maxRetryBackoff.compareTo(retryBackoff) < 0) {
-            throw new IllegalStateException("maxRetryBackoff " + maxRetryBackoff + " < retryBackoff " + retryBackoff);
-        }
-        if (retention.compareTo(lease) <= 0) {
-            throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
-        }
-        this.collection = collection;
-        this.maxAttempts = maxAttempts;
-        this.lease = lease;
-        this.retryBackoff = retryBackoff;
-        this.maxRetryBackoff = maxRetryBackoff;
-        this.retention = retention;
-        this.staleAfter = staleAfter;
+    JobQueueConfig() {
+        super(DEFAULT_NAME);
     }
 
     /**
@@ -127,32 +96,12 @@ public final class JobQueueConfig extends StrategyConfig {
     }
 
     @Override
-    public boolean equals(Object other) {
-        return other instanceof JobQueueConfig o && sharesSettingsWith(o)
-                && collection.equals(o.collection)
-                && maxAttempts == o.maxAttempts
-                && lease.equals(o.lease)
-                && retryBackoff.equals(o.retryBackoff)
-                && maxRetryBackoff.equals(o.maxRetryBackoff)
-                && retention.equals(o.retention)
-                && staleAfter.equals(o.staleAfter);
+    protected void checkCombination() {
+        if (maxRetryBackoff.compareTo(retryBackoff) < 0) {
+            throw new IllegalStateException("maxRetryBackoff " + maxRetryBackoff + " < retryBackoff " + retryBackoff);
+        }
+        if (retention.compareTo(lease) <= 0) {
+            throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
+        }
     }
-
-    @Override
-    public int hashCode() {
-        return 31 * sharedHashCode() + Objects.hash(collection, maxAttempts, lease, retryBackoff, maxRetryBackoff,
-                retention, staleAfter);
-    }
-
-    @Override
-    public String toString() {
-        return describe("collection=" + collection + ", "
-                + "maxAttempts=" + maxAttempts + ", "
-                + "lease=" + lease + ", "
-                + "retryBackoff=" + retryBackoff + ", "
-                + "maxRetryBackoff=" + maxRetryBackoff + ", "
-                + "retention=" + retention + ", "
-                + "staleAfter=" + staleAfter);
-    }
-
 }

@@ -308,48 +308,31 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     }
 
     /** Builds a {@link Ledger}. Setters check their argument. */
-    public static final class Builder extends StrategyBuilder<Builder> {
+    public static final class Builder extends StrategyBuilder<Builder, LedgerConfig> {
 
-        private String ledgerCollection = LedgerConfig.DEFAULT_LEDGER_COLLECTION;
-        private String accountsCollection = LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION;
-        private String archiveCollection = LedgerConfig.DEFAULT_ARCHIVE_COLLECTION;
-        private SeqAllocation seqAllocation = SeqAllocation.QUERY;
-        private OptionalLong overdraftFloor = OptionalLong.empty();
-        private Duration staleAfter = LedgerConfig.DEFAULT_STALE_AFTER;
         private LedgerListener listener = new LedgerListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, LedgerConfig.DEFAULT_NAME);
+            super(database, new LedgerConfig());
         }
 
         /** The collections of transactions, account caches and archived transactions. */
         public Builder collections(String ledger, String accounts, String archive) {
-            this.ledgerCollection = Names.fieldName(name, "ledgerCollection", ledger);
-            this.accountsCollection = Names.fieldName(name, "accountsCollection", accounts);
-            this.archiveCollection = Names.fieldName(name, "archiveCollection", archive);
-            return this;
-        }
-
-        /**
-         * Every setting of {@code config}: name, collections, sequence allocation, overdraft floor, staleness, retry
-         * policy and clock. The listener is not part of a configuration and stays as it is.
-         */
-        public Builder from(LedgerConfig config) {
-            fromShared(config).collections(config.ledgerCollection(), config.accountsCollection(),
-                    config.archiveCollection()).seqAllocation(config.seqAllocation()).staleAfter(config.staleAfter());
-            this.overdraftFloor = config.overdraftFloor();      // absent too, which no setter expresses
+            config.ledgerCollection = Names.fieldName(config.name(), "ledgerCollection", ledger);
+            config.accountsCollection = Names.fieldName(config.name(), "accountsCollection", accounts);
+            config.archiveCollection = Names.fieldName(config.name(), "archiveCollection", archive);
             return this;
         }
 
         /** How sequence numbers are picked. Default {@link SeqAllocation#QUERY}. */
         public Builder seqAllocation(SeqAllocation value) {
-            this.seqAllocation = Objects.requireNonNull(value, "seqAllocation");
+            config.seqAllocation = Objects.requireNonNull(value, "seqAllocation");
             return this;
         }
 
         /** Cancel, in log order, a transaction whose debit would take its account below {@code floor}. */
         public Builder overdraftFloor(long floor) {
-            this.overdraftFloor = OptionalLong.of(floor);
+            config.overdraftFloor = OptionalLong.of(floor);
             return this;
         }
 
@@ -359,7 +342,7 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            this.staleAfter = positive("staleAfter", value);
+            config.staleAfter = Checks.positive("staleAfter", value);
             return this;
         }
 
@@ -376,10 +359,9 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
          */
         public Ledger build() {
             MongoDatabase db = acknowledgedDatabase();
-            LedgerConfig config = new LedgerConfig(name, ledgerCollection, accountsCollection, archiveCollection,
-                    seqAllocation, overdraftFloor, staleAfter, retryPolicy, clock);
-            ServerClock time = serverClockFor(db);
-            return new Ledger(config, new LedgerEngine(config, db, time, listener), calls());
+            LedgerConfig built = builtConfig();
+            ServerClock time = serverClockFor(db, built);
+            return new Ledger(built, new LedgerEngine(built, db, time, listener), calls(built));
         }
     }
 }

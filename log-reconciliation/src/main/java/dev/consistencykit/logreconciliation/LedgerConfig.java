@@ -1,21 +1,17 @@
 package dev.consistencykit.logreconciliation;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.OptionalLong;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
- * The immutable settings of a {@link Ledger}; built only by {@link Ledger.Builder}
- * (from {@link Ledger#builder}, or from an existing configuration with {@link #toBuilder} or
- * {@link Ledger.Builder#from}), so that a new setting never breaks a caller.
+ * The settings of a {@link Ledger}, written only by {@link Ledger.Builder} (from {@link Ledger#builder},
+ * or from an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its
+ * own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_LEDGER_COLLECTION}, account caches in
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}, archived transactions in {@value #DEFAULT_ARCHIVE_COLLECTION}; sequence
@@ -35,37 +31,15 @@ public final class LedgerConfig extends StrategyConfig {
     /** Default staleness before the committer takes a transaction over: 5 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(5);
 
-    private final String ledgerCollection;
-    private final String accountsCollection;
-    private final String archiveCollection;
-    private final SeqAllocation seqAllocation;
-    private final OptionalLong overdraftFloor;
-    private final Duration staleAfter;
+    String ledgerCollection = DEFAULT_LEDGER_COLLECTION;
+    String accountsCollection = DEFAULT_ACCOUNTS_COLLECTION;
+    String archiveCollection = DEFAULT_ARCHIVE_COLLECTION;
+    SeqAllocation seqAllocation = SeqAllocation.QUERY;
+    OptionalLong overdraftFloor = OptionalLong.empty();
+    Duration staleAfter = DEFAULT_STALE_AFTER;
 
-    /**
-     * @throws NullPointerException     for a null setting
-     * @throws IllegalArgumentException for a threshold {@code <= 0}
-     */
-    LedgerConfig(String name, String ledgerCollection, String accountsCollection, String archiveCollection,
-            SeqAllocation seqAllocation, OptionalLong overdraftFloor, Duration staleAfter, RetryPolicy retryPolicy,
-            Clock clock) {
-        super(name, retryPolicy, clock);
-        Names.fieldName(name, "ledgerCollection", ledgerCollection);
-        Names.fieldName(name, "accountsCollection", accountsCollection);
-        Names.fieldName(name, "archiveCollection", archiveCollection);
-        Objects.requireNonNull(seqAllocation, "seqAllocation");
-        Objects.requireNonNull(overdraftFloor, "overdraftFloor");
-        Checks.positive("staleAfter", staleAfter);
-        if (ledgerCollection.equals(accountsCollection) || ledgerCollection.equals(archiveCollection)
-                || accountsCollection.equals(archiveCollection)) {
-            throw new IllegalStateException("the ledger, accounts and archive collections must differ");
-        }
-        this.ledgerCollection = ledgerCollection;
-        this.accountsCollection = accountsCollection;
-        this.archiveCollection = archiveCollection;
-        this.seqAllocation = seqAllocation;
-        this.overdraftFloor = overdraftFloor;
-        this.staleAfter = staleAfter;
+    LedgerConfig() {
+        super(DEFAULT_NAME);
     }
 
     /**
@@ -114,29 +88,10 @@ public final class LedgerConfig extends StrategyConfig {
     }
 
     @Override
-    public boolean equals(Object other) {
-        return other instanceof LedgerConfig o && sharesSettingsWith(o)
-                && ledgerCollection.equals(o.ledgerCollection)
-                && accountsCollection.equals(o.accountsCollection)
-                && archiveCollection.equals(o.archiveCollection)
-                && seqAllocation.equals(o.seqAllocation)
-                && overdraftFloor.equals(o.overdraftFloor)
-                && staleAfter.equals(o.staleAfter);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * sharedHashCode() + Objects.hash(ledgerCollection, accountsCollection, archiveCollection,
-                seqAllocation, overdraftFloor, staleAfter);
-    }
-
-    @Override
-    public String toString() {
-        return describe("ledgerCollection=" + ledgerCollection + ", "
-                + "accountsCollection=" + accountsCollection + ", "
-                + "archiveCollection=" + archiveCollection + ", "
-                + "seqAllocation=" + seqAllocation + ", "
-                + "overdraftFloor=" + overdraftFloor + ", "
-                + "staleAfter=" + staleAfter);
+    protected void checkCombination() {
+        if (ledgerCollection.equals(accountsCollection) || ledgerCollection.equals(archiveCollection)
+                || accountsCollection.equals(archiveCollection)) {
+            throw new IllegalStateException("the ledger, accounts and archive collections must differ");
+        }
     }
 }

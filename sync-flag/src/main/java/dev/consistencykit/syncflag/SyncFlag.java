@@ -286,18 +286,12 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     /**
      * Builds a {@link SyncFlag}. Setters check their argument; {@link #build()} checks the spec as a whole.
      */
-    public static final class Builder extends StrategyBuilder<Builder> {
+    public static final class Builder extends StrategyBuilder<Builder, SyncFlagConfig> {
 
-        private String masterCollection;
-        private final List<String> masterFields = new ArrayList<>();
-        private final List<SyncTarget> targets = new ArrayList<>();
-        private Duration staleAfter = SyncFlagConfig.DEFAULT_STALE_AFTER;
-        private int rememberedUpdates = SyncFlagConfig.DEFAULT_REMEMBERED_UPDATES;
-        private int sweepBatch = SyncFlagConfig.DEFAULT_SWEEP_BATCH;
         private SyncFlagListener listener = new SyncFlagListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, SyncFlagConfig.DEFAULT_NAME);
+            super(database, new SyncFlagConfig());
         }
 
         /**
@@ -306,33 +300,21 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws InvalidInputException for an invalid collection name or field path
          */
         public Builder master(String collection, String... fields) {
-            Names.fieldName(name, "masterCollection", collection);
+            Names.fieldName(config.name(), "masterCollection", collection);
             Objects.requireNonNull(fields, "fields");
             for (String field : fields) {
-                Names.fieldPath(name, "masterFields", field);
+                Names.fieldPath(config.name(), "masterFields", field);
             }
-            this.masterCollection = collection;
-            this.masterFields.clear();
-            this.masterFields.addAll(List.of(fields));
-            return this;
-        }
-
-        /**
-         * Every setting of {@code config}: name, master, targets, staleness, remembered updates, sweep batch, retry
-         * policy and clock. The listener is not part of a configuration and stays as it is.
-         */
-        public Builder from(SyncFlagConfig config) {
-            fromShared(config).master(config.masterCollection(), config.masterFields().toArray(new String[0]))
-                    .staleAfter(config.staleAfter()).rememberedUpdates(config.rememberedUpdates())
-                    .sweepBatch(config.sweepBatch());
-            this.targets.clear();                               // replaced, not added to
-            this.targets.addAll(config.targets());
+            config.masterCollection = collection;
+            config.masterFields = List.of(fields);
             return this;
         }
 
         /** Adds a target. */
         public Builder target(SyncTarget value) {
+            List<SyncTarget> targets = new ArrayList<>(config.targets);
             targets.add(Objects.requireNonNull(value, "target"));
+            config.targets = List.copyOf(targets);
             return this;
         }
 
@@ -342,7 +324,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            this.staleAfter = positive("staleAfter", value);
+            config.staleAfter = Checks.positive("staleAfter", value);
             return this;
         }
 
@@ -353,8 +335,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder rememberedUpdates(int value) {
-            Checks.atLeast("rememberedUpdates", value, 1);
-            this.rememberedUpdates = value;
+            config.rememberedUpdates = Checks.atLeast("rememberedUpdates", value, 1);
             return this;
         }
 
@@ -364,8 +345,7 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder sweepBatch(int value) {
-            Checks.atLeast("sweepBatch", value, 1);
-            this.sweepBatch = value;
+            config.sweepBatch = Checks.atLeast("sweepBatch", value, 1);
             return this;
         }
 
@@ -383,14 +363,13 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
          * @throws dev.consistencykit.core.UnsafeConfigurationException if the database's write concern is {@code w:0}
          */
         public SyncFlag build() {
-            if (masterCollection == null) {
+            if (config.masterCollection == null) {
                 throw new IllegalStateException("no master: call master(collection, fields...)");
             }
             MongoDatabase db = acknowledgedDatabase();
-            SyncFlagConfig config = new SyncFlagConfig(name, masterCollection, masterFields, targets, staleAfter,
-                    rememberedUpdates, sweepBatch, retryPolicy, clock);
-            ServerClock time = serverClockFor(db);
-            return new SyncFlag(config, new SyncEngine(config, db, time, listener), calls());
+            SyncFlagConfig built = builtConfig();
+            ServerClock time = serverClockFor(db, built);
+            return new SyncFlag(built, new SyncEngine(built, db, time, listener), calls(built));
         }
     }
 }

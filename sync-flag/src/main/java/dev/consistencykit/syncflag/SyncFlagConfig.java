@@ -1,24 +1,20 @@
 package dev.consistencykit.syncflag;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
- * The immutable settings of a {@link SyncFlag}; built only by {@link SyncFlag.Builder}
- * (from {@link SyncFlag#builder}, or from an existing configuration with {@link #toBuilder} or
- * {@link SyncFlag.Builder#from}), so that a new setting never breaks a caller.
+ * The settings of a {@link SyncFlag}, written only by {@link SyncFlag.Builder} (from {@link SyncFlag#builder},
+ * or from an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its
+ * own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; the sweeper takes over flags older than 60 s ({@link #DEFAULT_STALE_AFTER});
  * each master remembers the ids of its last {@value #DEFAULT_REMEMBERED_UPDATES} updates; the sweeper reads
@@ -54,74 +50,15 @@ public final class SyncFlagConfig extends StrategyConfig {
     /** Fields an update of a master must not touch. */
     public static final Set<String> RESERVED_FIELDS = Set.of("_id", FLAG_FIELD, VERSION_FIELD, OPS_FIELD);
 
-    private final String masterCollection;
-    private final List<String> masterFields;
-    private final List<SyncTarget> targets;
-    private final Duration staleAfter;
-    private final int rememberedUpdates;
-    private final int sweepBatch;
+    String masterCollection;
+    List<String> masterFields = List.of();
+    List<SyncTarget> targets = List.of();
+    Duration staleAfter = DEFAULT_STALE_AFTER;
+    int rememberedUpdates = DEFAULT_REMEMBERED_UPDATES;
+    int sweepBatch = DEFAULT_SWEEP_BATCH;
 
-    /**
-     * @throws NullPointerException     for a null setting
-     * @throws IllegalArgumentException for a duration or count out of range
-     * @throws InvalidInputException    for a spec that is wrong: no master fields, a reserved or overlapping master
-     *                                  field, no targets, a target with no copies, a target copying a field the
-     *                                  master does not declare, two targets writing the same version field
-     */
-    SyncFlagConfig(String name, String masterCollection, List<String> masterFields, List<SyncTarget> targets,
-            Duration staleAfter, int rememberedUpdates, int sweepBatch, RetryPolicy retryPolicy, Clock clock) {
-        super(name, retryPolicy, clock);
-        Names.fieldName(name, "masterCollection", masterCollection);
-        masterFields = List.copyOf(masterFields);
-        targets = List.copyOf(targets);
-        Checks.positive("staleAfter", staleAfter);
-        Checks.atLeast("rememberedUpdates", rememberedUpdates, 1);
-        Checks.atLeast("sweepBatch", sweepBatch, 1);
-        if (masterFields.isEmpty()) {
-            throw new InvalidInputException(name, "masterFields", "no master fields: name the fields that have copies");
-        }
-        for (int i = 0; i < masterFields.size(); i++) {
-            String field = Names.fieldPath(name, "masterFields", masterFields.get(i));
-            String top = field.split("\\.", 2)[0];
-            if (RESERVED_FIELDS.contains(top)) {
-                throw new InvalidInputException(name, "masterFields", "master field '" + field
-                        + "' is reserved (reserved: " + RESERVED_FIELDS + ")");
-            }
-            for (int j = 0; j < i; j++) {
-                if (SyncTarget.overlaps(field, masterFields.get(j))) {
-                    throw new InvalidInputException(name, "masterFields", "master fields '" + masterFields.get(j)
-                            + "' and '" + field + "' overlap");
-                }
-            }
-        }
-        if (targets.isEmpty()) {
-            throw new InvalidInputException(name, "targets", "no targets: add where the copies live");
-        }
-        Set<String> versionSlots = new HashSet<>();
-        for (SyncTarget target : targets) {
-            if (target.copies().isEmpty()) {
-                throw new InvalidInputException(name, "targets", "target " + target + " copies no field");
-            }
-            for (String from : target.copies().keySet()) {
-                if (!masterFields.contains(from)) {
-                    throw new InvalidInputException(name, "targets", "target " + target.collection()
-                            + " copies '" + from + "', which is not a master field of " + masterCollection
-                            + " (master fields: " + masterFields + ")");
-                }
-            }
-            String slot = target.collection() + " " + target.path(target.versionField());
-            if (!versionSlots.add(slot)) {
-                throw new InvalidInputException(name, "targets", "two targets write the version field "
-                        + target.path(target.versionField()) + " of " + target.collection()
-                        + ": declare their copies on one target, or give one its own versionField");
-            }
-        }
-        this.masterCollection = masterCollection;
-        this.masterFields = masterFields;
-        this.targets = targets;
-        this.staleAfter = staleAfter;
-        this.rememberedUpdates = rememberedUpdates;
-        this.sweepBatch = sweepBatch;
+    SyncFlagConfig() {
+        super(DEFAULT_NAME);
     }
 
     /**
@@ -166,30 +103,57 @@ public final class SyncFlagConfig extends StrategyConfig {
         return sweepBatch;
     }
 
+    /**
+     * The spec as a whole.
+     *
+     * @throws IllegalStateException if no master was set
+     * @throws InvalidInputException for a spec that is wrong: no master fields, a reserved or overlapping master
+     *                               field, no targets, a target with no copies, a target copying a field the
+     *                               master does not declare, two targets writing the same version field
+     */
     @Override
-    public boolean equals(Object other) {
-        return other instanceof SyncFlagConfig o && sharesSettingsWith(o)
-                && masterCollection.equals(o.masterCollection)
-                && masterFields.equals(o.masterFields)
-                && targets.equals(o.targets)
-                && staleAfter.equals(o.staleAfter)
-                && rememberedUpdates == o.rememberedUpdates
-                && sweepBatch == o.sweepBatch;
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * sharedHashCode() + Objects.hash(masterCollection, masterFields, targets, staleAfter,
-                rememberedUpdates, sweepBatch);
-    }
-
-    @Override
-    public String toString() {
-        return describe("masterCollection=" + masterCollection + ", "
-                + "masterFields=" + masterFields + ", "
-                + "targets=" + targets + ", "
-                + "staleAfter=" + staleAfter + ", "
-                + "rememberedUpdates=" + rememberedUpdates + ", "
-                + "sweepBatch=" + sweepBatch);
+    protected void checkCombination() {
+        if (masterCollection == null) {
+            throw new IllegalStateException("no master: call master(collection, fields...)");
+        }
+        if (masterFields.isEmpty()) {
+            throw new InvalidInputException(name(), "masterFields", "no master fields: name the fields that have copies");
+        }
+        for (int i = 0; i < masterFields.size(); i++) {
+            String field = masterFields.get(i);
+            String top = field.split("\\.", 2)[0];
+            if (RESERVED_FIELDS.contains(top)) {
+                throw new InvalidInputException(name(), "masterFields", "master field '" + field
+                        + "' is reserved (reserved: " + RESERVED_FIELDS + ")");
+            }
+            for (int j = 0; j < i; j++) {
+                if (SyncTarget.overlaps(field, masterFields.get(j))) {
+                    throw new InvalidInputException(name(), "masterFields", "master fields '" + masterFields.get(j)
+                            + "' and '" + field + "' overlap");
+                }
+            }
+        }
+        if (targets.isEmpty()) {
+            throw new InvalidInputException(name(), "targets", "no targets: add where the copies live");
+        }
+        Set<String> versionSlots = new HashSet<>();
+        for (SyncTarget target : targets) {
+            if (target.copies().isEmpty()) {
+                throw new InvalidInputException(name(), "targets", "target " + target + " copies no field");
+            }
+            for (String from : target.copies().keySet()) {
+                if (!masterFields.contains(from)) {
+                    throw new InvalidInputException(name(), "targets", "target " + target.collection()
+                            + " copies '" + from + "', which is not a master field of " + masterCollection
+                            + " (master fields: " + masterFields + ")");
+                }
+            }
+            String slot = target.collection() + " " + target.path(target.versionField());
+            if (!versionSlots.add(slot)) {
+                throw new InvalidInputException(name(), "targets", "two targets write the version field "
+                        + target.path(target.versionField()) + " of " + target.collection()
+                        + ": declare their copies on one target, or give one its own versionField");
+            }
+        }
     }
 }

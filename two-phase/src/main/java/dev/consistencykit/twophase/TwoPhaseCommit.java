@@ -309,105 +309,77 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /** Builds a {@link TwoPhaseCommit}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder extends StrategyBuilder<Builder> {
-        private String transactionsCollection = TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION;
-        private String accountsCollection = TwoPhaseConfig.DEFAULT_ACCOUNTS_COLLECTION;
-        private String balanceField = TwoPhaseConfig.DEFAULT_BALANCE_FIELD;
-        private TransferVariant transferVariant = TransferVariant.RESERVE_THEN_CREDIT;
-        private String markerField = TwoPhaseConfig.DEFAULT_MARKER_FIELD;
-        private String reservationField = TwoPhaseConfig.DEFAULT_RESERVATION_FIELD;
-        private Duration lease = TwoPhaseConfig.DEFAULT_LEASE;
-        private Duration staleAfter = TwoPhaseConfig.DEFAULT_STALE_AFTER;
-        private StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
-        private int maxPendingPerDocument = TwoPhaseConfig.DEFAULT_MAX_PENDING_PER_DOCUMENT;
-        private Duration retention = TwoPhaseConfig.DEFAULT_RETENTION;
+    public static final class Builder extends StrategyBuilder<Builder, TwoPhaseConfig> {
         private TwoPhaseListener listener = new TwoPhaseListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, TwoPhaseConfig.DEFAULT_NAME);
+            super(database, new TwoPhaseConfig());
         }
 
         /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
         public Builder transactionsCollection(String value) {
-            this.transactionsCollection = Names.fieldName(name, "transactionsCollection", value);
+            config.transactionsCollection = Names.fieldName(config.name(), "transactionsCollection", value);
             return this;
         }
 
         /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
         public Builder accountsCollection(String value) {
-            this.accountsCollection = Names.fieldName(name, "accountsCollection", value);
+            config.accountsCollection = Names.fieldName(config.name(), "accountsCollection", value);
             return this;
         }
 
         /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
         public Builder balanceField(String value) {
-            this.balanceField = Names.fieldPath(name, "balanceField", value);
+            config.balanceField = Names.fieldPath(config.name(), "balanceField", value);
             return this;
-        }
-
-        /**
-         * Every setting of {@code config}: name, collections, fields, variant, lease, staleness, stale-pending policy,
-         * cap, retention, retry policy and clock. Listener and owner ids are not part of a configuration and stay as
-         * they are.
-         */
-        public Builder from(TwoPhaseConfig config) {
-            return fromShared(config).transactionsCollection(config.transactionsCollection())
-                    .accountsCollection(config.accountsCollection()).balanceField(config.balanceField())
-                    .transferVariant(config.transferVariant())
-                    .markerField(config.markerField())
-                    .reservationField(config.reservationField()).lease(config.lease()).staleAfter(config.staleAfter())
-                    .stalePendingPolicy(config.stalePendingPolicy())
-                    .maxPendingPerDocument(config.maxPendingPerDocument()).retention(config.retention());
         }
 
         /** How the transfer preset moves money (default {@link TransferVariant#RESERVE_THEN_CREDIT}). */
         public Builder transferVariant(TransferVariant value) {
-            this.transferVariant = Objects.requireNonNull(value, "transferVariant");
+            config.transferVariant = Objects.requireNonNull(value, "transferVariant");
             return this;
         }
 
         /** The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}). */
         public Builder markerField(String value) {
-            this.markerField = Names.fieldName(name, "markerField", value);
+            config.markerField = Names.fieldName(config.name(), "markerField", value);
             return this;
         }
 
         /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
         public Builder reservationField(String value) {
-            this.reservationField = Names.fieldName(name, "reservationField", value);
+            config.reservationField = Names.fieldName(config.name(), "reservationField", value);
             return this;
         }
 
         /** How long an owner holds a transaction (default 30 s). */
         public Builder lease(Duration value) {
-            this.lease = positive("lease", value);
+            config.lease = Checks.positive("lease", value);
             return this;
         }
 
         /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
         public Builder staleAfter(Duration value) {
-            Checks.notNegative("staleAfter", value);
-            this.staleAfter = value;
+            config.staleAfter = Checks.notNegative("staleAfter", value);
             return this;
         }
 
         /** What recovery does with stale pending transactions (default {@link StalePendingPolicy#ROLL_BACK}). */
         public Builder stalePendingPolicy(StalePendingPolicy value) {
-            this.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
+            config.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
             return this;
         }
 
         /** The most unsettled transactions one document may carry (default 100). */
         public Builder maxPendingPerDocument(int value) {
-            Checks.atLeast("maxPendingPerDocument", value, 1);
-            this.maxPendingPerDocument = value;
+            config.maxPendingPerDocument = Checks.atLeast("maxPendingPerDocument", value, 1);
             return this;
         }
 
         /** How long terminal transactions are kept (default 24 h). */
         public Builder retention(Duration value) {
-            this.retention = positive("retention", value);
+            config.retention = Checks.positive("retention", value);
             return this;
         }
 
@@ -431,13 +403,11 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
          * @throws IllegalStateException if the settings contradict each other
          */
         public TwoPhaseCommit build() {
-            TwoPhaseConfig config = new TwoPhaseConfig(name, transactionsCollection, accountsCollection, balanceField,
-                    transferVariant, markerField, reservationField, lease, staleAfter, stalePendingPolicy,
-                    maxPendingPerDocument, retention, retryPolicy, clock);
+            TwoPhaseConfig built = builtConfig();
             MongoDatabase db = acknowledgedDatabase();
-            ServerClock time = serverClockFor(db);
-            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(name);
-            return new TwoPhaseCommit(config, db, time, listener, owners, calls());
+            ServerClock time = serverClockFor(db, built);
+            Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(built.name());
+            return new TwoPhaseCommit(built, db, time, listener, owners, calls(built));
         }
     }
 }

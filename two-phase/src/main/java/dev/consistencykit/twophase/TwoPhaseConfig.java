@@ -1,20 +1,16 @@
 package dev.consistencykit.twophase;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
- * The immutable settings of a {@link TwoPhaseCommit} instance; built only by {@link TwoPhaseCommit.Builder}
- * (from {@link TwoPhaseCommit#builder}, or from an existing configuration with {@link #toBuilder} or
- * {@link TwoPhaseCommit.Builder#from}), so that a new setting never breaks a caller.
+ * The settings of a {@link TwoPhaseCommit}, written only by {@link TwoPhaseCommit.Builder} (from
+ * {@link TwoPhaseCommit#builder}, or from an existing configuration with {@link #toBuilder} or {@code Builder.from}),
+ * which hands each instance its own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
  * {@value #DEFAULT_ACCOUNTS_COLLECTION}.{@value #DEFAULT_BALANCE_FIELD} in {@link TransferVariant#RESERVE_THEN_CREDIT};
@@ -48,59 +44,20 @@ public final class TwoPhaseConfig extends StrategyConfig {
     /** Default retention of terminal transactions: 24 h. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
-    private final String transactionsCollection;
-    private final String accountsCollection;
-    private final String balanceField;
-    private final TransferVariant transferVariant;
-    private final String markerField;
-    private final String reservationField;
-    private final Duration lease;
-    private final Duration staleAfter;
-    private final StalePendingPolicy stalePendingPolicy;
-    private final int maxPendingPerDocument;
-    private final Duration retention;
+    String transactionsCollection = DEFAULT_TRANSACTIONS_COLLECTION;
+    String accountsCollection = DEFAULT_ACCOUNTS_COLLECTION;
+    String balanceField = DEFAULT_BALANCE_FIELD;
+    TransferVariant transferVariant = TransferVariant.RESERVE_THEN_CREDIT;
+    String markerField = DEFAULT_MARKER_FIELD;
+    String reservationField = DEFAULT_RESERVATION_FIELD;
+    Duration lease = DEFAULT_LEASE;
+    Duration staleAfter = DEFAULT_STALE_AFTER;
+    StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
+    int maxPendingPerDocument = DEFAULT_MAX_PENDING_PER_DOCUMENT;
+    Duration retention = DEFAULT_RETENTION;
 
-    /**
-     * @throws NullPointerException     for a null setting
-     * @throws IllegalArgumentException for a value out of range
-     * @throws IllegalStateException    for settings that contradict each other
-     */
-    TwoPhaseConfig(String name, String transactionsCollection, String accountsCollection, String balanceField,
-            TransferVariant transferVariant, String markerField, String reservationField,
-            Duration lease, Duration staleAfter, StalePendingPolicy stalePendingPolicy, int maxPendingPerDocument,
-            Duration retention, RetryPolicy retryPolicy, Clock clock) {
-        super(name, retryPolicy, clock);
-        Names.fieldName(name, "transactionsCollection", transactionsCollection);
-        Names.fieldName(name, "accountsCollection", accountsCollection);
-        Names.fieldPath(name, "balanceField", balanceField);
-        Objects.requireNonNull(transferVariant, "transferVariant");
-        Names.fieldName(name, "markerField", markerField);
-        Names.fieldName(name, "reservationField", reservationField);
-        Checks.positive("lease", lease);
-        Checks.notNegative("staleAfter", staleAfter);
-        Objects.requireNonNull(stalePendingPolicy, "stalePendingPolicy");
-        Checks.atLeast("maxPendingPerDocument", maxPendingPerDocument, 1);
-        Checks.positive("retention", retention);
-        if (markerField.equals(reservationField)) {
-            throw new IllegalStateException("markerField and reservationField must differ: " + markerField);
-        }
-        if (balanceField.equals(markerField) || balanceField.equals(reservationField)) {
-            throw new IllegalStateException("balanceField must differ from the marker fields: " + balanceField);
-        }
-        if (retention.compareTo(lease) <= 0) {
-            throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
-        }
-        this.transactionsCollection = transactionsCollection;
-        this.accountsCollection = accountsCollection;
-        this.balanceField = balanceField;
-        this.transferVariant = transferVariant;
-        this.markerField = markerField;
-        this.reservationField = reservationField;
-        this.lease = lease;
-        this.staleAfter = staleAfter;
-        this.stalePendingPolicy = stalePendingPolicy;
-        this.maxPendingPerDocument = maxPendingPerDocument;
-        this.retention = retention;
+    TwoPhaseConfig() {
+        super(DEFAULT_NAME);
     }
 
     /**
@@ -176,48 +133,20 @@ public final class TwoPhaseConfig extends StrategyConfig {
     }
 
     @Override
-    public boolean equals(Object other) {
-        return other instanceof TwoPhaseConfig o && sharesSettingsWith(o)
-                && transactionsCollection.equals(o.transactionsCollection)
-                && accountsCollection.equals(o.accountsCollection)
-                && balanceField.equals(o.balanceField)
-                && transferVariant.equals(o.transferVariant)
-                && markerField.equals(o.markerField)
-                && reservationField.equals(o.reservationField)
-                && lease.equals(o.lease)
-                && staleAfter.equals(o.staleAfter)
-                && stalePendingPolicy.equals(o.stalePendingPolicy)
-                && maxPendingPerDocument == o.maxPendingPerDocument
-                && retention.equals(o.retention);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * sharedHashCode() + Objects.hash(transactionsCollection, accountsCollection, balanceField,
-                transferVariant, markerField, reservationField, lease, staleAfter, stalePendingPolicy,
-                maxPendingPerDocument, retention);
-    }
-
-    @Override
-    public String toString() {
-        return describe("transactionsCollection=" + transactionsCollection + ", "
-                + "accountsCollection=" + accountsCollection + ", "
-                + "balanceField=" + balanceField + ", "
-                + "transferVariant=" + transferVariant + ", "
-                + "markerField=" + markerField + ", "
-                + "reservationField=" + reservationField + ", "
-                + "lease=" + lease + ", "
-                + "staleAfter=" + staleAfter + ", "
-                + "stalePendingPolicy=" + stalePendingPolicy + ", "
-                + "maxPendingPerDocument=" + maxPendingPerDocument + ", "
-                + "retention=" + retention);
+    protected void checkCombination() {
+        if (markerField.equals(reservationField)) {
+            throw new IllegalStateException("markerField and reservationField must differ: " + markerField);
+        }
+        if (balanceField.equals(markerField) || balanceField.equals(reservationField)) {
+            throw new IllegalStateException("balanceField must differ from the marker fields: " + balanceField);
+        }
+        if (retention.compareTo(lease) <= 0) {
+            throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
+        }
     }
 
     /** The default settings. */
     public static TwoPhaseConfig defaults() {
-        return new TwoPhaseConfig(DEFAULT_NAME, DEFAULT_TRANSACTIONS_COLLECTION, DEFAULT_ACCOUNTS_COLLECTION,
-                DEFAULT_BALANCE_FIELD, TransferVariant.RESERVE_THEN_CREDIT, DEFAULT_MARKER_FIELD,
-                DEFAULT_RESERVATION_FIELD, DEFAULT_LEASE, DEFAULT_STALE_AFTER, StalePendingPolicy.ROLL_BACK,
-                DEFAULT_MAX_PENDING_PER_DOCUMENT, DEFAULT_RETENTION, RetryPolicy.DEFAULT, Clock.systemUTC());
+        return new TwoPhaseConfig();
     }
 }

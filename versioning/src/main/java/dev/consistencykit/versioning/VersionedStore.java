@@ -348,38 +348,20 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     }
 
     /** Builds a {@link VersionedStore}. Setters check their argument. */
-    public static final class Builder extends StrategyBuilder<Builder> {
+    public static final class Builder extends StrategyBuilder<Builder, VersionedStoreConfig> {
 
-        private String rootsCollection = VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION;
-        private String itemsCollection = VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION;
-        private String historyCollection = VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION;
-        private Duration staleAfter = VersionedStoreConfig.DEFAULT_STALE_AFTER;
-        private int settleThreshold = VersionedStoreConfig.DEFAULT_SETTLE_THRESHOLD;
-        private Retention retention = Retention.KEEP_ALL;
-        private int conflictAttempts = VersionedStoreConfig.DEFAULT_CONFLICT_ATTEMPTS;
         private VersionedStoreListener listener = new VersionedStoreListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, VersionedStoreConfig.DEFAULT_NAME);
+            super(database, new VersionedStoreConfig());
         }
 
         /** The collections of roots, item versions and version records. */
         public Builder collections(String roots, String items, String history) {
-            this.rootsCollection = Names.fieldName(name, "rootsCollection", roots);
-            this.itemsCollection = Names.fieldName(name, "itemsCollection", items);
-            this.historyCollection = Names.fieldName(name, "historyCollection", history);
+            config.rootsCollection = Names.fieldName(config.name(), "rootsCollection", roots);
+            config.itemsCollection = Names.fieldName(config.name(), "itemsCollection", items);
+            config.historyCollection = Names.fieldName(config.name(), "historyCollection", history);
             return this;
-        }
-
-        /**
-         * Every setting of {@code config}: name, collections, staleness, settle threshold, retention, conflict
-         * attempts, retry policy and clock. The listener is not part of a configuration and stays as it is.
-         */
-        public Builder from(VersionedStoreConfig config) {
-            return fromShared(config)
-                    .collections(config.rootsCollection(), config.itemsCollection(), config.historyCollection())
-                    .staleAfter(config.staleAfter()).settleThreshold(config.settleThreshold())
-                    .retention(config.retention()).conflictAttempts(config.conflictAttempts());
         }
 
         /**
@@ -388,7 +370,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if zero or negative
          */
         public Builder staleAfter(Duration value) {
-            this.staleAfter = positive("staleAfter", value);
+            config.staleAfter = Checks.positive("staleAfter", value);
             return this;
         }
 
@@ -399,14 +381,13 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder settleThreshold(int value) {
-            Checks.atLeast("settleThreshold", value, 1);
-            this.settleThreshold = value;
+            config.settleThreshold = Checks.atLeast("settleThreshold", value, 1);
             return this;
         }
 
         /** What {@link VersionedStore#prune()} keeps. Default {@link Retention#KEEP_ALL}. */
         public Builder retention(Retention value) {
-            this.retention = Objects.requireNonNull(value, "retention");
+            config.retention = Objects.requireNonNull(value, "retention");
             return this;
         }
 
@@ -417,8 +398,7 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          * @throws IllegalArgumentException if below 1
          */
         public Builder conflictAttempts(int value) {
-            Checks.atLeast("conflictAttempts", value, 1);
-            this.conflictAttempts = value;
+            config.conflictAttempts = Checks.atLeast("conflictAttempts", value, 1);
             return this;
         }
 
@@ -435,10 +415,9 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
          */
         public VersionedStore build() {
             MongoDatabase db = acknowledgedDatabase();
-            VersionedStoreConfig config = new VersionedStoreConfig(name, rootsCollection, itemsCollection,
-                    historyCollection, staleAfter, settleThreshold, retention, conflictAttempts, retryPolicy, clock);
-            ServerClock time = serverClockFor(db);
-            return new VersionedStore(config, new VersionEngine(config, db, time, listener), calls());
+            VersionedStoreConfig built = builtConfig();
+            ServerClock time = serverClockFor(db, built);
+            return new VersionedStore(built, new VersionEngine(built, db, time, listener), calls(built));
         }
     }
 }

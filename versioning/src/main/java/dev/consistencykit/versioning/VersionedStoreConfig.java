@@ -1,20 +1,16 @@
 package dev.consistencykit.versioning;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
- * The immutable settings of a {@link VersionedStore}; built only by {@link VersionedStore.Builder}
- * (from {@link VersionedStore#builder}, or from an existing configuration with {@link #toBuilder} or
- * {@link VersionedStore.Builder#from}), so that a new setting never breaks a caller.
+ * The settings of a {@link VersionedStore}, written only by {@link VersionedStore.Builder} (from
+ * {@link VersionedStore#builder}, or from an existing configuration with {@link #toBuilder} or {@code Builder.from}),
+ * which hands each instance its own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; roots in {@value #DEFAULT_ROOTS_COLLECTION}, item versions in
  * {@value #DEFAULT_ITEMS_COLLECTION}, one record per settled version in {@value #DEFAULT_HISTORY_COLLECTION};
@@ -40,41 +36,16 @@ public final class VersionedStoreConfig extends StrategyConfig {
     /** Default attempts of {@link VersionedStore#update}: {@value}. */
     public static final int DEFAULT_CONFLICT_ATTEMPTS = 10;
 
-    private final String rootsCollection;
-    private final String itemsCollection;
-    private final String historyCollection;
-    private final Duration staleAfter;
-    private final int settleThreshold;
-    private final Retention retention;
-    private final int conflictAttempts;
+    String rootsCollection = DEFAULT_ROOTS_COLLECTION;
+    String itemsCollection = DEFAULT_ITEMS_COLLECTION;
+    String historyCollection = DEFAULT_HISTORY_COLLECTION;
+    Duration staleAfter = DEFAULT_STALE_AFTER;
+    int settleThreshold = DEFAULT_SETTLE_THRESHOLD;
+    Retention retention = Retention.KEEP_ALL;
+    int conflictAttempts = DEFAULT_CONFLICT_ATTEMPTS;
 
-    /**
-     * @throws NullPointerException     for a null setting
-     * @throws IllegalArgumentException for a value out of range
-     * @throws IllegalStateException    if two collections have the same name
-     */
-    VersionedStoreConfig(String name, String rootsCollection, String itemsCollection, String historyCollection,
-            Duration staleAfter, int settleThreshold, Retention retention, int conflictAttempts,
-            RetryPolicy retryPolicy, Clock clock) {
-        super(name, retryPolicy, clock);
-        Names.fieldName(name, "rootsCollection", rootsCollection);
-        Names.fieldName(name, "itemsCollection", itemsCollection);
-        Names.fieldName(name, "historyCollection", historyCollection);
-        Checks.positive("staleAfter", staleAfter);
-        Checks.atLeast("settleThreshold", settleThreshold, 1);
-        Objects.requireNonNull(retention, "retention");
-        Checks.atLeast("conflictAttempts", conflictAttempts, 1);
-        if (rootsCollection.equals(itemsCollection) || rootsCollection.equals(historyCollection)
-                || itemsCollection.equals(historyCollection)) {
-            throw new IllegalStateException("the roots, items and history collections must differ");
-        }
-        this.rootsCollection = rootsCollection;
-        this.itemsCollection = itemsCollection;
-        this.historyCollection = historyCollection;
-        this.staleAfter = staleAfter;
-        this.settleThreshold = settleThreshold;
-        this.retention = retention;
-        this.conflictAttempts = conflictAttempts;
+    VersionedStoreConfig() {
+        super(DEFAULT_NAME);
     }
 
     /**
@@ -122,31 +93,10 @@ public final class VersionedStoreConfig extends StrategyConfig {
     }
 
     @Override
-    public boolean equals(Object other) {
-        return other instanceof VersionedStoreConfig o && sharesSettingsWith(o)
-                && rootsCollection.equals(o.rootsCollection)
-                && itemsCollection.equals(o.itemsCollection)
-                && historyCollection.equals(o.historyCollection)
-                && staleAfter.equals(o.staleAfter)
-                && settleThreshold == o.settleThreshold
-                && retention.equals(o.retention)
-                && conflictAttempts == o.conflictAttempts;
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * sharedHashCode() + Objects.hash(rootsCollection, itemsCollection, historyCollection, staleAfter,
-                settleThreshold, retention, conflictAttempts);
-    }
-
-    @Override
-    public String toString() {
-        return describe("rootsCollection=" + rootsCollection + ", "
-                + "itemsCollection=" + itemsCollection + ", "
-                + "historyCollection=" + historyCollection + ", "
-                + "staleAfter=" + staleAfter + ", "
-                + "settleThreshold=" + settleThreshold + ", "
-                + "retention=" + retention + ", "
-                + "conflictAttempts=" + conflictAttempts);
+    protected void checkCombination() {
+        if (rootsCollection.equals(itemsCollection) || rootsCollection.equals(historyCollection)
+                || itemsCollection.equals(historyCollection)) {
+            throw new IllegalStateException("the roots, items and history collections must differ");
+        }
     }
 }
