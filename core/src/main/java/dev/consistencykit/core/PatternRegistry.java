@@ -5,6 +5,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import org.bson.Document;
 import org.slf4j.Logger;
@@ -74,6 +77,38 @@ public final class PatternRegistry {
                         COLLECTION);
             } else {
                 out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A builder per instance of {@code pattern} registered in {@code database}, made by {@code builder} from its
+     * registration: what each pattern's {@code registered(database)} returns. A registration without the collections
+     * or fields named, or one the builder refuses, is skipped and logged. One read, bounded by the default operation
+     * timeout unless the database has its own.
+     *
+     * @throws ConsistencyException (typed) if the registry cannot be read
+     */
+    public static <B> List<B> builders(MongoDatabase database, String pattern, Set<String> collections,
+                                       Set<String> fields, Function<Registration, B> builder) {
+        Calls calls = new Calls(pattern, RetryPolicy.DEFAULT, Calls.DEFAULT_OPERATION_TIMEOUT);
+        MongoDatabase bounded = database.getTimeout(TimeUnit.MILLISECONDS) != null ? database
+                : database.withTimeout(Calls.DEFAULT_OPERATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        List<B> out = new ArrayList<>();
+        for (Registration r : calls.idempotent("list registered instances", () -> registered(bounded))) {
+            if (!r.pattern().equals(pattern)) {
+                continue;
+            }
+            if (!r.collections().keySet().containsAll(collections) || !r.fields().keySet().containsAll(fields)) {
+                LOG.warn("skipping registered {} '{}': it names no {} or no {}", pattern, Values.show(r.name()),
+                        collections, fields);
+                continue;
+            }
+            try {
+                out.add(builder.apply(r));
+            } catch (ConsistencyException | IllegalArgumentException e) {
+                LOG.warn("skipping registered {} '{}': {}", pattern, Values.show(r.name()), e.getMessage());
             }
         }
         return out;

@@ -52,6 +52,9 @@ public abstract class StrategyConfig implements Cloneable {
         return operationTimeout;
     }
 
+    /** How long an operation may stand unfinished before {@code recover()} takes it over. */
+    public abstract Duration staleAfter();
+
     /**
      * Checks how the settings combine, once each is known to be valid on its own: {@code build()} calls it on the copy
      * it hands out. Nothing to check by default.

@@ -29,6 +29,11 @@ class StrategyConfigTest {
         }
 
         @Override
+        public Duration staleAfter() {
+            return Duration.ofMinutes(1);
+        }
+
+        @Override
         protected void checkCombination() {
             if (size > 10 && operationTimeout().compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new IllegalStateException("a size above 10 needs a second");

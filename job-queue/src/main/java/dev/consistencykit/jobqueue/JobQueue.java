@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
 
@@ -17,8 +18,6 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.FilterGrammar;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
@@ -30,11 +29,12 @@ import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OwnerIds;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.core.UpdateGrammar;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.JobEngine;
@@ -74,20 +74,16 @@ import dev.consistencykit.jobqueue.internal.JobEngine;
  * }
  * }</pre>
  */
-public final class JobQueue implements ConsistencyStrategy<JobRequest> {
+public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, JobQueueMetrics> {
 
     /** The boundary of the static helpers, which have no instance: default retry and timeout. */
     private static final Calls STATIC_CALLS = new Calls(JobQueueConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
             Calls.DEFAULT_OPERATION_TIMEOUT);
-
-    private final JobQueueConfig config;
     private final JobEngine engine;
-    private final Calls calls;
 
     private JobQueue(JobQueueConfig config, JobEngine engine, Calls calls) {
-        this.config = config;
+        super(config, engine, calls);
         this.engine = engine;
-        this.calls = calls;
     }
 
     /** A builder for a queue on {@code database}. */
@@ -95,19 +91,15 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
         return new Builder(database);
     }
 
-    /** The settings. */
-    public JobQueueConfig config() {
-        return config;
-    }
-
-    @Override
-    public String name() {
-        return config.name();
-    }
-
-    @Override
-    public void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
+    /**
+     * A builder per instance of this pattern that registered itself in {@code database} (from its
+     * {@code ensureIndexes()}), with its name, collections and fields and every other setting at its default: how an
+     * operator's tool rebuilds an instance without the application's code. A registration this pattern did not write
+     * is skipped and logged, not obeyed.
+     */
+    public static List<Builder> registered(MongoDatabase database) {
+        return PatternRegistry.builders(database, "job-queue", Set.of("jobs"), Set.of(),
+                r -> builder(database).name(r.name()).collection(r.collections().get("jobs")));
     }
 
     /** Same as {@link #enqueue(JobRequest)}. */
@@ -220,23 +212,6 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     }
 
     /**
-     * Requeues jobs whose worker went quiet (all {@code PROCESSING} jobs when {@code staleAfter} is zero, otherwise
-     * those whose lease expired), then runs in this thread every job due for {@code staleAfter}. Safe from many
-     * processes at once.
-     */
-    @Override
-    public RecoveryReport recover(Duration staleAfter) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
-        return calls.idempotent("recover", () -> engine.recover(staleAfter));
-    }
-
-    /** {@link #recover(Duration)} with {@link JobQueueConfig#staleAfter()}. */
-    @Override
-    public RecoveryReport recover() {
-        return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
-    }
-
-    /**
      * The first half of {@link #recover(Duration)}, without running any job: requeues (or, on their last attempt,
      * kills) every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise those whose lease expired. For a
      * tool that has no handlers; the application's workers then run the requeued jobs. Safe from many processes at
@@ -254,23 +229,6 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
-    /**
-     * Jobs a worker claimed and went quiet on ({@code PROCESSING} past its lease; every {@code PROCESSING} job when
-     * {@code staleAfter} is zero), oldest claim first, then dead jobs waiting for {@link #replayDead}, each with the
-     * error of its last attempt, up to {@code limit} in all. Queued jobs are waiting, not interrupted.
-     */
-    @Override
-    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
-    }
-
-    /** Counts per state, and the age of the oldest due job (the queue's lag). */
-    @Override
-    public StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
-    }
-
     /** Counts per state and job type. */
     public Map<String, Map<String, Long>> countsByType() {
         return calls.idempotent("count by type", engine::countsByType);
@@ -285,16 +243,6 @@ public final class JobQueue implements ConsistencyStrategy<JobRequest> {
     public boolean replayDead(OperationId id) {
         Objects.requireNonNull(id, "id");
         return calls.operation("replay dead job", id.value(), () -> engine.replay(id.value()));
-    }
-
-    /** This instance's counters. */
-    public JobQueueMetrics metrics() {
-        return engine.metrics();
-    }
-
-    @Override
-    public Map<String, Long> counters() {
-        return Counters.of(metrics());
     }
 
     /**

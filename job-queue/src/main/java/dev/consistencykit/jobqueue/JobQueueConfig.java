@@ -91,6 +91,7 @@ public final class JobQueueConfig extends StrategyConfig {
     }
 
     /** Returns how long a job must have been due before {@code recover()} runs it. */
+    @Override
     public Duration staleAfter() {
         return staleAfter;
     }

@@ -8,25 +8,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
 
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**
@@ -58,19 +56,15 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
  * ReconcileReport report = ledger.reconcile("alice", false);
  * }</pre>
  */
-public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
+public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig, LedgerMetrics> {
 
     /** The most accounts one {@link #balances} call reads. */
     public static final int MAX_BALANCES = 1_000;
-
-    private final LedgerConfig config;
     private final LedgerEngine engine;
-    private final Calls calls;
 
     private Ledger(LedgerConfig config, LedgerEngine engine, Calls calls) {
-        this.config = config;
+        super(config, engine, calls);
         this.engine = engine;
-        this.calls = calls;
     }
 
     /** A builder for a ledger on {@code database}. */
@@ -78,28 +72,22 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
         return new Builder(database);
     }
 
+    /**
+     * A builder per instance of this pattern that registered itself in {@code database} (from its
+     * {@code ensureIndexes()}), with its name, collections and fields and every other setting at its default: how an
+     * operator's tool rebuilds an instance without the application's code. A registration this pattern did not write
+     * is skipped and logged, not obeyed.
+     */
+    public static List<Builder> registered(MongoDatabase database) {
+        return PatternRegistry.builders(database, "log-reconciliation", Set.of("ledger", "accounts", "archive"), Set.of(),
+                r -> builder(database).name(r.name())
+                        .collections(r.collections().get("ledger"), r.collections().get("accounts"),
+                                r.collections().get("archive")));
+    }
+
     /** A ledger with the defaults. */
     public static Ledger on(MongoDatabase database) {
         return builder(database).build();
-    }
-
-    /** The settings. */
-    public LedgerConfig config() {
-        return config;
-    }
-
-    @Override
-    public String name() {
-        return config.name();
-    }
-
-    /**
-     * Creates the unique index on {@code {changes.account, changes.seqId}} (what makes two writers of the same
-     * sequence number collide), the committer's and archiver's index on {@code {proc, ts}}, and the archive's.
-     */
-    @Override
-    public void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /** Same as {@link #append}. */
@@ -133,27 +121,6 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     public OperationResult apply(LedgerTransaction tx) {
         LedgerEngine.Prepared p = engine.prepare(tx);
         return calls.operation("apply", tx.id().value(), () -> engine.apply(p));
-    }
-
-    /**
-     * The committer: commits every transaction uncommitted for longer than {@link LedgerConfig#staleAfter()}, in log
-     * order per account. Safe from many processes at once.
-     */
-    @Override
-    public RecoveryReport recover() {
-        return calls.idempotent("recover", () -> engine.commitPending(config.staleAfter()));
-    }
-
-    /**
-     * Commits every transaction uncommitted for longer than {@code staleAfter} by server time (zero: all of them),
-     * in log order per account. Safe from many processes at once.
-     *
-     * @throws IllegalArgumentException if {@code staleAfter} is negative
-     */
-    @Override
-    public RecoveryReport recover(Duration staleAfter) {
-        Checks.notNegative("staleAfter", staleAfter);
-        return calls.idempotent("recover", () -> engine.commitPending(staleAfter));
     }
 
     /**
@@ -258,31 +225,6 @@ public final class Ledger implements ConsistencyStrategy<LedgerTransaction> {
     public int archive(Duration olderThan) {
         Checks.notNegative("olderThan", olderThan);
         return calls.idempotent("archive", () -> engine.archive(olderThan));
-    }
-
-    /** Transactions appended more than {@code staleAfter} ago and not yet committed, oldest first. */
-    @Override
-    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
-    }
-
-    /**
-     * Transactions by {@link LedgerState} ({@code uncommitted}, {@code committed}) and the oldest uncommitted one's age.
-     */
-    @Override
-    public StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
-    }
-
-    /** This instance's counters. */
-    public LedgerMetrics metrics() {
-        return engine.metrics();
-    }
-
-    @Override
-    public Map<String, Long> counters() {
-        return Counters.of(metrics());
     }
 
     /**

@@ -83,6 +83,7 @@ public final class LedgerConfig extends StrategyConfig {
     }
 
     /** Returns how long a transaction stays uncommitted before {@link Ledger#recover()} takes it. */
+    @Override
     public Duration staleAfter() {
         return staleAfter;
     }

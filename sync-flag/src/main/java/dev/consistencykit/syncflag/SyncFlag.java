@@ -3,7 +3,6 @@ package dev.consistencykit.syncflag;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
@@ -17,22 +16,18 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.Counters;
+import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
-import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.syncflag.internal.SyncEngine;
 
@@ -71,22 +66,18 @@ import dev.consistencykit.syncflag.internal.SyncEngine;
  * sync.recover();                                         // periodically: repairs after crashes
  * }</pre>
  */
-public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
+public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, SyncFlagMetrics> {
 
     private static final Logger LOG = LoggerFactory.getLogger(SyncFlag.class);
 
     /** The boundary of the static helpers, which have no instance: default retry and timeout. */
     private static final Calls STATIC_CALLS = new Calls(SyncFlagConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
             Calls.DEFAULT_OPERATION_TIMEOUT);
-
-    private final SyncFlagConfig config;
     private final SyncEngine engine;
-    private final Calls calls;
 
     private SyncFlag(SyncFlagConfig config, SyncEngine engine, Calls calls) {
-        this.config = config;
+        super(config, engine, calls);
         this.engine = engine;
-        this.calls = calls;
     }
 
     /** A builder for a sync flag on {@code database}. */
@@ -131,26 +122,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
             b.target(target);
         }
         return b;
-    }
-
-    /** The settings. */
-    public SyncFlagConfig config() {
-        return config;
-    }
-
-    @Override
-    public String name() {
-        return config.name();
-    }
-
-    /**
-     * Creates a sparse index on the flag's time (the sweeper's query), a sparse index on the remembered operation ids
-     * (status), and an index on each target's master-id field (propagation); records the master and targets for
-     * {@link #registered}. Idempotent.
-     */
-    @Override
-    public void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -202,26 +173,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
     }
 
     /**
-     * Takes over every flag older than {@link SyncFlagConfig#staleAfter()} by server time and propagates its master.
-     * Safe from many processes at once: each flag is taken over by one of them per staleness period.
-     */
-    @Override
-    public RecoveryReport recover() {
-        return calls.idempotent("recover", () -> engine.sweep(config.staleAfter(), SyncFlagListener.Source.SWEEP));
-    }
-
-    /**
-     * Takes over every flag older than {@code staleAfter} by server time and propagates its master.
-     *
-     * @throws IllegalArgumentException if {@code staleAfter} is negative
-     */
-    @Override
-    public RecoveryReport recover(Duration staleAfter) {
-        Checks.notNegative("staleAfter", staleAfter);
-        return calls.idempotent("recover", () -> engine.sweep(staleAfter, SyncFlagListener.Source.SWEEP));
-    }
-
-    /**
      * Read repair: a reader that read {@code master} (with its {@code syncing} field) and saw the flag calls this to
      * propagate now rather than wait for the sweeper. Of several readers of the same flag, one propagates.
      *
@@ -239,33 +190,6 @@ public final class SyncFlag implements ConsistencyStrategy<MasterUpdate> {
      */
     public SyncVerification verify(boolean repair) {
         return calls.idempotent("verify", () -> engine.verify(repair));
-    }
-
-    /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
-    @Override
-    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
-    }
-
-    /**
-     * Operations by {@link SyncState}: {@code syncing} (flagged masters, each one propagation in flight) and
-     * {@code synced} (remembered operations whose copies are in step). The age is the oldest flag's, by server time. Counting
-     * remembered operations reads every master that has any.
-     */
-    @Override
-    public StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
-    }
-
-    /** This instance's counters. */
-    public SyncFlagMetrics metrics() {
-        return engine.metrics();
-    }
-
-    @Override
-    public Map<String, Long> counters() {
-        return Counters.of(metrics());
     }
 
     /** The sweeper every 10 s: flags older than {@code staleAfter} are propagated. */

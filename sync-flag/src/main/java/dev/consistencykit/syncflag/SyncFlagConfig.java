@@ -89,6 +89,7 @@ public final class SyncFlagConfig extends StrategyConfig {
      * Returns how old a flag must be before {@link SyncFlag#recover()} takes it over; must exceed the time a normal
      * propagation takes, or sweepers duplicate live work (never unsafe, only wasteful).
      */
+    @Override
     public Duration staleAfter() {
         return staleAfter;
     }

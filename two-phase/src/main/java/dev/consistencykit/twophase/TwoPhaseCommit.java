@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import com.mongodb.client.MongoDatabase;
@@ -13,12 +14,9 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.Names;
@@ -26,10 +24,10 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.OwnerIds;
-import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
@@ -64,17 +62,11 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * payments.recover(Duration.ofMinutes(1));   // at start-up and periodically, from any number of processes
  * }</pre>
  */
-public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransaction> {
+public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, TwoPhaseConfig, TwoPhaseMetrics> {    private final TransactionEngine engine;
 
-    private final TwoPhaseConfig config;
-    private final TransactionEngine engine;
-    private final Calls calls;
-
-    private TwoPhaseCommit(TwoPhaseConfig config, MongoDatabase database, ServerClock clock, TwoPhaseListener listener,
-                           Supplier<String> ownerIds, Calls calls) {
-        this.config = config;
-        this.engine = new TransactionEngine(config, database, clock, listener, ownerIds);
-        this.calls = calls;
+    private TwoPhaseCommit(TwoPhaseConfig config, TransactionEngine engine, Calls calls) {
+        super(config, engine, calls);
+        this.engine = engine;
     }
 
     /** A builder for an instance on {@code database}. */
@@ -82,24 +74,23 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
         return new Builder(database);
     }
 
+    /**
+     * A builder per instance of this pattern that registered itself in {@code database} (from its
+     * {@code ensureIndexes()}), with its name, collections and fields and every other setting at its default: how an
+     * operator's tool rebuilds an instance without the application's code. A registration this pattern did not write
+     * is skipped and logged, not obeyed.
+     */
+    public static List<Builder> registered(MongoDatabase database) {
+        return PatternRegistry.builders(database, "two-phase", Set.of("transactions", "accounts"), Set.of("balance", "marker", "reservation"),
+                r -> builder(database).name(r.name())
+                        .transactionsCollection(r.collections().get("transactions"))
+                        .accountsCollection(r.collections().get("accounts")).balanceField(r.fields().get("balance"))
+                        .markerField(r.fields().get("marker")).reservationField(r.fields().get("reservation")));
+    }
+
     /** An instance with the default settings. */
     public static TwoPhaseCommit on(MongoDatabase database) {
         return builder(database).build();
-    }
-
-    /** The settings. */
-    public TwoPhaseConfig config() {
-        return config;
-    }
-
-    @Override
-    public String name() {
-        return config.name();
-    }
-
-    @Override
-    public void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -196,36 +187,6 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
     }
 
     /**
-     * Finishes or undoes every transaction that made no progress for {@code staleAfter} (server time):
-     * {@code applied} and {@code canceling} ones are driven to their end, stale {@code pending} ones are rolled back
-     * (or forward, per {@link TwoPhaseConfig#stalePendingPolicy()}), never-started {@code initial} ones are run.
-     * Safe from many processes at once.
-     */
-    @Override
-    public RecoveryReport recover(Duration staleAfter) {
-        Objects.requireNonNull(staleAfter, "staleAfter");
-        return calls.idempotent("recover", () -> engine.recover(staleAfter));
-    }
-
-    /** {@link #recover(Duration)} with {@link TwoPhaseConfig#staleAfter()}. */
-    @Override
-    public RecoveryReport recover() {
-        return calls.idempotent("recover", () -> engine.recover(config.staleAfter()));
-    }
-
-    /** Transactions not terminal and not modified for {@code staleAfter}, oldest first. */
-    @Override
-    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
-    }
-
-    @Override
-    public StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
-    }
-
-    /**
      * Deletes {@code done} and {@code canceled} transactions older than {@link TwoPhaseConfig#retention()} whose
      * recorder released them. Safe from many processes at
      * once; safety does not depend on when it runs.
@@ -270,16 +231,6 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
      */
     public TwoPhaseAudit audit(String field) {
         return calls.idempotent("audit", () -> engine.audit(field));
-    }
-
-    /** This instance's counters. */
-    public TwoPhaseMetrics metrics() {
-        return engine.metrics();
-    }
-
-    @Override
-    public Map<String, Long> counters() {
-        return Counters.of(metrics());
     }
 
     /**
@@ -407,7 +358,7 @@ public final class TwoPhaseCommit implements ConsistencyStrategy<TwoPhaseTransac
             MongoDatabase db = acknowledgedDatabase();
             ServerClock time = serverClockFor(db, built);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(built.name());
-            return new TwoPhaseCommit(built, db, time, listener, owners, calls(built));
+            return new TwoPhaseCommit(built, new TransactionEngine(built, db, time, listener, owners), calls(built));
         }
     }
 }

@@ -110,6 +110,7 @@ public final class TwoPhaseConfig extends StrategyConfig {
     }
 
     /** Returns how long without progress before {@code recover()} takes a transaction over. */
+    @Override
     public Duration staleAfter() {
         return staleAfter;
     }

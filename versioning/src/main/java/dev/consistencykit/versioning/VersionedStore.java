@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BiConsumer;
 
 import org.bson.Document;
@@ -14,21 +15,18 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.Counters;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.versioning.internal.VersionEngine;
 
 /**
@@ -63,16 +61,11 @@ import dev.consistencykit.versioning.internal.VersionEngine;
  * VersionedTree v1 = store.readAsOf("catalogue", 1);              // time travel
  * }</pre>
  */
-public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
-
-    private final VersionedStoreConfig config;
-    private final VersionEngine engine;
-    private final Calls calls;
+public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStoreConfig, VersionedStoreMetrics> {    private final VersionEngine engine;
 
     private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls) {
-        this.config = config;
+        super(config, engine, calls);
         this.engine = engine;
-        this.calls = calls;
     }
 
     /** A builder for a store on {@code database}. */
@@ -80,29 +73,22 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         return new Builder(database);
     }
 
+    /**
+     * A builder per instance of this pattern that registered itself in {@code database} (from its
+     * {@code ensureIndexes()}), with its name, collections and fields and every other setting at its default: how an
+     * operator's tool rebuilds an instance without the application's code. A registration this pattern did not write
+     * is skipped and logged, not obeyed.
+     */
+    public static List<Builder> registered(MongoDatabase database) {
+        return PatternRegistry.builders(database, "versioning", Set.of("roots", "items", "history"), Set.of(),
+                r -> builder(database).name(r.name())
+                        .collections(r.collections().get("roots"), r.collections().get("items"),
+                                r.collections().get("history")));
+    }
+
     /** A store with the defaults. */
     public static VersionedStore on(MongoDatabase database) {
         return builder(database).build();
-    }
-
-    /** The settings. */
-    public VersionedStoreConfig config() {
-        return config;
-    }
-
-    @Override
-    public String name() {
-        return config.name();
-    }
-
-    /**
-     * Creates the unique index on {@code {root, item, version, att}}, the readers' index on {@code {root, version}},
-     * cleanup's and settling's on {@code {committed, root}}, recovery's on the roots' pending count, and the history's
-     * on {@code {root, v}} (unique) and {@code {root, cs}}.
-     */
-    @Override
-    public void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
     }
 
     /**
@@ -265,24 +251,6 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
         return new VersionDiff(from, to, added, removed, changed);
     }
 
-    /** {@link #recover(Duration)} with {@link VersionedStoreConfig#staleAfter()}. */
-    @Override
-    public RecoveryReport recover() {
-        return recover(config.staleAfter());
-    }
-
-    /**
-     * Commits or abandons every change set staged longer than {@code staleAfter} by server time (zero: all), then
-     * settles, cleans up and prunes. Safe from many processes at once.
-     *
-     * @throws IllegalArgumentException if {@code staleAfter} is negative
-     */
-    @Override
-    public RecoveryReport recover(Duration staleAfter) {
-        Checks.notNegative("staleAfter", staleAfter);
-        return calls.idempotent("recover", () -> engine.recover(staleAfter));
-    }
-
     /** Marks the documents of every committed, unsettled version; returns the versions settled. */
     public long settle() {
         return calls.idempotent("settle", engine::settle);
@@ -296,32 +264,6 @@ public final class VersionedStore implements ConsistencyStrategy<ChangeSet> {
     /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */
     public long prune() {
         return calls.idempotent("prune", engine::prune);
-    }
-
-    /** Change sets staged more than {@code staleAfter} ago, neither committed nor abandoned, oldest first. */
-    @Override
-    public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
-    }
-
-    /**
-     * Change sets by {@link VersionState} ({@code staged}, {@code committed}, {@code abandoned}) over every root; the
-     * oldest staged one.
-     */
-    @Override
-    public StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
-    }
-
-    /** This instance's counters. */
-    public VersionedStoreMetrics metrics() {
-        return engine.metrics();
-    }
-
-    @Override
-    public Map<String, Long> counters() {
-        return Counters.of(metrics());
     }
 
     /**

@@ -73,6 +73,7 @@ public final class VersionedStoreConfig extends StrategyConfig {
     }
 
     /** Returns how long a change set stays staged before {@link VersionedStore#recover()} takes it over. */
+    @Override
     public Duration staleAfter() {
         return staleAfter;
     }

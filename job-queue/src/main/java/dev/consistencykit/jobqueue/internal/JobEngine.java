@@ -58,6 +58,7 @@ import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
+import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
@@ -79,7 +80,7 @@ import dev.consistencykit.jobqueue.JobState;
  * was taken over cannot mark the job; its handler's effects are kept to one per job by {@code appliedJobs} markers.
  * The sweeper requeues (or, on the last attempt, kills) jobs whose lease expired, bumping the token.
  */
-public final class JobEngine {
+public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
 
     /** The field of a business document that carries its outbox entries. */
     public static final String OUTBOX = JobFields.OUTBOX;
@@ -208,6 +209,7 @@ public final class JobEngine {
      * Requeues jobs whose worker went quiet, then runs, in this thread, every job that has been due for
      * {@code staleAfter}.
      */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recovery.recover(staleAfter);
     }
@@ -265,6 +267,7 @@ public final class JobEngine {
      * Jobs a worker claimed and went quiet on: every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
      * those whose lease expired, as {@link #recover} requeues them. Queued jobs are waiting, not interrupted.
      */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         Bson filter = staleAfter.isZero() ? eq(STATE, JobState.PROCESSING.stored())
                 : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
@@ -298,6 +301,7 @@ public final class JobEngine {
      * Counts per state from one snapshot ({@link StateSnapshot}), and the age of the oldest due job (the queue's lag),
      * else of the oldest claim.
      */
+    @Override
     public StrategyStatus status() {
         StateSnapshot snapshot = StateSnapshot.of(fields.jobs, STATE, CLAIMED);
         List<String> inFlight = JobState.IN_FLIGHT.stream().map(JobState::stored).toList();
@@ -357,6 +361,7 @@ public final class JobEngine {
     }
 
     /** Creates the indexes the queue's queries need on a real server. */
+    @Override
     public void ensureIndexes() {
         fields.jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
                 Indexes.ascending(RUN_AT)), new IndexOptions().name("claim_order"));
@@ -386,6 +391,7 @@ public final class JobEngine {
     }
 
     /** The metrics snapshot. */
+    @Override
     public JobQueueMetrics metrics() {
         return new JobQueueMetrics(fields.enqueued.sum(), fields.done.sum(), fields.failed.sum(), fields.dead.sum(),
                 fields.requeued.sum(),

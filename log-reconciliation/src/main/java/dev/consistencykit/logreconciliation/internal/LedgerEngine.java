@@ -37,6 +37,7 @@ import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
+import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerEntry;
@@ -51,7 +52,7 @@ import dev.consistencykit.logreconciliation.ReconcileReport;
  * cache by compare-and-set on its seqId, then marking the transaction committed. Every step is idempotent and safe
  * from many processes.
  */
-public final class LedgerEngine {
+public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
 
     /** A transaction checked and fingerprinted. */
     public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {
@@ -81,6 +82,7 @@ public final class LedgerEngine {
     }
 
     /** The unique sequence index, the committer's and archiver's index, and the archive's. */
+    @Override
     public void ensureIndexes() {
         fields.ensureIndexes();
     }
@@ -103,7 +105,8 @@ public final class LedgerEngine {
     }
 
     /** Commits every transaction left uncommitted longer than {@code staleAfter}, in each account's order. */
-    public RecoveryReport commitPending(Duration staleAfter) {
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
         return committer.commitPending(staleAfter);
     }
 
@@ -190,6 +193,7 @@ public final class LedgerEngine {
     }
 
     /** Transactions appended longer than {@code staleAfter} ago and not committed yet, oldest first. */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document tx : fields.ledger.find(and(eq("proc", UNCOMMITTED), lte("ts", fields.clock.cutoff(staleAfter))))
@@ -205,6 +209,7 @@ public final class LedgerEngine {
     }
 
     /** Transactions by {@code proc} from one snapshot ({@link StateSnapshot}); the oldest uncommitted one's age. */
+    @Override
     public StrategyStatus status() {
         StateSnapshot snapshot = StateSnapshot.of(fields.ledger, "proc", "ts");
         Map<String, Long> counts = new HashMap<>(snapshot.counts());
@@ -215,6 +220,7 @@ public final class LedgerEngine {
     }
 
     /** The counters since this engine was built. */
+    @Override
     public LedgerMetrics metrics() {
         return new LedgerMetrics(fields.appended.sum(), fields.collisions.sum(), fields.headQueries.sum(), fields
                 .committed.sum(), fields.canceled.sum(),

@@ -31,6 +31,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.UpdateGrammar;
 import dev.consistencykit.syncflag.MasterUpdate;
@@ -45,7 +46,7 @@ import dev.consistencykit.syncflag.SyncVerification;
  * The sync-flag protocol. See the package documentation of {@code dev.consistencykit.syncflag} for the design; the
  * comments here say why each guard is there.
  */
-public final class SyncEngine {
+public final class SyncEngine implements StrategyEngine<SyncFlagMetrics> {
 
     /** An update checked and ready to send. */
     public record Prepared(OperationId id, Object masterId, BsonDocument update, boolean touchesCopies,
@@ -91,6 +92,12 @@ public final class SyncEngine {
         return recovery.sweep(staleAfter, source);
     }
 
+    /** The sweeper's pass: {@link #sweep} of every flag older than {@code staleAfter}. */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        return recovery.sweep(staleAfter, Source.SWEEP);
+    }
+
     /** Read repair of {@code master} as a reader just read it: takes over its flag, if any, and propagates. */
     public boolean readRepair(Document master) {
         return recovery.readRepair(master);
@@ -102,16 +109,19 @@ public final class SyncEngine {
     }
 
     /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         return audit.interrupted(staleAfter, limit);
     }
 
     /** Operations by state, from the masters' remembered operations and their flags. */
+    @Override
     public StrategyStatus status() {
         return audit.status();
     }
 
     /** The counters since this engine was built. */
+    @Override
     public SyncFlagMetrics metrics() {
         return audit.metrics();
     }
@@ -122,6 +132,7 @@ public final class SyncEngine {
      * The sparse flag index the sweeper's query uses, the operations index status uses, and on each target the index
      * of copies by master id and version.
      */
+    @Override
     public void ensureIndexes() {
         fields.masters.createIndex(Indexes.ascending(FLAG_AT), new IndexOptions().sparse(true).name("sync_flag"));
         fields.masters.createIndex(Indexes.ascending(OPS + ".id"), new IndexOptions().sparse(true).name("sync_ops"));

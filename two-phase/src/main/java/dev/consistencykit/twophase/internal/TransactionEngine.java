@@ -66,6 +66,7 @@ import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StateSnapshot;
+import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.ConsistentRead;
@@ -103,7 +104,7 @@ import dev.consistencykit.twophase.internal.TransactionRecording.Recorded;
  * <p>An uncontended transfer costs seven round trips: record, reserve (one bulk), check, prepare (one bulk), decide,
  * settle (one bulk), finish.
  */
-public final class TransactionEngine {
+public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> {
 
     /** The reason codes a canceled transaction's record stores, in {@code CancellationReason} order. */
     public static final List<String> REASON_CODES = List.of(TransactionFields.INSUFFICIENT_FUNDS,
@@ -165,6 +166,7 @@ public final class TransactionEngine {
     }
 
     /** Takes over and finishes every transaction left unfinished longer than {@code staleAfter}. */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recovery.recover(staleAfter);
     }
@@ -246,6 +248,7 @@ public final class TransactionEngine {
     // ---------------------------------------------------------------- status, pruning, reads, indexes
 
     /** In-flight transactions not modified for {@code staleAfter}, oldest first. */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document tx : fields.transactions.find(and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, fields.clock
@@ -265,6 +268,7 @@ public final class TransactionEngine {
     }
 
     /** Counts per state and the oldest in-flight age, from one snapshot ({@link StateSnapshot}). */
+    @Override
     public StrategyStatus status() {
         StateSnapshot snapshot = StateSnapshot.of(fields.transactions, STATE, LAST_MODIFIED);
         Optional<Duration> age = snapshot.oldestOf(IN_FLIGHT).map(fields.clock::ageOf);
@@ -450,6 +454,7 @@ public final class TransactionEngine {
     }
 
     /** Creates the indexes the queries need on a real server. */
+    @Override
     public void ensureIndexes() {
         fields.transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions()
                 .name("state_lastModified"));
@@ -467,6 +472,7 @@ public final class TransactionEngine {
     }
 
     /** The metrics snapshot. */
+    @Override
     public TwoPhaseMetrics metrics() {
         return new TwoPhaseMetrics(fields.committed.sum(), fields.canceled.sum(), fields.recoveredForward.sum(),
                 fields.recoveredBack.sum(),

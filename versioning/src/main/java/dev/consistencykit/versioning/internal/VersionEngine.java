@@ -45,6 +45,7 @@ import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.versioning.ChangeSet;
@@ -60,7 +61,7 @@ import dev.consistencykit.versioning.VersionedTree;
  * root, write the item versions, commit by compare-and-set on the root; read the root, then the item versions it
  * commits; settle, clean up, prune and recover from any number of processes.
  */
-public final class VersionEngine {
+public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics> {
 
     /** A change set checked and fingerprinted: nothing is sent. */
     public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint,
@@ -104,6 +105,7 @@ public final class VersionEngine {
     }
 
     /** Every index the store's queries use. */
+    @Override
     public void ensureIndexes() {
         fields.ensureIndexes();
     }
@@ -165,6 +167,7 @@ public final class VersionEngine {
     // ---------------------------------------------------------------- maintenance
 
     /** Decides every change set staged longer than {@code staleAfter}, then settles, cleans up and prunes. */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         return maintenance.recover(staleAfter);
     }
@@ -211,6 +214,7 @@ public final class VersionEngine {
     // ---------------------------------------------------------------- status
 
     /** Change sets staged longer than {@code staleAfter} ago and neither committed nor abandoned, oldest first. */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         Date cutoff = fields.clock.cutoff(staleAfter);
         List<InterruptedOperation> out = new ArrayList<>();
@@ -230,6 +234,7 @@ public final class VersionEngine {
     }
 
     /** Change sets per state over every root, and the age of the oldest staged one. */
+    @Override
     public StrategyStatus status() {
         Document sums = fields.retry.execute(fields.name, null, "sum root counters", () -> fields.roots.aggregate(List
                 .of(
@@ -257,6 +262,7 @@ public final class VersionEngine {
     }
 
     /** This instance's counters. */
+    @Override
     public VersionedStoreMetrics metrics() {
         return new VersionedStoreMetrics(fields.staged.sum(), fields.committed.sum(), fields.conflicts.sum(), fields
                 .abandoned.sum(),

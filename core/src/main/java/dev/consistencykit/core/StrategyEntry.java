@@ -1,0 +1,97 @@
+package dev.consistencykit.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The shape every pattern's entry type shares, written once: its configuration and name, and the lifecycle calls
+ * that go to its engine through its call boundary ({@link Calls}: deadline, typed errors, interruption). A pattern's
+ * entry type adds its own operations; it is created by its builder from the configuration, the engine and the
+ * boundary the builder made.
+ *
+ * @param <C> the change the pattern applies
+ * @param <K> the pattern's configuration
+ * @param <M> the pattern's counters
+ */
+public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Record> implements ConsistencyStrategy<C> {
+
+    /** The settings, a copy nothing changes. */
+    protected final K config;
+    /** The boundary of every public call. */
+    protected final Calls calls;
+    private final StrategyEngine<M> engine;
+
+    /**
+     * @param config the built configuration
+     * @param engine the pattern's engine
+     * @param calls  the call boundary made from {@code config}
+     */
+    protected StrategyEntry(K config, StrategyEngine<M> engine, Calls calls) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.calls = Objects.requireNonNull(calls, "calls");
+    }
+
+    /** The settings. */
+    public final K config() {
+        return config;
+    }
+
+    @Override
+    public final String name() {
+        return config.name();
+    }
+
+    /** Creates every index the pattern needs and records the instance for operators' tools. Idempotent. */
+    @Override
+    public final void ensureIndexes() {
+        calls.idempotent("ensure indexes", engine::ensureIndexes);
+    }
+
+    /**
+     * Finishes or undoes every operation left unfinished longer than {@code staleAfter} (zero: every unfinished one),
+     * by fenced compare-and-sets: safe from many processes at once.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    @Override
+    public final RecoveryReport recover(Duration staleAfter) {
+        Checks.notNegative("staleAfter", staleAfter);
+        return calls.idempotent("recover", () -> engine.recover(staleAfter));
+    }
+
+    /** {@link #recover(Duration)} with the configuration's {@link StrategyConfig#staleAfter()}. */
+    @Override
+    public final RecoveryReport recover() {
+        return recover(config.staleAfter());
+    }
+
+    /**
+     * Operations left unfinished longer than {@code staleAfter} (zero: every unfinished one), oldest first, at most
+     * {@code limit}; the pattern's documentation says what it counts as unfinished.
+     */
+    @Override
+    public final List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
+        InterruptedOperation.checkQuery(staleAfter, limit);
+        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
+    }
+
+    /** Operations by state, and the age of the oldest unfinished one. */
+    @Override
+    public final StrategyStatus status() {
+        return calls.idempotent("status", engine::status);
+    }
+
+    /** This instance's counters. */
+    public final M metrics() {
+        return engine.metrics();
+    }
+
+    /** {@link #metrics()} by name, for a metrics registry. */
+    @Override
+    public final Map<String, Long> counters() {
+        return Counters.of(metrics());
+    }
+}
