@@ -138,16 +138,16 @@ public final class Comparison {
     }
 
     /**
-     * Runs every contender of {@link Contenders#all()}, each on a fresh database of {@code target}. An interruption of
+     * Runs every contender of {@link Contender#all()}, each on a fresh database of {@code target}. An interruption of
      * the calling thread stops the contender running, drops its database and returns the entries finished so far
      * (with the thread's interrupt flag cleared: the result says it was interrupted, and the caller can still close
      * its client).
      */
     public static Result run(MongoTarget target, Settings settings, Consumer<String> progress) {
         List<Entry> entries = new ArrayList<>();
-        List<Contenders.Contender> contenders = Contenders.all();
+        List<Contender> contenders = Contender.all();
         for (int i = 0; i < contenders.size(); i++) {
-            Contenders.Contender c = contenders.get(i);
+            Contender c = contenders.get(i);
             progress.accept(bar(i, contenders.size()) + " " + c.name() + " (" + c.workload() + ")");
             MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("compare"));
             boolean interrupted = false;
@@ -174,11 +174,11 @@ public final class Comparison {
         return "[" + "#".repeat(filled) + ".".repeat(width - filled) + "] " + done + "/" + total;
     }
 
-    private static Entry run(MongoTarget target, MongoDatabase db, Contenders.Contender c, Settings settings)
+    private static Entry run(MongoTarget target, MongoDatabase db, Contender c, Settings settings)
             throws InterruptedException {
         c.setup(db);
         Random sample = new Random(settings.seed());
-        Contenders.Instance sampler = c.start(db);
+        Contender.Instance sampler = c.start(db);
         sampler.operation(sample);
         while (sampler.background()) {
             // the warm-up's background work, so that the sample below starts from an idle pattern
@@ -246,7 +246,7 @@ public final class Comparison {
             for (int r = 0; r < settings.readers(); r++) {
                 Random rawRandom = new Random(settings.seed() * 17 + r);
                 futures.add(pool.submit(() -> {
-                    Contenders.Instance reader = c.start(db);
+                    Contender.Instance reader = c.start(db);
                     while (running.get()) {
                         rawReads.incrementAndGet();
                         if (!reader.rawReadIsConsistent(rawRandom)) {
@@ -257,7 +257,7 @@ public final class Comparison {
                 if (hasPatternRead) {
                     Random patternRandom = new Random(settings.seed() * 19 + r);
                     futures.add(pool.submit(() -> {
-                        Contenders.Instance reader = c.start(db);
+                        Contender.Instance reader = c.start(db);
                         while (running.get()) {
                             Optional<Boolean> consistent = reader.patternReadIsConsistent(patternRandom);
                             if (consistent.isEmpty()) {
@@ -273,7 +273,7 @@ public final class Comparison {
                 }
             }
             futures.add(pool.submit(() -> {
-                Contenders.Instance recoverer = c.start(db);
+                Contender.Instance recoverer = c.start(db);
                 while (running.get()) {
                     recoverer.recover(RECOVERY_STALE_AFTER);
                     TimeUnit.MILLISECONDS.sleep(100);
@@ -302,7 +302,7 @@ public final class Comparison {
         }
 
         long recoveryStart = System.nanoTime();
-        Contenders.Instance finisher = c.start(db);
+        Contender.Instance finisher = c.start(db);
         while (finisher.background()) {
             // what the callers left to the background is the pattern's to finish, like recovery
         }
@@ -358,18 +358,18 @@ public final class Comparison {
 
     /** One step of a process: an operation, or a pass of background work. */
     private interface Step {
-        void run(Contenders.Instance instance, Random random) throws InterruptedException;
+        void run(Contender.Instance instance, Random random) throws InterruptedException;
     }
 
     /**
      * A process doing {@code step} until it crashes, then a fresh one, until the run ends. Its crash schedule (which
      * of its writes crash, and how) follows from {@code seed} alone.
      */
-    private static Void process(MongoDatabase db, Contenders.Contender c, double crashRate, long seed,
+    private static Void process(MongoDatabase db, Contender c, double crashRate, long seed,
                                 AtomicBoolean running, AtomicLong crashes, Step step) throws InterruptedException {
         Random random = new Random(seed);
         FaultInjector process = null;
-        Contenders.Instance instance = null;
+        Contender.Instance instance = null;
         while (running.get()) {
             if (process == null || process.isDead()) {
                 process = FaultInjector.random(random.nextLong(), crashRate,

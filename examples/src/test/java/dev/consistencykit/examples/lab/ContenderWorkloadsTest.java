@@ -15,7 +15,7 @@ import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
- * The comparison's workloads, as {@link Contenders.Contender#asWorkload()}, run unchanged by the testkit's crash
+ * The comparison's workloads, as {@link Contender#asWorkload()}, run unchanged by the testkit's crash
  * explorer: every pattern keeps its workload's invariants wherever one of its writes crashes (before, after with the
  * reply lost, transient error), and the naive loop does not — the same check the comparison makes, at every write
  * instead of at random.
@@ -23,13 +23,13 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 @ExtendWith(MongoTestExtension.class)
 class ContenderWorkloadsTest {
 
-    static Stream<Contenders.Contender> patterns() {
-        return Contenders.all().stream().filter(c -> !c.pattern().equals("naive"));
+    static Stream<Contender> patterns() {
+        return Contender.all().stream().filter(c -> !c.pattern().equals("naive"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("patterns")
-    void shouldKeepTheWorkloadsInvariantsAtEveryCrashPoint(Contenders.Contender contender, MongoClient client) {
+    void shouldKeepTheWorkloadsInvariantsAtEveryCrashPoint(Contender contender, MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name(contender.name())
                 .workload(contender.asWorkload()).build().explore();
 
@@ -39,7 +39,7 @@ class ContenderWorkloadsTest {
 
     @Test
     void shouldCatchTheNaiveLoopLosingMoney(MongoClient client) {
-        Contenders.Contender naive = Contenders.all().stream().filter(c -> c.pattern().equals("naive")).findFirst()
+        Contender naive = Contender.all().stream().filter(c -> c.pattern().equals("naive")).findFirst()
                 .orElseThrow();
 
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name(naive.name())
