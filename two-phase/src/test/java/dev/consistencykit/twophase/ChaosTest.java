@@ -10,7 +10,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
 
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
@@ -29,19 +28,7 @@ class ChaosTest {
                 .faultRate(0.08)
                 .maxPause(Duration.ofMillis(15))
                 .recoverers(2)
-                .setup(db -> Bank.seed(db, ACCOUNTS))
-                .operation(ctx -> {
-                    int from = ctx.random().nextInt(10);
-                    int to = (from + 1 + ctx.random().nextInt(9)) % 10;
-                    long amount = 1L + ctx.random().nextInt(400);
-                    TwoPhaseCommit tpc = CrashExplorationTest.instance(ctx.database(), variant,
-                            StalePendingPolicy.ROLL_BACK);
-                    tpc.transfer(Transfer.of(OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()),
-                            "a" + from, "a" + to, amount));
-                })
-                .recovery(db -> CrashExplorationTest.instance(db, variant, StalePendingPolicy.ROLL_BACK)
-                        .recover(Duration.ZERO))
-                .invariants(db -> Bank.invariants(db, ACCOUNTS, variant == TransferVariant.RESERVE_THEN_CREDIT))
+                .workload(TransferWorkload.transfers(ACCOUNTS, variant, StalePendingPolicy.ROLL_BACK))
                 .build();
     }
 

@@ -2,7 +2,6 @@ package dev.consistencykit.twophase;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
@@ -10,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
@@ -28,11 +26,6 @@ class CrashExplorationTest {
 
     private static final Map<String, Long> ACCOUNTS = Bank.accounts(3, 1_000);
 
-    static TwoPhaseCommit instance(MongoDatabase db, TransferVariant variant, StalePendingPolicy policy) {
-        return TwoPhaseCommit.builder(db).transferVariant(variant).stalePendingPolicy(policy)
-                .retryPolicy(TestPolicies.FAST_RETRY).build();
-    }
-
     static TwoPhaseTransaction threeWaySplit(OperationId id) {
         // a0 pays 90, split between a1 (60, credited at commit) and a2 (30, credited at prepare)
         return TwoPhaseTransaction.of(id,
@@ -46,19 +39,16 @@ class CrashExplorationTest {
     private static CrashPointExplorer.ExplorationReport explore(MongoClient client, String name,
             TransferVariant variant, StalePendingPolicy policy, boolean threeWay, boolean recoveryFaults) {
         OperationId id = OperationId.of("tx-1");
+        TransferWorkload bank = TransferWorkload.transfers(ACCOUNTS, variant, policy).operation((tpc, random) -> {
+            if (threeWay) {
+                tpc.apply(threeWaySplit(id));
+            } else {
+                tpc.transfer(Transfer.of(id, "a0", "a1", 250));
+            }
+        });
         return CrashPointExplorer.builder(client)
                 .name(name)
-                .setup(db -> Bank.seed(db, ACCOUNTS))
-                .operation(db -> {
-                    TwoPhaseCommit tpc = instance(db, variant, policy);
-                    if (threeWay) {
-                        tpc.apply(threeWaySplit(id));
-                    } else {
-                        tpc.transfer(Transfer.of(id, "a0", "a1", 250));
-                    }
-                })
-                .recovery(db -> instance(db, variant, policy).recover(Duration.ZERO))
-                .invariants(db -> Bank.invariants(db, ACCOUNTS, variant == TransferVariant.RESERVE_THEN_CREDIT))
+                .workload(bank)
                 .recoveryFaults(recoveryFaults)
                 .build()
                 .explore();
@@ -116,12 +106,9 @@ class CrashExplorationTest {
     void shouldOnlyCrashAtSitesThatExist(MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name("sites")
-                .setup(db -> Bank.seed(db, ACCOUNTS))
-                .operation(db -> instance(db, TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
-                        .transfer(Transfer.of(OperationId.of("tx"), "a0", "a1", 250)))
-                .recovery(db -> instance(db, TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
-                        .recover(Duration.ZERO))
-                .invariants(db -> Bank.invariants(db, ACCOUNTS, true))
+                .workload(TransferWorkload.transfers(ACCOUNTS, TransferVariant.RESERVE_THEN_CREDIT,
+                        StalePendingPolicy.ROLL_BACK).operation((tpc, random) ->
+                        tpc.transfer(Transfer.of(OperationId.of("tx"), "a0", "a1", 250))))
                 .modes(Set.of(FaultMode.CRASH_AFTER))
                 .recoverers(1)
                 .build().explore();

@@ -40,9 +40,9 @@ class InterleavingTest {
         Transfer transfer = Transfer.of(OperationId.of("t1"), "a0", "a1", 100);
         return InterleavingExplorer.builder(target)
                 .name("2pc-" + variant)
-                .setup(db -> Bank.seed(db, ACCOUNTS))
-                .operation(db -> TwoPhaseCommit.builder(db).retryPolicy(TestPolicies.FAST_RETRY)
-                        .transferVariant(variant).build().transfer(transfer))
+                .workload(TransferWorkload.transfers(ACCOUNTS, variant, StalePendingPolicy.ROLL_BACK)
+                        .operation((tpc, random) -> tpc.transfer(transfer))
+                        .checkedBy(InterleavingTest::invariants))
                 .actor("recoverer", db -> {
                     tpc(db).recover(Duration.ZERO);
                     return List.of();
@@ -83,9 +83,7 @@ class InterleavingTest {
                     return read.documents().stream().filter(d -> d.containsKey("pendingTransactions")
                             || d.containsKey("reservedTransactions")).map(d -> "bookkeeping left in the view: "
                             + d.toJson()).toList();
-                })
-                .finish(db -> tpc(db).recover(Duration.ZERO))
-                .invariants(InterleavingTest::invariants);
+                });
     }
 
     /**
