@@ -8,9 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
@@ -28,19 +26,7 @@ class ChaosTest {
                 .faultRate(0.08)
                 .maxPause(Duration.ofMillis(15))
                 .recoverers(2)
-                .setup(db -> Blog.seed(db, 3, 2))
-                .operation(ctx -> {
-                    String user = "u" + ctx.random().nextInt(3);
-                    String op = "w" + ctx.worker() + "-" + ctx.sequence();
-                    SyncFlag sync = Blog.sync(ctx.database()).build();
-                    if (ctx.random().nextInt(5) == 0) {
-                        sync.apply(new MasterUpdate(OperationId.of(op), user, Updates.set("email", op + "@x")));
-                    } else {
-                        sync.apply(new MasterUpdate(OperationId.of(op), user, Updates.set("name", "Name " + op)));
-                    }
-                })
-                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
-                .invariants(Blog::invariants)
+                .workload(RenameWorkload.renames(3, 2))
                 .build();
     }
 

@@ -2,9 +2,9 @@ package dev.consistencykit.syncflag;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,18 +29,10 @@ class CrashExplorationTest {
     static CrashPointExplorer.Builder rename(MongoClient client) {
         return CrashPointExplorer.builder(client)
                 .name("rename")
-                .setup(db -> Blog.seed(db, 3, 2))
-                .operation(db -> Blog.sync(db).build().apply(new MasterUpdate(OperationId.of("op-1"), "u0",
-                        Updates.set("name", "Ann Smith"))))
-                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(Blog.invariants(db));
-                    String name = Blog.nameOf(db, "u0");
-                    if (!name.equals("User 0") && !name.equals("Ann Smith")) {
-                        problems.add("master u0 is " + name);
-                    }
-                    return problems;
-                });
+                .workload(RenameWorkload.renames(3, 2)
+                        .operation((db, random) -> Blog.sync(db).build().apply(new MasterUpdate(
+                                OperationId.of("op-1"), "u0", Updates.set("name", "Ann Smith"))))
+                        .endingNamed("u0", Set.of("User 0", "Ann Smith")));
     }
 
     @Test
@@ -58,17 +50,8 @@ class CrashExplorationTest {
     void shouldEndWithTheMastersFinalValueWhenTwoRenamesRaceAndCrash(MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name("two-renames")
-                .setup(db -> Blog.seed(db, 3, 2))
-                .operation(CrashExplorationTest::twoRenames)
-                .recovery(db -> Blog.sync(db).build().recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(Blog.invariants(db));
-                    String name = Blog.nameOf(db, "u0");
-                    if (!List.of("User 0", "Ann A", "Ann B").contains(name)) {
-                        problems.add("master u0 is " + name);
-                    }
-                    return problems;
-                })
+                .workload(RenameWorkload.renames(3, 2).operation((db, random) -> twoRenames(db))
+                        .endingNamed("u0", Set.of("User 0", "Ann A", "Ann B")))
                 .build().explore();
 
         assertThat(report.writeSites()).isEqualTo(8);
