@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -38,25 +37,10 @@ class CrashExplorationTest {
 
     /** The explorer of {@link #CHANGE}; problems a reader saw before recovery are reported with the invariants. */
     static CrashPointExplorer explorer(MongoClient client, boolean recoveryFaults) {
-        Map<String, List<String>> seenBeforeRecovery = new ConcurrentHashMap<>();
         return CrashPointExplorer.builder(client)
                 .name("versions")
-                .setup(db -> Catalogue.seed(db, BEFORE))
-                .operation(db -> Catalogue.store(db).build().apply(CHANGE))
-                .recovery(db -> {
-                    VersionedStore store = Catalogue.store(db).build();
-                    seenBeforeRecovery.computeIfAbsent(db.getName(), k -> new ArrayList<>())
-                            .addAll(Catalogue.readProblems(store, ALLOWED));
-                    store.recover(Duration.ZERO);
-                })
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(Catalogue.invariants(db, ALLOWED));
-                    List<String> seen = seenBeforeRecovery.remove(db.getName());
-                    if (seen != null) {
-                        seen.forEach(p -> problems.add("before recovery: " + p));
-                    }
-                    return problems;
-                })
+                .workload(CatalogueWorkload.edits(BEFORE).operation((db, random) -> Catalogue.store(db).build()
+                        .apply(CHANGE)).endingIn(ALLOWED).readBeforeRecovery())
                 .recoveryFaults(recoveryFaults)
                 .build();
     }
@@ -77,36 +61,40 @@ class CrashExplorationTest {
         List<Map<Object, Document>> states = new ArrayList<>();
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name("maintenance")
-                .setup(db -> {
-                    states.clear();
-                    states.add(Catalogue.seed(db, BEFORE));
-                    VersionedStore store = Catalogue.store(db).build();
-                    for (int i = 0; i < 5; i++) {
-                        int n = i;
-                        store.update(Catalogue.ROOT, (tree, change) -> {
-                            change.put("i0", Catalogue.product("v", n));
-                            if (n == 2) {
-                                change.delete("i2");
+                .workload(CatalogueWorkload.edits(BEFORE).retention(Retention.keepLast(3))
+                        .seededBy(db -> {
+                            states.clear();
+                            states.add(Catalogue.seed(db, BEFORE));
+                            VersionedStore store = Catalogue.store(db).build();
+                            for (int i = 0; i < 5; i++) {
+                                int n = i;
+                                store.update(Catalogue.ROOT, (tree, change) -> {
+                                    change.put("i0", Catalogue.product("v", n));
+                                    if (n == 2) {
+                                        change.delete("i2");
+                                    }
+                                });
+                                states.add(store.read(Catalogue.ROOT).items());
                             }
-                        });
-                        states.add(store.read(Catalogue.ROOT).items());
-                    }
-                    store.submit(ChangeSet.on(Catalogue.ROOT, 6).put("x", Catalogue.product("lost", 0)).build());
-                    store.commit(ChangeSet.on(Catalogue.ROOT, 6).put("i0", Catalogue.product("won", 7)).build());
-                    states.add(store.read(Catalogue.ROOT).items());
-                })
-                .operation(db -> Catalogue.store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO))
-                .recovery(db -> Catalogue.store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(Catalogue.invariants(db, Set.of(states.get(6))));
-                    VersionedStore store = Catalogue.store(db).build();
-                    for (long v = 5; v <= 7; v++) {
-                        if (!store.readAsOf(Catalogue.ROOT, v).items().equals(states.get((int) v - 1))) {
-                            problems.add("version " + v + " reads " + store.readAsOf(Catalogue.ROOT, v).items());
-                        }
-                    }
-                    return problems;
-                })
+                            store.submit(ChangeSet.on(Catalogue.ROOT, 6).put("x", Catalogue.product("lost", 0))
+                                    .build());
+                            store.commit(ChangeSet.on(Catalogue.ROOT, 6).put("i0", Catalogue.product("won", 7))
+                                    .build());
+                            states.add(store.read(Catalogue.ROOT).items());
+                        })
+                        .operation((db, random) -> Catalogue.store(db).retention(Retention.keepLast(3)).build()
+                                .recover(Duration.ZERO))
+                        .alsoChecking(db -> {
+                            List<String> problems = new ArrayList<>(Catalogue.invariants(db, Set.of(states.get(6))));
+                            VersionedStore store = Catalogue.store(db).build();
+                            for (long v = 5; v <= 7; v++) {
+                                if (!store.readAsOf(Catalogue.ROOT, v).items().equals(states.get((int) v - 1))) {
+                                    problems.add("version " + v + " reads "
+                                            + store.readAsOf(Catalogue.ROOT, v).items());
+                                }
+                            }
+                            return problems;
+                        }))
                 .recoveryFaults(true)
                 .build().explore();
 

@@ -60,11 +60,12 @@ class InterleavingTest {
         Map<String, ChangeSet> changes = new HashMap<>();
         InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
                 .name("versions")
-                .setup(db -> {
-                    Catalogue.seed(db, Catalogue.products(3));
-                    changes.put(db.getName(), change(db, "first", 7));
-                })
-                .operation(db -> store(db).apply(changes.get(db.getName())))
+                .workload(CatalogueWorkload.edits(Catalogue.products(3)).retention(Retention.keepLast(1))
+                        .seededBy(db -> {
+                            Catalogue.seed(db, Catalogue.products(3));
+                            changes.put(db.getName(), change(db, "first", 7));
+                        })
+                        .operation((db, random) -> store(db).apply(changes.get(db.getName()))))
                 .actor("maintenance", db -> {
                     store(db).recover(Duration.ZERO);
                     return List.of();
@@ -94,8 +95,6 @@ class InterleavingTest {
                     }
                     return problems;
                 })
-                .finish(db -> store(db).recover(Duration.ZERO))
-                .invariants(db -> Catalogue.invariants(db, null))
                 .build().explore();
 
         assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
