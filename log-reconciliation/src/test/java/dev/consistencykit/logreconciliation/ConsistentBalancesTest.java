@@ -55,16 +55,29 @@ class ConsistentBalancesTest {
         };
         InterleavingExplorer.Builder table = InterleavingExplorer.builder(target)
                 .name("balances-" + allocation)
-                .setup(db -> {
-                    Books.seed(db, OPENING);
-                    Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
-                    ledger.ensureIndexes();
-                    ledger.apply(LedgerTransaction.transfer("a1", "a0", 5));
-                    ledger.append(LedgerTransaction.transfer("a0", "a2", 7));   // appended, not committed
-                    before.put(db.getName(), each(ledger));
-                })
-                .operation(db -> returned.put(db.getName(), read.apply(Books.ledger(db).seqAllocation(allocation)
-                        .build())));
+                .workload(BooksWorkload.transfers(OPENING).allocation(allocation)
+                        .alsoSeeding(db -> {
+                            Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
+                            ledger.apply(LedgerTransaction.transfer("a1", "a0", 5));
+                            ledger.append(LedgerTransaction.transfer("a0", "a2", 7));   // appended, not committed
+                            before.put(db.getName(), each(ledger));
+                        })
+                        .operation((db, ledger, random) -> returned.put(db.getName(), read.apply(ledger)))
+                        .alsoChecking(db -> {
+                            List<String> problems = new ArrayList<>();
+                            Map<String, Long> got = returned.remove(db.getName());
+                            Map<String, Long> was = before.remove(db.getName());
+                            Map<String, Long> became = after.remove(db.getName());
+                            if (got == null || !(got.equals(was) || got.equals(became))) {
+                                problems.add("the reader got " + got + ", the books said " + was
+                                        + " before the actor and " + became + " after it");
+                            }
+                            if (got != null && got.values().stream().mapToLong(Long::longValue).sum() != 300) {
+                                problems.add("the reader's balances summed to " + got.values().stream()
+                                        .mapToLong(Long::longValue).sum() + " with 300 in the books");
+                            }
+                            return problems;
+                        }));
         Map<String, java.util.function.Consumer<Ledger>> actors = new LinkedHashMap<>();
         actors.put("appender", ledger -> ledger.append(LedgerTransaction.transfer("a0", "a1", 3)));
         actors.put("committer", ledger -> ledger.recover(Duration.ZERO));   // commits even what was just appended
@@ -82,23 +95,7 @@ class ConsistentBalancesTest {
             actor.accept(Books.ledger(db).seqAllocation(allocation).build());
             return recordAfter.apply(name).apply(db);
         }));
-        return table
-                .finish(db -> Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(Books.invariants(db, OPENING, true, null));
-                    Map<String, Long> got = returned.remove(db.getName());
-                    Map<String, Long> was = before.remove(db.getName());
-                    Map<String, Long> became = after.remove(db.getName());
-                    if (got == null || !(got.equals(was) || got.equals(became))) {
-                        problems.add("the reader got " + got + ", the books said " + was + " before the actor and "
-                                + became + " after it");
-                    }
-                    if (got != null && got.values().stream().mapToLong(Long::longValue).sum() != 300) {
-                        problems.add("the reader's balances summed to " + got.values().stream()
-                                .mapToLong(Long::longValue).sum() + " with 300 in the books");
-                    }
-                    return problems;
-                });
+        return table;
     }
 
     private static Map<String, Long> consistent(Ledger ledger) {

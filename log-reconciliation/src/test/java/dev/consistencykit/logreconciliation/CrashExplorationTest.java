@@ -2,7 +2,6 @@ package dev.consistencykit.logreconciliation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -24,18 +23,13 @@ class CrashExplorationTest {
 
     static CrashPointExplorer.ExplorationReport explore(MongoClient client, LedgerTransaction tx,
                                                         SeqAllocation allocation, boolean recoveryFaults) {
+        BooksWorkload books = BooksWorkload.transfers(OPENING).allocation(allocation)
+                // an earlier transaction still uncommitted: the commit must take it first
+                .alsoSeeding(db -> Books.ledger(db).seqAllocation(allocation).build()
+                        .append(LedgerTransaction.transfer("a2", "a0", 5).withId(OperationId.of("earlier"))));
         return CrashPointExplorer.builder(client)
                 .name("ledger")
-                .setup(db -> {
-                    Books.seed(db, OPENING);
-                    Books.ledger(db).build().ensureIndexes();
-                    // an earlier transaction still uncommitted: the commit must take it first
-                    Books.ledger(db).seqAllocation(allocation).build()
-                            .append(LedgerTransaction.transfer("a2", "a0", 5).withId(OperationId.of("earlier")));
-                })
-                .operation(db -> Books.ledger(db).seqAllocation(allocation).build().apply(tx))
-                .recovery(db -> Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO))
-                .invariants(db -> Books.invariants(db, OPENING, true, null))
+                .workload(books.operation((db, ledger, random) -> ledger.apply(tx)))
                 .recoveryFaults(recoveryFaults)
                 .build().explore();
     }

@@ -11,8 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import com.mongodb.client.MongoDatabase;
-
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
@@ -25,7 +23,7 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
  * the sum must be exact).
  */
 @ExtendWith(MongoTestExtension.class)
-class InterleavingExplorationTest {
+class InterleavingTest {
 
     private static final Map<String, Long> OPENING = Books.accounts(3, 100);
 
@@ -35,16 +33,15 @@ class InterleavingExplorationTest {
         LedgerTransaction transfer = LedgerTransaction.transfer("a0", "a1", 10).withId(OperationId.of("t1"));
         return InterleavingExplorer.builder(target)
                 .name("ledger-" + allocation)
-                .setup(db -> {
-                    Books.seed(db, OPENING);
-                    Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
-                    ledger.ensureIndexes();
-                    ledger.apply(LedgerTransaction.transfer("a1", "a0", 5));
-                    Ledger process = Books.ledger(db).seqAllocation(allocation).build();
-                    process.apply(LedgerTransaction.transfer("a0", "a2", 1));
-                    cached.put(db.getName(), process);
-                })
-                .operation(db -> Books.ledger(db).seqAllocation(allocation).build().apply(transfer))
+                .workload(BooksWorkload.transfers(OPENING).allocation(allocation)
+                        .alsoSeeding(db -> {
+                            Ledger ledger = Books.ledger(db).seqAllocation(allocation).build();
+                            ledger.apply(LedgerTransaction.transfer("a1", "a0", 5));
+                            Ledger process = Books.ledger(db).seqAllocation(allocation).build();
+                            process.apply(LedgerTransaction.transfer("a0", "a2", 1));
+                            cached.put(db.getName(), process);
+                        })
+                        .operation((db, ledger, random) -> ledger.apply(transfer)))
                 .actor("committer", db -> {
                     Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO);
                     return List.of();
@@ -85,9 +82,7 @@ class InterleavingExplorationTest {
                         problems.add("the balances sum to " + sum + " with 300 in the books");
                     }
                     return problems;
-                })
-                .finish(db -> Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO))
-                .invariants(db -> Books.invariants(db, OPENING, true, null));
+                });
     }
 
     @Test

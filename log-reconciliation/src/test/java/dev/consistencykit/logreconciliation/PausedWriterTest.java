@@ -20,7 +20,7 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** Two actors of the ledger meeting at the wrong moment, each scenario made deterministic with a paused writer. */
 @ExtendWith(MongoTestExtension.class)
-class InterleavingsTest {
+class PausedWriterTest {
 
     private static Map<String, Long> opening() {
         Map<String, Long> opening = new LinkedHashMap<>();
