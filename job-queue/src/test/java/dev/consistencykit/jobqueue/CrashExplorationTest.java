@@ -21,11 +21,9 @@ class CrashExplorationTest {
     static CrashPointExplorer.Builder lifeOfAJob(MongoClient client) {
         return CrashPointExplorer.builder(client)
                 .name("job-life")
-                .setup(db -> Friends.seedUsers(db, "ann", "bob"))
-                .operation(db -> Friends.queue(db).build().apply(Friends.befriend("ann", "bob")
-                        .withId(OperationId.of("job-1"))))
-                .recovery(db -> Friends.queue(db).build().recover(Duration.ZERO))
-                .invariants(Friends::invariants);
+                .workload(FriendsWorkload.on("ann", "bob").operation((db, queue, random) -> queue.apply(
+                        Friends.befriend("ann", "bob").withId(OperationId.of("job-1"))))
+                        .recoveredBy(db -> Friends.queue(db).build().recover(Duration.ZERO)));
     }
 
     @Test

@@ -7,7 +7,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -37,11 +36,10 @@ class InterleavingTest {
         return Friends.queue(db).build();
     }
 
-    static InterleavingExplorer.Builder table(MongoTarget target, String name, Consumer<MongoDatabase> operation) {
+    static InterleavingExplorer.Builder table(MongoTarget target, String name, FriendsWorkload workload) {
         return InterleavingExplorer.builder(target)
                 .name(name)
-                .setup(db -> Friends.seedUsers(db, "ann", "bob"))
-                .operation(operation)
+                .workload(workload)
                 .actor("recoverer", db -> {
                     queue(db).recover(Duration.ZERO);
                     return List.of();
@@ -74,10 +72,6 @@ class InterleavingTest {
                         queue(db).apply(Friends.befriend("ann", "bob").withId(JOB));
                     }
                     return List.of();
-                })
-                .finish(db -> {
-                    queue(db).relayOutbox(db.getCollection(Friends.USERS));
-                    queue(db).recover(Duration.ZERO);
                 });
     }
 
@@ -116,9 +110,9 @@ class InterleavingTest {
 
     @Test
     void shouldApplyEachEffectOnceWhenAnyActorRunsAtAnyCallOfAJob(MongoTarget target) {
-        InterleavingExplorer.Report report = table(target, "job", db -> queue(db).apply(
-                Friends.befriend("ann", "bob").withId(JOB)))
-                .invariants(db -> invariants(db, true)).build().explore();
+        InterleavingExplorer.Report report = table(target, "job", FriendsWorkload.on("ann", "bob")
+                .operation((db, queue, random) -> queue.apply(Friends.befriend("ann", "bob").withId(JOB)))
+                .checkedBy(db -> invariants(db, true))).build().explore();
 
         assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 6);
         assertThat(report.violations()).as(report.toString()).isEmpty();
@@ -126,11 +120,12 @@ class InterleavingTest {
 
     @Test
     void shouldWriteTheBusinessChangeOnceWhenAnyActorRunsAtAnyCallOfAnEnqueueWith(MongoTarget target) {
-        InterleavingExplorer.Report report = table(target, "outbox", db -> {
-            queue(db).enqueueWith(db.getCollection(Friends.USERS), "ann", null, Updates.inc("charged", 1),
-                    Friends.befriend("ann", "bob").withId(JOB));
-            queue(db).processNext();
-        }).invariants(db -> {
+        InterleavingExplorer.Report report = table(target, "outbox", FriendsWorkload.on("ann", "bob")
+                .operation((db, queue, random) -> {
+                    queue.enqueueWith(db.getCollection(Friends.USERS), "ann", null, Updates.inc("charged", 1),
+                            Friends.befriend("ann", "bob").withId(JOB));
+                    queue.processNext();
+                }).checkedBy(db -> {
             List<String> problems = new ArrayList<>(invariants(db, false));
             Document ann = db.getCollection(Friends.USERS).find(eq("_id", "ann")).first();
             boolean befriended = !ann.getList("friends", Object.class, List.of()).isEmpty();
@@ -138,7 +133,7 @@ class InterleavingTest {
                 problems.add("ann was charged " + ann.get("charged") + " times");
             }
             return problems;
-        }).build().explore();
+        })).build().explore();
 
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
@@ -147,28 +142,33 @@ class InterleavingTest {
     void shouldNotRequeueAJobWhoseWorkerRenewedItsLeaseAfterTheSweeperReadIt(MongoTarget target) {
         InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
                 .name("sweep")
-                .setup(db -> db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).insertOne(new Document("_id", "j1")
-                        .append("type", "befriend").append("payload", new Document("a", "ann").append("b", "bob"))
-                        .append("state", "processing").append("priority", 0).append("attempts", 1)
-                        .append("maxAttempts", 5).append("owner", "w1").append("fencingToken", 1L)
-                        .append("leaseExpiresAt", java.util.Date.from(LEASE_END))))
-                // the sweeper's clock stands ten minutes past the lease
-                .operation(db -> Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.fixed(
-                        LEASE_END.plus(Duration.ofMinutes(10)), java.time.ZoneOffset.UTC))).build()
-                        .requeue(Duration.ofSeconds(1)))
+                .workload(FriendsWorkload.on()
+                        .seededBy(db -> db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).insertOne(
+                                new Document("_id", "j1").append("type", "befriend")
+                                        .append("payload", new Document("a", "ann").append("b", "bob"))
+                                        .append("state", "processing").append("priority", 0).append("attempts", 1)
+                                        .append("maxAttempts", 5).append("owner", "w1").append("fencingToken", 1L)
+                                        .append("leaseExpiresAt", java.util.Date.from(LEASE_END))))
+                        // the sweeper's clock stands ten minutes past the lease
+                        .operation((db, queue, random) -> Friends.queue(db).serverClock(ServerClock.unsynchronized(
+                                Clock.fixed(LEASE_END.plus(Duration.ofMinutes(10)), java.time.ZoneOffset.UTC)))
+                                .build().requeue(Duration.ofSeconds(1)))
+                        .recoveredBy(db -> { })   // what the sweeper did is the point: nothing runs after it
+                        .checkedBy(db -> {
+                            Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", "j1"))
+                                    .first();
+                            if (job.getBoolean("renewed", false) && !("processing".equals(job.getString("state"))
+                                    && job.getLong("fencingToken") == 1L)) {
+                                return List.of("the worker renewed its lease, yet the sweeper took the job: "
+                                        + job.toJson());
+                            }
+                            return List.of();
+                        }))
                 .actor("owner heartbeat", db -> {
                     db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(com.mongodb.client.model.Filters.and(
                             eq("_id", "j1"), eq("fencingToken", 1L), eq("state", "processing")), Updates.combine(
                             Updates.set("leaseExpiresAt", java.util.Date.from(LEASE_END.plus(Duration.ofDays(1)))),
                             Updates.set("renewed", true)));
-                    return List.of();
-                })
-                .invariants(db -> {
-                    Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", "j1")).first();
-                    if (job.getBoolean("renewed", false) && !("processing".equals(job.getString("state"))
-                            && job.getLong("fencingToken") == 1L)) {
-                        return List.of("the worker renewed its lease, yet the sweeper took the job: " + job.toJson());
-                    }
                     return List.of();
                 })
                 .build().explore();

@@ -62,26 +62,8 @@ class ScaleAndChaosTest {
         return ChaosRunner.builder(client)
                 .name("jobs")
                 .workers(8).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(db -> {
-                    Friends.seedCounters(db, 5);
-                    Friends.seedUsers(db, "u0", "u1", "u2", "u3");
-                })
-                .operation(ctx -> {
-                    JobQueue queue = Friends.queue(ctx.database()).maxAttempts(50).build();
-                    String id = "w" + ctx.worker() + "-" + ctx.sequence();
-                    if (ctx.random().nextBoolean()) {
-                        queue.enqueue(JobRequest.of("count", new Document("counter", "c" + ctx.random().nextInt(5)))
-                                .withId(OperationId.of(id)).withMaxAttempts(50));
-                    } else {
-                        int a = ctx.random().nextInt(4);
-                        int b = (a + 1 + ctx.random().nextInt(3)) % 4;
-                        queue.enqueue(Friends.befriend("u" + a, "u" + b).withId(OperationId.of(id))
-                                .withMaxAttempts(50));
-                    }
-                    queue.processNext();
-                })
-                .recovery(db -> Friends.queue(db).maxAttempts(50).build().recover(Duration.ZERO))
-                .invariants(Friends::invariants)
+                .workload(FriendsWorkload.jobs().recoveredBy(db -> Friends.queue(db).maxAttempts(50).build()
+                        .recover(Duration.ZERO)))
                 .build();
     }
 

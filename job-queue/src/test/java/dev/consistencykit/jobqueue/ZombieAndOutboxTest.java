@@ -63,20 +63,12 @@ class ZombieAndOutboxTest {
     void shouldNeverLoseAJobWrittenWithTheBusinessChangeWhateverCrashes(MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name("outbox")
-                .setup(db -> Friends.seedUsers(db, "ann", "bob"))
-                .operation(db -> {
-                    JobQueue queue = Friends.queue(db).build();
+                .workload(FriendsWorkload.on("ann", "bob").operation((db, queue, random) -> {
                     queue.enqueueWith(db.getCollection(Friends.USERS), "ann", null, Updates.set("status", "friendly"),
                             Friends.befriend("ann", "bob").withId(OperationId.of("j1")));
                     queue.processNext();
-                })
-                .recovery(db -> {
-                    JobQueue queue = Friends.queue(db).build();
-                    queue.relayOutbox(db.getCollection(Friends.USERS));
-                    queue.recover(Duration.ZERO);
-                })
-                .invariants(db -> {
-                    List<String> problems = new java.util.ArrayList<>(Friends.invariants(db));
+                }).alsoChecking(db -> {
+                    List<String> problems = new java.util.ArrayList<>();
                     Document ann = db.getCollection(Friends.USERS).find(eq("_id", "ann")).first();
                     boolean business = "friendly".equals(ann.getString("status"));
                     Document j = job(db, "j1");
@@ -90,7 +82,7 @@ class ZombieAndOutboxTest {
                         problems.add("the outbox was not emptied");
                     }
                     return problems;
-                })
+                }))
                 .build().explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
