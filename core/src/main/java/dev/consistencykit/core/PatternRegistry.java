@@ -92,6 +92,7 @@ public final class PatternRegistry {
      */
     public static <B> List<B> builders(MongoDatabase database, String pattern, Set<String> collections,
                                        Set<String> fields, Function<Registration, B> builder) {
+        DriverFloor.require(pattern);   // before Calls, which needs the driver's newer types
         Calls calls = new Calls(pattern, RetryPolicy.DEFAULT, Calls.DEFAULT_OPERATION_TIMEOUT);
         MongoDatabase bounded = database.getTimeout(TimeUnit.MILLISECONDS) != null ? database
                 : database.withTimeout(Calls.DEFAULT_OPERATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

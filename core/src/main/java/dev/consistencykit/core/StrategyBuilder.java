@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import com.mongodb.client.MongoDatabase;
 
@@ -26,15 +27,16 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
     private ServerClock serverClock;
 
     /**
-     * @param database the application's database
-     * @param defaults the pattern's configuration with every default
+     * @param database    the application's database
+     * @param defaultName the pattern's default instance name, for the driver check's message
+     * @param defaults    makes the pattern's configuration with every default
      */
-    protected StrategyBuilder(MongoDatabase database, C defaults) {
-        // first, before anything loads a class that needs the driver's newer types: an older driver fails here with
-        // one line naming its version, not with a NoClassDefFoundError
-        DriverFloor.require(defaults.name);
+    protected StrategyBuilder(MongoDatabase database, String defaultName, Supplier<C> defaults) {
+        // first, before anything loads a class that needs the driver's newer types (a configuration's defaults do):
+        // an older driver fails here with one line naming its version, not with a NoClassDefFoundError
+        DriverFloor.require(defaultName);
         this.database = Objects.requireNonNull(database, "database");
-        this.config = defaults;
+        this.config = defaults.get();
     }
 
     /**

@@ -43,7 +43,7 @@ class StrategyConfigTest {
 
     static final class ExampleBuilder extends StrategyBuilder<ExampleBuilder, ExampleConfig> {
         ExampleBuilder(MongoClient client) {
-            super(client.getDatabase("unused"), new ExampleConfig());
+            super(client.getDatabase("unused"), "example", ExampleConfig::new);
         }
 
         ExampleBuilder size(int value) {

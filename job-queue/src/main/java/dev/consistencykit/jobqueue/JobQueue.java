@@ -273,7 +273,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, new JobQueueConfig());
+            super(database, JobQueueConfig.DEFAULT_NAME, JobQueueConfig::new);
         }
 
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */

@@ -255,7 +255,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
         private LedgerListener listener = new LedgerListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, new LedgerConfig());
+            super(database, LedgerConfig.DEFAULT_NAME, LedgerConfig::new);
         }
 
         /** The collections of transactions, account caches and archived transactions. */

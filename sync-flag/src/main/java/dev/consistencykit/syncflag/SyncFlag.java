@@ -215,7 +215,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
         private SyncFlagListener listener = new SyncFlagListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, new SyncFlagConfig());
+            super(database, SyncFlagConfig.DEFAULT_NAME, SyncFlagConfig::new);
         }
 
         /**

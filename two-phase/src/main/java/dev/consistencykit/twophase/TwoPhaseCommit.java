@@ -265,7 +265,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, new TwoPhaseConfig());
+            super(database, TwoPhaseConfig.DEFAULT_NAME, TwoPhaseConfig::new);
         }
 
         /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */

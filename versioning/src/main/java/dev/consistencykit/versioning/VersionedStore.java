@@ -295,7 +295,7 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         private VersionedStoreListener listener = new VersionedStoreListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, new VersionedStoreConfig());
+            super(database, VersionedStoreConfig.DEFAULT_NAME, VersionedStoreConfig::new);
         }
 
         /** The collections of roots, item versions and version records. */
