@@ -2,7 +2,6 @@ package dev.consistencykit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -11,9 +10,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import com.mongodb.client.MongoClient;
 
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
-import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.fixture.IdempotentTransfers;
-import dev.consistencykit.testkit.fixture.IdempotentTransfers.Transfer;
 
 @ExtendWith(MongoTestExtension.class)
 class ChaosRunnerTest {
@@ -24,15 +20,7 @@ class ChaosRunnerTest {
                 .workers(4)
                 .operationsPerWorker(5)
                 .faultRate(0.1)
-                .setup(IdempotentTransfersCompatibilityTest::seedAccounts)
-                .operation(ctx -> {
-                    boolean forward = ctx.random().nextBoolean();
-                    Transfer t = new Transfer(OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()),
-                            forward ? "a" : "b", forward ? "b" : "a", 1 + ctx.random().nextInt(5));
-                    new IdempotentTransfers(ctx.database(), guardless).apply(t);
-                })
-                .recovery(db -> new IdempotentTransfers(db, guardless).recover(Duration.ZERO))
-                .invariants(db -> IdempotentTransfers.invariants(db, 200, IdempotentTransfersCompatibilityTest.INITIAL));
+                .workload(new TransfersWorkload(guardless));
     }
 
     @Test

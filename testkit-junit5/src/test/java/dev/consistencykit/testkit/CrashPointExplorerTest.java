@@ -2,32 +2,25 @@ package dev.consistencykit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
-import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.fixture.IdempotentTransfers;
-import dev.consistencykit.testkit.fixture.IdempotentTransfers.Transfer;
 
 @ExtendWith(MongoTestExtension.class)
 class CrashPointExplorerTest {
 
-    private static final Transfer TRANSFER = new Transfer(OperationId.of("t1"), "a", "b", 10);
-
     private static CrashPointExplorer.Builder explorer(MongoClient client, boolean guardless) {
         return CrashPointExplorer.builder(client)
                 .name(guardless ? "guardless" : "guarded")
-                .setup(IdempotentTransfersCompatibilityTest::seedAccounts)
-                .operation(db -> new IdempotentTransfers(db, guardless).apply(TRANSFER))
-                .recovery(db -> new IdempotentTransfers(db, guardless).recover(Duration.ZERO))
-                .invariants(db -> IdempotentTransfers.invariants(db, 200, IdempotentTransfersCompatibilityTest.INITIAL));
+                .workload(new TransfersWorkload(guardless));
     }
 
     @Test
@@ -82,12 +75,26 @@ class CrashPointExplorerTest {
     void shouldReportUnexpectedFailureWhenOperationThrowsOtherException(MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                 .name("broken")
-                .operation(db -> {
-                    db.getCollection("x").insertOne(new org.bson.Document("_id", 1));
-                    throw new IllegalStateException("boom");
+                .workload(new Workload() {
+                    @Override
+                    public void seed(MongoDatabase database) {
+                    }
+
+                    @Override
+                    public void operate(MongoDatabase database, Random random) {
+                        database.getCollection("x").insertOne(new org.bson.Document("_id", 1));
+                        throw new IllegalStateException("boom");
+                    }
+
+                    @Override
+                    public void recover(MongoDatabase database) {
+                    }
+
+                    @Override
+                    public List<String> invariants(MongoDatabase database) {
+                        return List.of();
+                    }
                 })
-                .recovery(db -> { })
-                .invariants(db -> List.of())
                 .modes(Set.of(FaultMode.TRANSIENT_BEFORE))
                 .recoverers(1)
                 .build().explore();

@@ -7,11 +7,11 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.fixture.IdempotentTransfers;
 import dev.consistencykit.testkit.fixture.IdempotentTransfers.Transfer;
+import dev.consistencykit.testkit.junit5.StrategyCompatibilityKit;
 
 /** Runs the compatibility kit against the fixture strategy, proving the kit itself works end to end. */
 class IdempotentTransfersCompatibilityTest extends StrategyCompatibilityKit<Transfer> {

@@ -1,7 +1,5 @@
 package dev.consistencykit.testkit;
 
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
@@ -18,6 +16,8 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class IndexCoverageTest {

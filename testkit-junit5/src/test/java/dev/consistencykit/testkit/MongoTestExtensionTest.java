@@ -1,7 +1,5 @@
 package dev.consistencykit.testkit;
 
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -17,6 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

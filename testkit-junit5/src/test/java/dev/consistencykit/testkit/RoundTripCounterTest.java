@@ -1,7 +1,5 @@
 package dev.consistencykit.testkit;
 
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,6 +13,8 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class RoundTripCounterTest {

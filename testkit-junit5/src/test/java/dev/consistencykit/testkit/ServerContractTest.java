@@ -9,10 +9,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoClient;
 
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.testkit.contract.CheckResult;
 import dev.consistencykit.testkit.contract.ContractCheck;
 import dev.consistencykit.testkit.contract.ServerContract;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
 class ServerContractTest {

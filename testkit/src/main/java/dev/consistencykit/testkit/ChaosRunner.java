@@ -37,10 +37,7 @@ import dev.consistencykit.core.ConsistencyException;
  * <pre>{@code
  * ChaosRunner chaos = ChaosRunner.builder(client)
  *         .name("transfer").workers(4).operationsPerWorker(5).faultRate(0.05)
- *         .setup(db -> seedAccounts(db))
- *         .operation(ctx -> newStrategy(ctx.database()).transfer(randomTransfer(ctx.random())))
- *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))
- *         .invariants(db -> checkMoney(db))
+ *         .workload(new Transfers())     // each operation with a random of its own, seeded from the run's
  *         .build();
  * ChaosRunner.Summary summary = chaos.runSeeds(1, 5);
  * assertThat(summary.failures()).isEmpty();
@@ -76,7 +73,7 @@ public final class ChaosRunner {
      * @param sequence    the operation's index within the worker
      * @param random      a generator seeded from the run's seed, the worker and the sequence
      */
-    public record Context(MongoDatabase database, int worker, int incarnation, int sequence, Random random) {
+    private record Context(MongoDatabase database, int worker, int incarnation, int sequence, Random random) {
     }
 
     /**
@@ -387,25 +384,25 @@ public final class ChaosRunner {
         }
 
         /** Creates the run's data on its fresh database. */
-        public Builder setup(Consumer<MongoDatabase> value) {
+        private Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");
             return this;
         }
 
         /** One operation of a worker. */
-        public Builder operation(Consumer<Context> value) {
+        private Builder operation(Consumer<Context> value) {
             this.operation = Objects.requireNonNull(value, "operation");
             return this;
         }
 
         /** Recovery as a fresh process runs it, on the plain database. */
-        public Builder recovery(Consumer<MongoDatabase> value) {
+        private Builder recovery(Consumer<MongoDatabase> value) {
             this.recovery = Objects.requireNonNull(value, "recovery");
             return this;
         }
 
         /** The invariants, read back from the database. */
-        public Builder invariants(Function<MongoDatabase, List<String>> value) {
+        private Builder invariants(Function<MongoDatabase, List<String>> value) {
             this.invariants = Objects.requireNonNull(value, "invariants");
             return this;
         }

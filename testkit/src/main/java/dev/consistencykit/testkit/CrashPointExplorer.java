@@ -36,11 +36,8 @@ import dev.consistencykit.core.ConsistencyException;
  *
  * <pre>{@code
  * CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
- *         .setup(db -> seedAccounts(db))
- *         .operation(db -> newStrategy(db).transfer(transfer))        // db injects the fault
- *         .recovery(db -> newStrategy(db).recover(Duration.ZERO))    // a fresh process; also run by two at once
- *         .invariants(db -> checkMoney(db))                          // read back from the server
- *         .build().explore();                                        // every write site × every fault mode
+ *         .workload(new Transfers())       // recovery also run by two processes at once
+ *         .build().explore();              // every write site × every fault mode
  * }</pre>
  *
  * <p>Each scenario gets its own database, dropped afterwards. Not thread-safe: run one exploration at a time per
@@ -345,25 +342,25 @@ public final class CrashPointExplorer {
         }
 
         /** Creates the scenario's data on a fresh database (no faults). */
-        public Builder setup(Consumer<MongoDatabase> value) {
+        private Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");
             return this;
         }
 
         /** The operation under test; it gets the fault-injecting database and must build its instance from it. */
-        public Builder operation(Consumer<MongoDatabase> value) {
+        private Builder operation(Consumer<MongoDatabase> value) {
             this.operation = Objects.requireNonNull(value, "operation");
             return this;
         }
 
         /** Recovery as a freshly started process runs it (a new instance on the given database). */
-        public Builder recovery(Consumer<MongoDatabase> value) {
+        private Builder recovery(Consumer<MongoDatabase> value) {
             this.recovery = Objects.requireNonNull(value, "recovery");
             return this;
         }
 
         /** The invariants, read back from the database: one message per violation, empty when all hold. */
-        public Builder invariants(Function<MongoDatabase, List<String>> value) {
+        private Builder invariants(Function<MongoDatabase, List<String>> value) {
             this.invariants = Objects.requireNonNull(value, "invariants");
             return this;
         }

@@ -37,12 +37,9 @@ import dev.consistencykit.core.ConsistencyException;
  *
  * <pre>{@code
  * InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
- *         .setup(db -> seedAccounts(db))
- *         .operation(db -> newStrategy(db).transfer(transfer))                // paused at each call, in turn
+ *         .workload(new Transfers())                                         // paused at each call, in turn
  *         .actor("recoverer", db -> { newStrategy(db).recover(Duration.ZERO); return List.of(); })
  *         .actor("reader", db -> problemsInWhatAReaderSees(db))              // a reader reports what it saw
- *         .finish(db -> newStrategy(db).recover(Duration.ZERO))
- *         .invariants(db -> checkMoney(db))
  *         .build().explore();                                                // calls x {before, after} x actors
  * }</pre>
  *
@@ -339,13 +336,13 @@ public final class InterleavingExplorer {
         }
 
         /** Seeds each fresh database. */
-        public Builder setup(Consumer<MongoDatabase> value) {
+        private Builder setup(Consumer<MongoDatabase> value) {
             this.setup = Objects.requireNonNull(value, "setup");
             return this;
         }
 
         /** The operation paused at each of its calls (build the strategy inside: a process of its own). */
-        public Builder operation(Consumer<MongoDatabase> value) {
+        private Builder operation(Consumer<MongoDatabase> value) {
             this.operation = Objects.requireNonNull(value, "operation");
             return this;
         }
@@ -357,13 +354,13 @@ public final class InterleavingExplorer {
         }
 
         /** What runs once both are done and before the invariants (a final recovery, as a restart would run). */
-        public Builder finish(Consumer<MongoDatabase> value) {
+        private Builder finish(Consumer<MongoDatabase> value) {
             this.finish = Objects.requireNonNull(value, "finish");
             return this;
         }
 
         /** The invariants, on data read back. */
-        public Builder invariants(Function<MongoDatabase, List<String>> value) {
+        private Builder invariants(Function<MongoDatabase, List<String>> value) {
             this.invariants = Objects.requireNonNull(value, "invariants");
             return this;
         }

@@ -136,11 +136,8 @@ public final class JobQueueLab implements PatternLab {
         List<String> details = new ArrayList<>();
         CrashPointExplorer.ExplorationReport life = CrashPointExplorer.builder(client)
                 .name("job-life")
-                .setup(JobQueueLab::seed)
-                .operation(db -> queue(db).apply(JobRequest.of("befriend", new Document("a", "u0").append("b", "u1"))
-                        .withId(OperationId.of("job-1"))))
-                .recovery(db -> queue(db).recover(Duration.ZERO))
-                .invariants(JobQueueLab::invariants)
+                .workload(workload().operation(db -> queue(db).apply(JobRequest.of("befriend",
+                        new Document("a", "u0").append("b", "u1")).withId(OperationId.of("job-1")))))
                 .recoveryFaults(true)
                 .build().explore();
         life.violations().forEach(v -> details.add("job life: " + v));
@@ -148,53 +145,27 @@ public final class JobQueueLab implements PatternLab {
                 + " scenarios, " + life.violations().size() + " violations");
         CrashPointExplorer.ExplorationReport outbox = CrashPointExplorer.builder(client)
                 .name("outbox")
-                .setup(JobQueueLab::seed)
-                .operation(db -> {
+                .workload(workload().operation(db -> {
                     JobQueue q = queue(db);
                     q.enqueueWith(db.getCollection(USERS), "u0", null, Updates.set("status", "friendly"),
                             JobRequest.of("befriend", new Document("a", "u0").append("b", "u2"))
                                     .withId(OperationId.of("job-2")));
                     q.processNext();
-                })
-                .recovery(db -> {
-                    JobQueue q = queue(db);
-                    q.relayOutbox(db.getCollection(USERS));
-                    q.recover(Duration.ZERO);
-                })
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(invariants(db));
+                }).recoveredBy(JobQueueLab::relayAndRecover).alsoChecking(db -> {
                     Document u0 = db.getCollection(USERS).find(eq("_id", "u0")).first();
                     boolean business = "friendly".equals(u0.getString("status"));
                     boolean queued = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION)
                             .find(eq("_id", "job-2")).first() != null;
-                    if (business != queued) {
-                        problems.add("business change " + business + " but job queued " + queued);
-                    }
-                    return problems;
-                })
+                    return business == queued ? List.of()
+                            : List.of("business change " + business + " but job queued " + queued);
+                }))
                 .build().explore();
         outbox.violations().forEach(v -> details.add("business write: " + v));
         progress.accept("explored enqueue with a business write: " + outbox.scenarios() + " scenarios");
         ChaosRunner runner = ChaosRunner.builder(client)
                 .name("jobs")
                 .workers(8).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(JobQueueLab::seed)
-                .operation(ctx -> {
-                    JobQueue q = queue(ctx.database());
-                    String id = "w" + ctx.worker() + "-" + ctx.sequence();
-                    if (ctx.random().nextBoolean()) {
-                        q.enqueue(JobRequest.of("count", new Document("counter", "c" + ctx.random().nextInt(4)))
-                                .withId(OperationId.of(id)));
-                    } else {
-                        int a = ctx.random().nextInt(4);
-                        int b = (a + 1 + ctx.random().nextInt(3)) % 4;
-                        q.enqueue(JobRequest.of("befriend", new Document("a", "u" + a).append("b", "u" + b))
-                                .withId(OperationId.of(id)));
-                    }
-                    q.processNext();
-                })
-                .recovery(db -> queue(db).recover(Duration.ZERO))
-                .invariants(JobQueueLab::invariants)
+                .workload(workload())
                 .build();
         int interleavings = PatternLab.explore(List.of(
                 interleaving(target, "job", db -> queue(db).apply(befriend("j1"))),
@@ -211,6 +182,34 @@ public final class JobQueueLab implements PatternLab {
                 details.subList(0, Math.min(details.size(), 20)));
     }
 
+    /**
+     * The job queue as every exploration of this lab runs it: users and counters seeded; one operation a random job
+     * (a count or a befriending) enqueued, then one job run; recovery requeues and runs what was left.
+     */
+    private static LabWorkload workload() {
+        return new LabWorkload(JobQueueLab::seed, (db, random) -> {
+            JobQueue q = queue(db);
+            String id = "j-" + Long.toHexString(random.nextLong());
+            if (random.nextBoolean()) {
+                q.enqueue(JobRequest.of("count", new Document("counter", "c" + random.nextInt(4)))
+                        .withId(OperationId.of(id)));
+            } else {
+                int a = random.nextInt(4);
+                int b = (a + 1 + random.nextInt(3)) % 4;
+                q.enqueue(JobRequest.of("befriend", new Document("a", "u" + a).append("b", "u" + b))
+                        .withId(OperationId.of(id)));
+            }
+            q.processNext();
+        }, db -> queue(db).recover(Duration.ZERO), JobQueueLab::invariants);
+    }
+
+    /** What a restarted process's maintenance does: relay the outboxes, then recover. */
+    private static void relayAndRecover(MongoDatabase db) {
+        JobQueue q = queue(db);
+        q.relayOutbox(db.getCollection(USERS));
+        q.recover(Duration.ZERO);
+    }
+
     private static JobRequest befriend(String id) {
         return JobRequest.of("befriend", new Document("a", "u0").append("b", "u1")).withId(OperationId.of(id));
     }
@@ -220,8 +219,12 @@ public final class JobQueueLab implements PatternLab {
                                                      java.util.function.Consumer<MongoDatabase> operation) {
         return InterleavingExplorer.builder(target)
                 .name(name)
-                .setup(JobQueueLab::seed)
-                .operation(operation)
+                .workload(workload().operation(operation).recoveredBy(JobQueueLab::relayAndRecover)
+                        .alsoChecking(db -> {
+                            Document u0 = db.getCollection(USERS).find(eq("_id", "u0")).first();
+                            return u0.getInteger("charged", 1) == 1 ? List.of()
+                                    : List.of("u0 charged " + u0.get("charged") + " times");
+                        }))
                 .actor("recoverer", db -> {
                     queue(db).recover(Duration.ZERO);
                     return List.of();
@@ -237,18 +240,6 @@ public final class JobQueueLab implements PatternLab {
                 .actor("relayer", db -> {
                     queue(db).relayOutbox(db.getCollection(USERS));
                     return List.of();
-                })
-                .finish(db -> {
-                    queue(db).relayOutbox(db.getCollection(USERS));
-                    queue(db).recover(Duration.ZERO);
-                })
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>(invariants(db));
-                    Document u0 = db.getCollection(USERS).find(eq("_id", "u0")).first();
-                    if (u0.getInteger("charged", 1) != 1) {
-                        problems.add("u0 charged " + u0.get("charged") + " times");
-                    }
-                    return problems;
                 })
                 .build();
     }

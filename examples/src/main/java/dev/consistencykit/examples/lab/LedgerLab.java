@@ -88,7 +88,6 @@ public final class LedgerLab implements PatternLab {
     public ChaosReport chaos(MongoTarget target, int seeds, Consumer<String> progress) {
         MongoClient client = target.client();
         List<String> details = new ArrayList<>();
-        Map<String, Long> three = Map.of("a0", 1_000L, "a1", 1_000L, "a2", 1_000L);
         int scenarios = 0;
         int writeSites = 0;
         Map<String, LedgerTransaction> cases = Map.of(
@@ -98,13 +97,9 @@ public final class LedgerLab implements PatternLab {
         for (Map.Entry<String, LedgerTransaction> c : cases.entrySet()) {
             CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                     .name("ledger")
-                    .setup(db -> {
-                        open(db, 3, 1_000);
-                        ledger(db).append(LedgerTransaction.transfer("a2", "a0", 5).withId(OperationId.of("t0")));
-                    })
-                    .operation(db -> ledger(db).apply(c.getValue()))
-                    .recovery(db -> ledger(db).recover(Duration.ZERO))
-                    .invariants(db -> invariants(db, three))
+                    .workload(workload(3, 1_000).alsoSeeding(db -> ledger(db).append(LedgerTransaction
+                            .transfer("a2", "a0", 5).withId(OperationId.of("t0")))).operation(db -> ledger(db)
+                            .apply(c.getValue())))
                     .recoveryFaults(c.getKey().equals("transfer"))
                     .build().explore();
             scenarios += report.scenarios();
@@ -114,25 +109,10 @@ public final class LedgerLab implements PatternLab {
                     + " write sites, " + report.scenarios() + " scenarios, " + report.violations().size()
                     + " violations");
         }
-        Map<String, Long> four = Map.of("a0", 500L, "a1", 500L, "a2", 500L, "a3", 500L);
         ChaosRunner runner = ChaosRunner.builder(client)
                 .name("ledger")
                 .workers(6).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(db -> open(db, 4, 500))
-                .operation(ctx -> {
-                    int from = ctx.random().nextInt(4);
-                    int to = (from + 1 + ctx.random().nextInt(3)) % 4;
-                    LedgerTransaction tx = LedgerTransaction.transfer("a" + from, "a" + to,
-                            1 + ctx.random().nextInt(300)).withId(OperationId.of("w" + ctx.worker() + "-"
-                            + ctx.sequence()));
-                    if (ctx.random().nextBoolean()) {
-                        ledger(ctx.database()).apply(tx);
-                    } else {
-                        ledger(ctx.database()).append(tx);
-                    }
-                })
-                .recovery(db -> ledger(db).recover(Duration.ZERO))
-                .invariants(db -> invariants(db, four))
+                .workload(workload(4, 500))
                 .build();
         int interleavings = PatternLab.explore(List.of(
                 interleaving(target, "transfer", LedgerTransaction.transfer("a0", "a1", 10)),
@@ -143,6 +123,29 @@ public final class LedgerLab implements PatternLab {
         return new ChaosReport(pattern(), writeSites, scenarios, interleavings, seeds, summary.operations(),
                 summary.crashes(),
                 summary.faults(), details.size(), details.subList(0, Math.min(details.size(), 20)));
+    }
+
+    /**
+     * Log reconciliation as every exploration of this lab runs it: {@code n} accounts of {@code balance} each; one
+     * operation a random transfer under an id of its own, applied or only appended; the committer; the books'
+     * invariants.
+     */
+    private static LabWorkload workload(int n, long balance) {
+        Map<String, Long> opening = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            opening.put("a" + i, balance);
+        }
+        return new LabWorkload(db -> open(db, n, balance), (db, random) -> {
+            int from = random.nextInt(n);
+            int to = (from + 1 + random.nextInt(n - 1)) % n;
+            LedgerTransaction tx = LedgerTransaction.transfer("a" + from, "a" + to, 1 + random.nextInt(300))
+                    .withId(OperationId.of("t-" + Long.toHexString(random.nextLong())));
+            if (random.nextBoolean()) {
+                ledger(db).apply(tx);
+            } else {
+                ledger(db).append(tx);
+            }
+        }, db -> ledger(db).recover(Duration.ZERO), db -> invariants(db, opening));
     }
 
     /**
@@ -157,11 +160,9 @@ public final class LedgerLab implements PatternLab {
         }
         return InterleavingExplorer.builder(target)
                 .name(name)
-                .setup(db -> {
-                    open(db, 3, 500);
-                    ledger(db).apply(LedgerTransaction.transfer("a1", "a0", 5));
-                })
-                .operation(db -> ledger(db).apply(once))
+                .workload(workload(3, 500)
+                        .alsoSeeding(db -> ledger(db).apply(LedgerTransaction.transfer("a1", "a0", 5)))
+                        .operation(db -> ledger(db).apply(once)))
                 .actor("committer", db -> {
                     ledger(db).recover(Duration.ZERO);
                     return List.of();
@@ -185,8 +186,6 @@ public final class LedgerLab implements PatternLab {
                     }
                     return sum == 1_500 ? List.of() : List.of("the balances sum to " + sum + " with 1500 in the books");
                 })
-                .finish(db -> ledger(db).recover(Duration.ZERO))
-                .invariants(db -> invariants(db, opening))
                 .build();
     }
 

@@ -99,11 +99,8 @@ public final class SyncFlagLab implements PatternLab {
         List<String> details = new ArrayList<>();
         CrashPointExplorer.ExplorationReport rename = CrashPointExplorer.builder(client)
                 .name("rename")
-                .setup(db -> seed(db, 3, 2))
-                .operation(db -> sync(db).apply(new MasterUpdate(OperationId.of("op-1"), "u0",
-                        Updates.set("name", "Ann Smith"))))
-                .recovery(db -> sync(db).recover(Duration.ZERO))
-                .invariants(SyncFlagLab::invariants)
+                .workload(workload().operation(db -> sync(db).apply(new MasterUpdate(OperationId.of("op-1"), "u0",
+                        Updates.set("name", "Ann Smith")))))
                 .recoveryFaults(true)
                 .build().explore();
         rename.violations().forEach(v -> details.add("rename: " + v));
@@ -112,12 +109,7 @@ public final class SyncFlagLab implements PatternLab {
         ChaosRunner runner = ChaosRunner.builder(client)
                 .name("renames")
                 .workers(6).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(db -> seed(db, 3, 2))
-                .operation(ctx -> sync(ctx.database()).apply(new MasterUpdate(
-                        OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()), "u" + ctx.random().nextInt(3),
-                        Updates.set("name", "Name " + ctx.worker() + "-" + ctx.sequence()))))
-                .recovery(db -> sync(db).recover(Duration.ZERO))
-                .invariants(SyncFlagLab::invariants)
+                .workload(workload())
                 .build();
         int interleavings = PatternLab.explore(List.of(
                 interleaving(target, "rename", db -> sync(db).update("u0", Updates.set("name", "Ann"))),
@@ -137,6 +129,18 @@ public final class SyncFlagLab implements PatternLab {
     }
 
     /**
+     * The sync flag as every exploration of this lab runs it: three users with their posts and comments; one
+     * operation a rename of a random user under an id of its own; the sweeper; every copy equal to its master.
+     */
+    private static LabWorkload workload() {
+        return new LabWorkload(db -> seed(db, 3, 2), (db, random) -> {
+            String op = "op-" + Long.toHexString(random.nextLong());
+            sync(db).apply(new MasterUpdate(OperationId.of(op), "u" + random.nextInt(3),
+                    Updates.set("name", "Name " + op)));
+        }, db -> sync(db).recover(Duration.ZERO), SyncFlagLab::invariants);
+    }
+
+    /**
      * {@code operation} paused at each of its driver calls while a sweeper, a second owner renaming the same masters,
      * a read repair, a verifier or a reader of the copies (which may lag, but never shows a name never held) runs.
      */
@@ -145,8 +149,7 @@ public final class SyncFlagLab implements PatternLab {
         java.util.Set<Object> names = java.util.Set.of("User 0", "User 1", "Ann", "Bee");
         return InterleavingExplorer.builder(target)
                 .name(name)
-                .setup(db -> seed(db, 3, 2))
-                .operation(operation)
+                .workload(workload().operation(operation))
                 .actor("sweeper", db -> {
                     sync(db).recover(Duration.ZERO);
                     return List.of();
@@ -177,8 +180,6 @@ public final class SyncFlagLab implements PatternLab {
                     }
                     return problems;
                 })
-                .finish(db -> sync(db).recover(Duration.ZERO))
-                .invariants(SyncFlagLab::invariants)
                 .build();
     }
 

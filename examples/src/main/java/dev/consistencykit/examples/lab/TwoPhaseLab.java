@@ -49,6 +49,21 @@ public final class TwoPhaseLab implements PatternLab {
                 .build();
     }
 
+    /**
+     * Two-phase commit as every exploration of this lab runs it: {@code accounts} seeded; one operation a random
+     * transfer under an id of its own; recovery rolls back or forward what was left; the bank's invariants.
+     */
+    private static LabWorkload workload(Map<String, Long> accounts, TransferVariant variant, StalePendingPolicy policy) {
+        int n = accounts.size();
+        return new LabWorkload(db -> Accounts.seed(db, ACCOUNTS, accounts), (db, random) -> {
+            int from = random.nextInt(n);
+            int to = (from + 1 + random.nextInt(n - 1)) % n;
+            instance(db, variant, policy).transfer(Transfer.of(OperationId.of("t-" + Long.toHexString(
+                    random.nextLong())), "a" + from, "a" + to, 1 + random.nextInt(400)));
+        }, db -> instance(db, variant, policy).recover(Duration.ZERO),
+                db -> invariants(db, accounts, variant == TransferVariant.RESERVE_THEN_CREDIT));
+    }
+
     /** The bank's invariants for two-phase commit, read back from {@code db}. */
     public static List<String> invariants(MongoDatabase db, Map<String, Long> initial, boolean noNegative) {
         TwoPhaseAudit audit = TwoPhaseCommit.on(db).audit(Accounts.BALANCE);
@@ -88,17 +103,14 @@ public final class TwoPhaseLab implements PatternLab {
             OperationId id = OperationId.of("tx-1");
             CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
                     .name("2pc")
-                    .setup(db -> Accounts.seed(db, ACCOUNTS, three))
-                    .operation(db -> {
+                    .workload(workload(three, e.variant(), e.policy()).operation(db -> {
                         TwoPhaseCommit tpc = instance(db, e.variant(), e.policy());
                         if (e.threeWay()) {
                             tpc.apply(threeWay(id));
                         } else {
                             tpc.transfer(Transfer.of(id, "a0", "a1", 250));
                         }
-                    })
-                    .recovery(db -> instance(db, e.variant(), e.policy()).recover(Duration.ZERO))
-                    .invariants(db -> invariants(db, three, e.variant() == TransferVariant.RESERVE_THEN_CREDIT))
+                    }))
                     .recoveryFaults(e.recoveryFaults())
                     .build().explore();
             writeSites = Math.max(writeSites, report.writeSites());
@@ -111,17 +123,7 @@ public final class TwoPhaseLab implements PatternLab {
         ChaosRunner runner = ChaosRunner.builder(client)
                 .name("2pc")
                 .workers(8).operationsPerWorker(3).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(db -> Accounts.seed(db, ACCOUNTS, ten))
-                .operation(ctx -> {
-                    int from = ctx.random().nextInt(10);
-                    int to = (from + 1 + ctx.random().nextInt(9)) % 10;
-                    instance(ctx.database(), TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
-                            .transfer(Transfer.of(OperationId.of("w" + ctx.worker() + "-" + ctx.sequence()),
-                                    "a" + from, "a" + to, 1 + ctx.random().nextInt(400)));
-                })
-                .recovery(db -> instance(db, TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK)
-                        .recover(Duration.ZERO))
-                .invariants(db -> invariants(db, ten, true))
+                .workload(workload(ten, TransferVariant.RESERVE_THEN_CREDIT, StalePendingPolicy.ROLL_BACK))
                 .build();
         int interleavings = PatternLab.explore(List.of(interleaving(target, TransferVariant.RESERVE_THEN_CREDIT),
                 interleaving(target, TransferVariant.APPLY_AT_PREPARE)), details, progress);
@@ -141,8 +143,30 @@ public final class TwoPhaseLab implements PatternLab {
         Transfer transfer = Transfer.of(OperationId.of("t1"), "a0", "a1", 100);
         return InterleavingExplorer.builder(target)
                 .name("transfer-" + variant)
-                .setup(db -> Accounts.seed(db, ACCOUNTS, three))
-                .operation(db -> instance(db, variant, StalePendingPolicy.ROLL_BACK).transfer(transfer))
+                .workload(workload(three, variant, StalePendingPolicy.ROLL_BACK)
+                        .operation(db -> instance(db, variant, StalePendingPolicy.ROLL_BACK).transfer(transfer))
+                        .checkedBy(db -> {
+                            List<String> problems = new ArrayList<>();
+                            Map<Object, Long> b = Accounts.balances(db, ACCOUNTS);
+                            boolean moved = b.get("a0") == 900 && b.get("a1") == 1_100;
+                            if (!(moved || (b.get("a0") == 1_000 && b.get("a1") == 1_000)) || b.get("a2") != 1_000) {
+                                problems.add("balances " + b + " are neither before nor after t1");
+                            }
+                            Document tx = db.getCollection(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION)
+                                    .find(Filters.eq("_id", "t1")).first();
+                            if (tx != null && !("done".equals(tx.getString("state")) && moved)
+                                    && !("canceled".equals(tx.getString("state")) && !moved)) {
+                                problems.add("t1 is " + tx.getString("state") + " with balances " + b);
+                            }
+                            for (Document a : db.getCollection(ACCOUNTS).find()) {
+                                for (String f : List.of("pendingTransactions", "reservedTransactions")) {
+                                    if (!a.getList(f, Object.class, List.of()).isEmpty()) {
+                                        problems.add(a.get("_id") + " still carries " + f + " " + a.get(f));
+                                    }
+                                }
+                            }
+                            return problems;
+                        }))
                 .actor("recoverer", db -> {
                     instance(db, variant, StalePendingPolicy.ROLL_BACK).recover(Duration.ZERO);
                     return List.of();
@@ -166,29 +190,6 @@ public final class TwoPhaseLab implements PatternLab {
                             List.of("a0", "a1", "a2"), Duration.ZERO);
                     long sum = read.documents().stream().mapToLong(d -> d.getLong(Accounts.BALANCE)).sum();
                     return read.isSettled() && sum != 3_000 ? List.of("a settled read summed " + sum) : List.of();
-                })
-                .finish(db -> instance(db, variant, StalePendingPolicy.ROLL_BACK).recover(Duration.ZERO))
-                .invariants(db -> {
-                    List<String> problems = new ArrayList<>();
-                    Map<Object, Long> b = Accounts.balances(db, ACCOUNTS);
-                    boolean moved = b.get("a0") == 900 && b.get("a1") == 1_100;
-                    if (!(moved || (b.get("a0") == 1_000 && b.get("a1") == 1_000)) || b.get("a2") != 1_000) {
-                        problems.add("balances " + b + " are neither before nor after t1");
-                    }
-                    Document tx = db.getCollection(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION)
-                            .find(Filters.eq("_id", "t1")).first();
-                    if (tx != null && !("done".equals(tx.getString("state")) && moved)
-                            && !("canceled".equals(tx.getString("state")) && !moved)) {
-                        problems.add("t1 is " + tx.getString("state") + " with balances " + b);
-                    }
-                    for (Document a : db.getCollection(ACCOUNTS).find()) {
-                        for (String f : List.of("pendingTransactions", "reservedTransactions")) {
-                            if (!a.getList(f, Object.class, List.of()).isEmpty()) {
-                                problems.add(a.get("_id") + " still carries " + f + " " + a.get(f));
-                            }
-                        }
-                    }
-                    return problems;
                 })
                 .build();
     }

@@ -132,20 +132,17 @@ public final class VersioningLab implements PatternLab {
         Map<String, List<String>> seenBeforeRecovery = new ConcurrentHashMap<>();
         CrashPointExplorer.ExplorationReport commit = CrashPointExplorer.builder(client)
                 .name("versions")
-                .setup(db -> seed(db, 5))
-                .operation(db -> store(db).build().apply(change))
-                .recovery(db -> {
+                .workload(workload(5).operation(db -> store(db).build().apply(change)).recoveredBy(db -> {
                     VersionedStore store = store(db).build();
                     seenBeforeRecovery.computeIfAbsent(db.getName(), k -> new ArrayList<>())
                             .addAll(readProblems(store.read(ROOT), allowed));
                     store.recover(Duration.ZERO);
-                })
-                .invariants(db -> {
+                }).checkedBy(db -> {
                     List<String> problems = new ArrayList<>(invariants(db, allowed));
                     Optional.ofNullable(seenBeforeRecovery.remove(db.getName()))
                             .ifPresent(seen -> seen.forEach(p -> problems.add("before recovery: " + p)));
                     return problems;
-                })
+                }))
                 .recoveryFaults(true)
                 .build().explore();
         commit.violations().forEach(v -> details.add("five-item commit: " + v));
@@ -154,28 +151,26 @@ public final class VersioningLab implements PatternLab {
 
         CrashPointExplorer.ExplorationReport maintenance = CrashPointExplorer.builder(client)
                 .name("maintenance")
-                .setup(db -> {
-                    seed(db, 5);
-                    VersionedStore store = store(db).build();
-                    for (int i = 0; i < 5; i++) {
-                        long n = i;
-                        store.update(ROOT, (tree, c) -> {
-                            Map<Object, Document> next = new HashMap<>(tree.items());
-                            next.put("i0", product("v", n));
-                            c.put("i0", product("v", n));
-                            if (n == 2) {
-                                c.delete("i2");
-                                next.remove("i2");
-                            }
-                            c.meta(checksum(next));
-                        });
-                    }
-                    store.submit(ChangeSet.on(ROOT, 6).put("x", product("lost", 0)).build());
-                    store.commit(ChangeSet.on(ROOT, 6).put("i1", product("won", 1)).build());
-                })
-                .operation(db -> store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO))
-                .recovery(db -> store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO))
-                .invariants(db -> invariants(db, null))
+                .workload(workload(5).alsoSeeding(db -> {
+                        VersionedStore store = store(db).build();
+                        for (int i = 0; i < 5; i++) {
+                            long n = i;
+                            store.update(ROOT, (tree, c) -> {
+                                Map<Object, Document> next = new HashMap<>(tree.items());
+                                next.put("i0", product("v", n));
+                                c.put("i0", product("v", n));
+                                if (n == 2) {
+                                    c.delete("i2");
+                                    next.remove("i2");
+                                }
+                                c.meta(checksum(next));
+                            });
+                        }
+                        store.submit(ChangeSet.on(ROOT, 6).put("x", product("lost", 0)).build());
+                        store.commit(ChangeSet.on(ROOT, 6).put("i1", product("won", 1)).build());
+                    })
+                    .operation(db -> store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO))
+                    .recoveredBy(db -> store(db).retention(Retention.keepLast(3)).build().recover(Duration.ZERO)))
                 .recoveryFaults(true)
                 .build().explore();
         maintenance.violations().forEach(v -> details.add("maintenance: " + v));
@@ -186,25 +181,7 @@ public final class VersioningLab implements PatternLab {
         ChaosRunner runner = ChaosRunner.builder(client)
                 .name("versions")
                 .workers(6).operationsPerWorker(4).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .setup(db -> seed(db, 4))
-                .operation(ctx -> {
-                    VersionedStore store = store(ctx.database()).conflictAttempts(3).build();
-                    String item = "i" + ctx.random().nextInt(6);
-                    boolean delete = ctx.random().nextInt(4) == 0;
-                    Document value = product("w" + ctx.worker() + "-" + ctx.sequence(), ctx.random().nextInt(1_000));
-                    boolean helper = ctx.random().nextBoolean();
-                    if (helper) {
-                        store.update(ROOT, (tree, c) -> edit(tree, c, item, delete, value));
-                        return;
-                    }
-                    VersionedTree tree = store.read(ROOT);
-                    ChangeSet.Builder c = ChangeSet.on(ROOT, tree.version())
-                            .id(OperationId.of("w" + ctx.worker() + "-" + ctx.incarnation() + "-" + ctx.sequence()));
-                    edit(tree, c, item, delete, value);
-                    store.apply(c.build());
-                })
-                .recovery(db -> store(db).build().recover(Duration.ZERO))
-                .invariants(db -> invariants(db, null))
+                .workload(workload(4))
                 .build();
         int interleavings = PatternLab.explore(List.of(
                 interleaving(target, "commit", db -> store(db).build().apply(change(db, "first", 7, false))),
@@ -247,8 +224,7 @@ public final class VersioningLab implements PatternLab {
                                                      Consumer<MongoDatabase> operation) {
         return InterleavingExplorer.builder(target)
                 .name(name)
-                .setup(db -> seed(db, 3))
-                .operation(operation)
+                .workload(workload(3).operation(operation))
                 .actor("maintenance", db -> {
                     store(db).retention(Retention.keepLast(1)).build().recover(Duration.ZERO);
                     return List.of();
@@ -276,9 +252,30 @@ public final class VersioningLab implements PatternLab {
                     }
                     return problems;
                 })
-                .finish(db -> store(db).build().recover(Duration.ZERO))
-                .invariants(db -> invariants(db, null))
                 .build();
+    }
+
+    /**
+     * Versioned documents as every exploration of this lab runs it: a root with {@code items} products; one operation
+     * a random edit of one item, by a read-modify-write update or by a change set of its own; recovery with
+     * maintenance; every kept version whole.
+     */
+    private static LabWorkload workload(int items) {
+        return new LabWorkload(db -> seed(db, items), (db, random) -> {
+            VersionedStore store = store(db).conflictAttempts(3).build();
+            String item = "i" + random.nextInt(6);
+            boolean delete = random.nextInt(4) == 0;
+            String id = "w-" + Long.toHexString(random.nextLong());
+            Document value = product(id, random.nextInt(1_000));
+            if (random.nextBoolean()) {
+                store.update(ROOT, (tree, c) -> edit(tree, c, item, delete, value));
+                return;
+            }
+            VersionedTree tree = store.read(ROOT);
+            ChangeSet.Builder c = ChangeSet.on(ROOT, tree.version()).id(OperationId.of(id));
+            edit(tree, c, item, delete, value);
+            store.apply(c.build());
+        }, db -> store(db).build().recover(Duration.ZERO), db -> invariants(db, null));
     }
 
     private static void edit(VersionedTree tree, ChangeSet.Builder change, String item, boolean delete,

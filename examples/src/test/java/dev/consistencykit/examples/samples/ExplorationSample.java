@@ -3,6 +3,7 @@ package dev.consistencykit.examples.samples;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 
 import org.bson.Document;
 
@@ -13,17 +14,18 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.Workload;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 
 /**
- * The README's two exploration samples, proving the two-phase transfer. {@code seedAccounts}, {@code newStrategy},
- * {@code transfer}, {@code checkMoney} and {@code problemsInWhatAReaderSees} stand for your own code.
+ * The README's exploration samples, proving the two-phase transfer: the pattern described once as a
+ * {@link Workload} ({@link Transfers}), handed to the crash explorer and the interleaving explorer.
+ * {@code seedAccounts}, {@code newStrategy}, {@code checkMoney} and {@code problemsInWhatAReaderSees} stand for your
+ * own code.
  */
 public final class ExplorationSample {
-
-    private static final Transfer transfer = Transfer.of(OperationId.of("t-1"), "alice", "bob", 30);
 
     private ExplorationSample() {
     }
@@ -59,15 +61,39 @@ public final class ExplorationSample {
         return !view.isSettled() || total == 200L ? List.of() : List.of("a settled read saw a total of " + total);
     }
 
+    // README:start workload
+    /** Transfers between alice and bob, described once for every runner of the testkit. */
+    public static final class Transfers implements Workload {
+        @Override
+        public void seed(MongoDatabase db) {
+            seedAccounts(db);
+        }
+
+        @Override
+        public void operate(MongoDatabase db, Random random) {                 // db may inject a fault
+            boolean aliceToBob = random.nextBoolean();                         // the explorers seed it with 0
+            newStrategy(db).transfer(Transfer.of(OperationId.of("t-" + random.nextLong()),
+                    aliceToBob ? "alice" : "bob", aliceToBob ? "bob" : "alice", 1 + random.nextInt(30)));
+        }
+
+        @Override
+        public void recover(MongoDatabase db) {                                // a fresh process
+            newStrategy(db).recover(Duration.ZERO);
+        }
+
+        @Override
+        public List<String> invariants(MongoDatabase db) {                     // read back from the server
+            return checkMoney(db);
+        }
+    }
+    // README:end
+
     /** Runs the crash-point sample with {@code client}. */
     public static CrashPointExplorer.ExplorationReport crashPoints(MongoClient client) {
         // README:start crash-points
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
-                .setup(db -> seedAccounts(db))
-                .operation(db -> newStrategy(db).transfer(transfer))        // db injects the fault
-                .recovery(db -> newStrategy(db).recover(Duration.ZERO))    // a fresh process; also run by two at once
-                .invariants(db -> checkMoney(db))                          // read back from the server
-                .build().explore();                                        // every write site × every fault mode
+                .workload(new Transfers())       // recovery also run by two processes at once
+                .build().explore();              // every write site × every fault mode
         // README:end
         return report;
     }
@@ -76,12 +102,9 @@ public final class ExplorationSample {
     public static InterleavingExplorer.Report interleavings(MongoTarget target) {
         // README:start interleavings
         InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
-                .setup(db -> seedAccounts(db))
-                .operation(db -> newStrategy(db).transfer(transfer))                // paused at each call, in turn
+                .workload(new Transfers())                                         // paused at each call, in turn
                 .actor("recoverer", db -> { newStrategy(db).recover(Duration.ZERO); return List.of(); })
                 .actor("reader", db -> problemsInWhatAReaderSees(db))              // a reader reports what it saw
-                .finish(db -> newStrategy(db).recover(Duration.ZERO))
-                .invariants(db -> checkMoney(db))
                 .build().explore();                                                // calls x {before, after} x actors
         // README:end
         return report;

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Random;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -35,6 +34,7 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobWorkers;
@@ -90,12 +90,6 @@ class JavadocSamplesTest {
 
     static List<String> checkMoney(MongoDatabase db) {
         return ExplorationSample.checkMoney(db);
-    }
-
-    static Transfer randomTransfer(Random random) {
-        boolean aliceToBob = random.nextBoolean();
-        return Transfer.of(OperationId.of("t-" + random.nextLong()), aliceToBob ? "alice" : "bob",
-                aliceToBob ? "bob" : "alice", 1 + random.nextInt(20));
     }
 
     static Transfer change(int i) {
@@ -336,10 +330,7 @@ class JavadocSamplesTest {
         // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/ChaosRunner.java
         ChaosRunner chaos = ChaosRunner.builder(client)
                 .name("transfer").workers(4).operationsPerWorker(5).faultRate(0.05)
-                .setup(db -> seedAccounts(db))
-                .operation(ctx -> newStrategy(ctx.database()).transfer(randomTransfer(ctx.random())))
-                .recovery(db -> newStrategy(db).recover(Duration.ZERO))
-                .invariants(db -> checkMoney(db))
+                .workload(new Transfers())     // each operation with a random of its own, seeded from the run's
                 .build();
         ChaosRunner.Summary summary = chaos.runSeeds(1, 5);
         assertThat(summary.failures()).isEmpty();
