@@ -43,7 +43,8 @@ class ArchitectureTest {
 
     @Test
     void shouldHaveImportedEveryModule() {
-        for (String module : Stream.concat(Stream.of("core", "testkit", "micrometer", "examples"), PATTERNS.stream())
+        for (String module : Stream.concat(Stream.of("core", "embedded", "testkit", "micrometer", "examples"),
+                PATTERNS.stream())
                 .toList()) {
             org.assertj.core.api.Assertions.assertThat(MAIN.stream().anyMatch(c -> c.getPackageName()
                     .startsWith("dev.consistencykit." + module))).as(module).isTrue();
@@ -109,6 +110,18 @@ class ArchitectureTest {
     void shouldKeepTheInternalsOfCoreAndTestkitToThemselves() {
         noClasses().that().resideOutsideOfPackage(pkg("testkit"))
                 .should().dependOnClassesThat().resideInAPackage("dev.consistencykit.testkit.internal..")
+                .check(MAIN);
+        noClasses().that().resideOutsideOfPackage(pkg("embedded"))
+                .should().dependOnClassesThat().resideInAPackage("dev.consistencykit.embedded.internal..")
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldKeepTheEmbeddedServerFreeOfEveryOtherModule() {
+        classes().that().resideInAPackage(pkg("embedded"))
+                .should().onlyDependOnClassesThat().resideInAnyPackage(pkg("embedded"), "java..", "de.bwaldvogel..",
+                        "io.netty..", "org.slf4j..")
+                .because("core's own tests run on it, and core's tests cannot depend on a module that needs core")
                 .check(MAIN);
     }
 

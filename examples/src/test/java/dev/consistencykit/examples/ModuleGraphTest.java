@@ -27,10 +27,11 @@ class ModuleGraphTest {
 
     /** Package segment after {@code dev.consistencykit.} → module folder. */
     private static final Map<String, String> PACKAGE_TO_MODULE = Map.of(
-            "core", "core", "testkit", "testkit", "examples", "examples",
+            "core", "core", "embedded", "embedded-server", "testkit", "testkit", "examples", "examples",
             "syncflag", "sync-flag", "jobqueue", "job-queue", "twophase", "two-phase",
             "logreconciliation", "log-reconciliation", "versioning", "versioning", "micrometer", "micrometer");
-    private static final Set<String> INFRASTRUCTURE = Set.of("core", "testkit", "testkit-junit5", "examples");
+    private static final Set<String> INFRASTRUCTURE = Set.of("embedded-server", "core", "testkit", "testkit-junit5",
+            "examples");
     /**
      * Run from this repository, never published: the CLI and examples, and driver-floor, which runs every pattern's
      * compatibility tests on the lowest supported driver (so it depends on every pattern, in test scope only).
@@ -108,11 +109,16 @@ class ModuleGraphTest {
                         if (!INFRASTRUCTURE.contains(imported) && !UNPUBLISHED.contains(module)) {
                             violations.add(where + ": pattern modules are imported by examples only");
                         }
-                        if (module.equals("core")) {
-                            violations.add(where + ": core depends on no other module");
+                        if (module.equals("embedded-server")) {
+                            violations.add(where + ": the embedded server depends on no other module");
                         }
-                        if (module.equals("testkit") && !imported.equals("core")) {
-                            violations.add(where + ": testkit depends on core only (no test framework)");
+                        if (module.equals("core") && !imported.equals("embedded-server")) {
+                            violations.add(where + ": core depends on no other module (its tests: the embedded"
+                                    + " server)");
+                        }
+                        if (module.equals("testkit") && !Set.of("core", "embedded-server").contains(imported)) {
+                            violations.add(where + ": testkit depends on core and the embedded server only (no test"
+                                    + " framework)");
                         }
                         if (module.equals("testkit-junit5") && !Set.of("core", "testkit").contains(imported)) {
                             violations.add(where + ": testkit-junit5 depends on core and testkit only");
@@ -149,7 +155,8 @@ class ModuleGraphTest {
     void shouldNeverShipEmbeddedServerWithCoreOrPattern() {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
-            if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")) {
+            if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")
+                    || module.equals("embedded-server")) {
                 continue;   // the BOM only manages versions: it lists every module and depends on none
             }
             if (UNPUBLISHED.contains(module)) {
@@ -174,8 +181,12 @@ class ModuleGraphTest {
                 if (dependency.contains("consistency-kit-testkit") && !testScoped) {
                     offenders.add(module + ": testkit outside test scope");
                 }
+                if (dependency.contains("consistency-kit-embedded-server") && !testScoped) {
+                    offenders.add(module + ": the embedded server outside test scope");
+                }
                 if (dependency.contains("<artifactId>consistency-kit-") && !dependency.contains("-core<")
-                        && !dependency.contains("-testkit<") && !dependency.contains("-testkit-junit5<")) {
+                        && !dependency.contains("-testkit<") && !dependency.contains("-testkit-junit5<")
+                        && !dependency.contains("-embedded-server<")) {
                     offenders.add(module + ": depends on another pattern or examples: " + dependency.strip());
                 }
             }

@@ -22,7 +22,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.testkit.EmbeddedMongo;
+import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.testkit.FaultyNetwork;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;

@@ -13,6 +13,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 
 import dev.consistencykit.core.Checks;
+import dev.consistencykit.embedded.EmbeddedMongo;
 
 /**
  * The server everything runs against: a real MongoDB given by URI, or else the embedded server.

@@ -6,12 +6,13 @@ import java.util.concurrent.CountDownLatch;
 
 import org.bson.Document;
 
-import dev.consistencykit.testkit.EmbeddedMongo;
+import dev.consistencykit.embedded.EmbeddedMongo;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code serve}: runs the embedded server (with the read-atomicity fix) in the foreground until interrupted, so

@@ -11,7 +11,7 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoSecurityException;
 import com.mongodb.MongoTimeoutException;
 
-import dev.consistencykit.testkit.EmbeddedMongo;
+import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.testkit.MongoTarget;
 
 /**

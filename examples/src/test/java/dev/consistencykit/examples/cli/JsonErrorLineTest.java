@@ -11,7 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import dev.consistencykit.testkit.EmbeddedMongo;
+import dev.consistencykit.embedded.EmbeddedMongo;
 
 /**
  * Every failing command, with {@code --json}, ends its standard output with {@code {"error": ..., "exitCode": N}}

@@ -34,6 +34,7 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
@@ -47,7 +48,6 @@ import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.ChaosRunner;
-import dev.consistencykit.testkit.EmbeddedMongo;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMatrix;
 import dev.consistencykit.testkit.FaultMode;
@@ -317,7 +317,7 @@ class JavadocSamplesTest {
 
     @Test
     void embeddedMongo() {
-        // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/EmbeddedMongo.java
+        // javadoc:start embedded-server/src/main/java/dev/consistencykit/embedded/EmbeddedMongo.java
         try (EmbeddedMongo server = EmbeddedMongo.start();
              MongoClient client = MongoClients.create(server.connectionString())) {
             client.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", 1));

@@ -1,5 +1,5 @@
 /**
- * Private implementation of the testkit: the read-atomic embedded server backend and the proxies behind fault
- * injection. Nothing outside the testkit imports this package.
+ * Private implementation of the testkit: the proxies behind fault injection. Nothing outside the testkit imports
+ * this package.
  */
 package dev.consistencykit.testkit.internal;

@@ -1,9 +1,9 @@
-package dev.consistencykit.testkit;
+package dev.consistencykit.embedded;
 
 import java.net.InetSocketAddress;
 
 import de.bwaldvogel.mongo.MongoServer;
-import dev.consistencykit.testkit.internal.ReadAtomicMemoryBackend;
+import dev.consistencykit.embedded.internal.ReadAtomicMemoryBackend;
 
 /**
  * An in-process MongoDB wire-protocol server (mongo-java-server, in-memory backend) with single-document read

@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gte;
@@ -16,15 +16,8 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.MarkerWrite;
-import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 /** The bounded exactly-once lifecycle of {@link OnceEffects}, against a real wire-protocol server. */
-@ExtendWith(MongoTestExtension.class)
+@ExtendWith(ServerDatabases.class)
 class OnceEffectsServerTest {
 
     private static final EffectMarker MARKER = EffectMarker.of("reserved", "applied");

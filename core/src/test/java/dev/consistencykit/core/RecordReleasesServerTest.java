@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static com.mongodb.client.model.Filters.exists;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,12 +13,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.RetryPolicy;
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 /** Records are released in batches, only those this instance wrote, and nothing else is touched. */
-@ExtendWith(MongoTestExtension.class)
+@ExtendWith(ServerDatabases.class)
 class RecordReleasesServerTest {
 
     private static MongoCollection<Document> records(MongoDatabase db, int n, String nonce) {

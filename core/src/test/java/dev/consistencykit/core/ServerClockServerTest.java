@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,10 +13,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
-@ExtendWith(MongoTestExtension.class)
+@ExtendWith(ServerDatabases.class)
 class ServerClockServerTest {
 
     private static Instant serverTime(MongoDatabase db) {

@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.internal;
+package dev.consistencykit.embedded.internal;
 
 import java.util.Collection;
 import java.util.HashMap;

@@ -1,4 +1,4 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,11 +11,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.PatternRegistry;
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 /** The registry the patterns write from {@code ensureIndexes()}: idempotent, and read back as input. */
-@ExtendWith(MongoTestExtension.class)
+@ExtendWith(ServerDatabases.class)
 class PatternRegistryServerTest {
 
     @Test

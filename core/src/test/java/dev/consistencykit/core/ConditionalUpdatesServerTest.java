@@ -1,7 +1,6 @@
-package dev.consistencykit.testkit.core;
+package dev.consistencykit.core;
 
 import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.gte;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -27,21 +26,9 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Claim;
-import dev.consistencykit.core.ConditionalUpdates;
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.LeaseFields;
-import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.Transition;
-import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.testkit.DatabaseSnapshot;
-import dev.consistencykit.testkit.junit5.MongoTestExtension;
-
 /** The core's conditional-update helpers, against a real wire-protocol server. */
-@ExtendWith(MongoTestExtension.class)
+@ExtendWith(ServerDatabases.class)
 class ConditionalUpdatesServerTest {
-
 
     private static MongoCollection<Document> account(MongoDatabase db, long balance) {
         MongoCollection<Document> c = db.getCollection("accounts");
@@ -252,7 +239,7 @@ class ConditionalUpdatesServerTest {
     @Test
     void shouldRejectDocumentIdBeforeAnyWrite(MongoDatabase db) {
         MongoCollection<Document> accounts = account(db, 100);
-        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+        List<Document> before = accounts.find().into(new ArrayList<>());
 
         assertThatThrownBy(() -> ConditionalUpdates.transition(accounts, new Document("$ne", "x"),
                 Transition.of("state", "a", "b")))
@@ -261,7 +248,9 @@ class ConditionalUpdatesServerTest {
         assertThatThrownBy(() -> ConditionalUpdates.transition(accounts, new Document("$gt", ""),
                 Transition.of("state", "a", "b"))).isInstanceOf(InvalidInputException.class);
 
-        assertThat(DatabaseSnapshot.of(db)).isEqualTo(before);
+        assertThat(accounts.find().into(new ArrayList<>())).isEqualTo(before);
+        assertThat(db.listCollectionNames().into(new ArrayList<>())).containsExactly(accounts.getNamespace()
+                .getCollectionName());
     }
 
     // ---- helpers --------------------------------------------------------------------------------------------
