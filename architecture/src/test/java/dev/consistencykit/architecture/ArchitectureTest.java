@@ -1,4 +1,4 @@
-package dev.consistencykit.examples;
+package dev.consistencykit.architecture;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
