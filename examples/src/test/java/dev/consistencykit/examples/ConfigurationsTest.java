@@ -75,7 +75,8 @@ class ConfigurationsTest {
                 .accountsCollection("a").balanceField("money.amount").transferVariant(TransferVariant.APPLY_AT_PREPARE)
                 .markerField("m").reservationField("r").lease(Duration.ofSeconds(3))
                 .staleAfter(Duration.ofSeconds(4)).stalePendingPolicy(StalePendingPolicy.ROLL_FORWARD)
-                .maxPendingPerDocument(9).retention(Duration.ofHours(5)).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build()
+                .maxPendingPerDocument(9).retention(Duration.ofHours(5))
+                .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build()
                 .config();
         TwoPhaseConfig defaults = TwoPhaseCommit.builder(db).build().config();
         assertThat(config).isNotEqualTo(defaults);
@@ -92,7 +93,8 @@ class ConfigurationsTest {
     void shouldRoundTripEveryJobQueueSetting() {
         JobQueueConfig config = JobQueue.builder(db).name("n").collection("j").maxAttempts(9)
                 .lease(Duration.ofSeconds(3)).retryBackoff(Duration.ofSeconds(2), Duration.ofMinutes(3))
-                .retention(Duration.ofHours(5)).staleAfter(Duration.ofSeconds(4)).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
+                .retention(Duration.ofHours(5)).staleAfter(Duration.ofSeconds(4)).maxIdle(Duration.ofMillis(50))
+                .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
                 .build().config();
         assertThat(config).isNotEqualTo(JobQueue.builder(db).build().config());
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
@@ -116,7 +118,8 @@ class ConfigurationsTest {
     void shouldRoundTripEveryVersionedStoreSetting() {
         VersionedStoreConfig config = VersionedStore.builder(db).name("n").collections("r", "i", "h")
                 .staleAfter(Duration.ofSeconds(4)).settleThreshold(3).retention(Retention.keepLast(2))
-                .conflictAttempts(4).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build().config();
+                .conflictAttempts(4)
+                .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build().config();
         assertThat(config).isNotEqualTo(VersionedStore.builder(db).build().config());
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
         assertThat(VersionedStore.builder(db).from(config).build().config()).isEqualTo(config);
@@ -127,7 +130,8 @@ class ConfigurationsTest {
         SyncFlagConfig config = SyncFlag.builder(db).name("n").master("users", "name", "email")
                 .target(SyncTarget.in("comments", "authorId").copy("name", "authorName"))
                 .target(SyncTarget.in("orders", "userId").copy("email", "contact"))
-                .staleAfter(Duration.ofSeconds(4)).rememberedUpdates(3).sweepBatch(2).operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
+                .staleAfter(Duration.ofSeconds(4)).rememberedUpdates(3).sweepBatch(2)
+                .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK)
                 .build().config();
         assertThat(config.toBuilder(db).build().config()).isEqualTo(config).hasSameHashCodeAs(config);
         // from() replaces the master and the targets, it does not add to them

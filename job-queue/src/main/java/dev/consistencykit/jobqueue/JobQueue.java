@@ -208,7 +208,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * @throws IllegalArgumentException if {@code workers < 1}
      */
     public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
-        return new JobWorkers(engine, calls, name(), workers, config.lease(), engine.listener(), threadFactory);
+        return new JobWorkers(engine, calls, name(), workers, config.lease(), config.maxIdle(), engine.listener(),
+                threadFactory);
     }
 
     /**
@@ -321,6 +322,12 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
         public Builder staleAfter(Duration value) {
             config.staleAfter = Checks.notNegative("staleAfter", value);
+            return this;
+        }
+
+        /** The longest an idle worker waits before it looks for due jobs again (default 500 ms). */
+        public Builder maxIdle(Duration value) {
+            config.maxIdle = Checks.positive("maxIdle", value);
             return this;
         }
 

@@ -14,8 +14,9 @@ import dev.consistencykit.core.StrategyConfig;
  * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
  * doubling to at most 1 h ({@link #DEFAULT_MAX_RETRY_BACKOFF}) with ±50% jitter; done jobs kept 7 days
- * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER});
- * {@link RetryPolicy#DEFAULT} for transient errors; the system clock.
+ * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER}); an idle
+ * worker looks for due jobs at least every 500 ms ({@link #DEFAULT_MAX_IDLE}); {@link RetryPolicy#DEFAULT} for
+ * transient errors; the system clock.
  */
 public final class JobQueueConfig extends StrategyConfig {
 
@@ -33,6 +34,8 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final Duration DEFAULT_MAX_RETRY_BACKOFF = Duration.ofHours(1);
     /** Default retention of done jobs: 7 days. */
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+    /** Default longest wait of an idle worker between two looks for due jobs: 500 ms. */
+    public static final Duration DEFAULT_MAX_IDLE = Duration.ofMillis(500);
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
@@ -43,6 +46,7 @@ public final class JobQueueConfig extends StrategyConfig {
     Duration maxRetryBackoff = DEFAULT_MAX_RETRY_BACKOFF;
     Duration retention = DEFAULT_RETENTION;
     Duration staleAfter = DEFAULT_STALE_AFTER;
+    Duration maxIdle = DEFAULT_MAX_IDLE;
 
     JobQueueConfig() {
         super(DEFAULT_NAME);
@@ -94,6 +98,11 @@ public final class JobQueueConfig extends StrategyConfig {
     @Override
     public Duration staleAfter() {
         return staleAfter;
+    }
+
+    /** Returns the longest an idle worker waits before it looks for due jobs again. */
+    public Duration maxIdle() {
+        return maxIdle;
     }
 
     @Override

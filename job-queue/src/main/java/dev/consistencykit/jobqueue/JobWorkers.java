@@ -78,12 +78,12 @@ public final class JobWorkers implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobWorkers.class);
     private static final long MIN_IDLE_MILLIS = 10;
-    private static final long MAX_IDLE_MILLIS = 500;
     private static final long MAX_ERROR_BACKOFF_MILLIS = 5_000;
 
     private final JobEngine engine;
     private final Calls calls;
     private final String name;
+    private final long maxIdleMillis;
     private final Duration lease;
     private final JobQueueListener listener;
     private final ThreadFactory threadFactory;
@@ -96,13 +96,14 @@ public final class JobWorkers implements AutoCloseable {
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private volatile boolean stopping;
 
-    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, JobQueueListener listener,
-               ThreadFactory threadFactory) {
+    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, Duration maxIdle,
+               JobQueueListener listener, ThreadFactory threadFactory) {
         Checks.atLeast("workers", workers, 1);
         this.engine = engine;
         this.calls = calls;
         this.name = name;
         this.lease = lease;
+        this.maxIdleMillis = maxIdle.toMillis();
         this.listener = listener;
         this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -171,7 +172,7 @@ public final class JobWorkers implements AutoCloseable {
                 backoff = MIN_IDLE_MILLIS;
                 if (claimed.isEmpty()) {
                     pause(idle);
-                    idle = Math.min(idle * 2, MAX_IDLE_MILLIS);
+                    idle = Math.min(idle * 2, maxIdleMillis);
                     continue;
                 }
                 idle = MIN_IDLE_MILLIS;

@@ -55,7 +55,7 @@ final class JobOutbox {
     private final JobQueueConfig config;
     private final JobRecording recording;
 
-    /** The part over the others it calls. */
+    /** The outbox, over the shared fields and the recording of jobs (a relayed entry is recorded as a job). */
     JobOutbox(JobFields fields, JobRecording recording) {
         this.fields = fields;
         this.config = fields.config;

@@ -53,7 +53,7 @@ final class JobRecording {
     private final JobFields fields;
     private final JobQueueConfig config;
 
-    /** The part over the others it calls. */
+    /** The recording of jobs, over the shared fields. */
     JobRecording(JobFields fields) {
         this.fields = fields;
         this.config = fields.config;

@@ -52,7 +52,7 @@ final class JobRecovery {
     private final JobQueueConfig config;
     private final JobRunner runner;
 
-    /** The part over the others it calls. */
+    /** Recovery, over the shared fields and the runner (recovery runs the jobs it finds due). */
     JobRecovery(JobFields fields, JobRunner runner) {
         this.fields = fields;
         this.config = fields.config;

@@ -78,7 +78,7 @@ final class JobRunner {
     private final JobFields fields;
     private final JobQueueConfig config;
 
-    /** The part over the others it calls. */
+    /** The claiming and running of jobs, over the shared fields. */
     JobRunner(JobFields fields) {
         this.fields = fields;
         this.config = fields.config;

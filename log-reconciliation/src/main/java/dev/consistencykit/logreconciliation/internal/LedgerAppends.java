@@ -59,7 +59,7 @@ final class LedgerAppends {
     private final LedgerFields fields;
     private final LedgerConfig config;
 
-    /** The part over the others it calls. */
+    /** The appends, over the shared fields. */
     LedgerAppends(LedgerFields fields) {
         this.fields = fields;
         this.config = fields.config;

@@ -68,7 +68,7 @@ final class LedgerCommitter {
     private final LedgerConfig config;
     private final LedgerAppends appends;
 
-    /** The part over the others it calls. */
+    /** The committer, over the shared fields and the appends (a transaction re-sequenced is appended again). */
     LedgerCommitter(LedgerFields fields, LedgerAppends appends) {
         this.fields = fields;
         this.config = fields.config;

@@ -51,7 +51,7 @@ final class LedgerReads {
     private final LedgerConfig config;
     private final LedgerAppends appends;
 
-    /** The part over the others it calls. */
+    /** Cancel, reversal and the reads, over the shared fields and the appends (a reversal is appended). */
     LedgerReads(LedgerFields fields, LedgerAppends appends) {
         this.fields = fields;
         this.config = fields.config;

@@ -44,7 +44,7 @@ final class LedgerReconciler {
     private final LedgerFields fields;
     private final LedgerConfig config;
 
-    /** The part over the others it calls. */
+    /** The reconciler, over the shared fields only: it reads the log and repairs the caches itself. */
     LedgerReconciler(LedgerFields fields) {
         this.fields = fields;
         this.config = fields.config;

@@ -51,7 +51,7 @@ final class SyncAudit {
     private final SyncFlagConfig config;
     private final SyncUpdates updater;
 
-    /** The part over the others it calls. */
+    /** The operators' reads, over the shared fields and the updates (a repair is a resync). */
     SyncAudit(SyncFields fields, SyncUpdates updater) {
         this.fields = fields;
         this.config = fields.config;

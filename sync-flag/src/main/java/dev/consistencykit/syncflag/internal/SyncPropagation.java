@@ -37,7 +37,7 @@ final class SyncPropagation {
     private final SyncFields fields;
     private final SyncFlagConfig config;
 
-    /** The part over the others it calls. */
+    /** The propagation to the copies, over the shared fields. */
     SyncPropagation(SyncFields fields) {
         this.fields = fields;
         this.config = fields.config;

@@ -42,7 +42,7 @@ final class SyncRecovery {
     private final SyncFlagConfig config;
     private final SyncPropagation propagation;
 
-    /** The part over the others it calls. */
+    /** The sweeper's and readers' take-over, over the shared fields and the propagation they run. */
     SyncRecovery(SyncFields fields, SyncPropagation propagation) {
         this.fields = fields;
         this.config = fields.config;

@@ -60,7 +60,7 @@ final class SyncUpdates {
     private final SyncFlagConfig config;
     private final SyncPropagation propagation;
 
-    /** The part over the others it calls. */
+    /** The updates of a master, over the shared fields and the propagation that follows them. */
     SyncUpdates(SyncFields fields, SyncPropagation propagation) {
         this.fields = fields;
         this.config = fields.config;

@@ -40,7 +40,7 @@ final class TransactionCodec {
     private final TransactionFields fields;
     private final TwoPhaseConfig config;
 
-    /** The part over the others it calls. */
+    /** The encoding of a transaction, over the shared fields. */
     TransactionCodec(TransactionFields fields) {
         this.fields = fields;
         this.config = fields.config;

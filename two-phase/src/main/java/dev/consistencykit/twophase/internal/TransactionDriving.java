@@ -59,7 +59,9 @@ final class TransactionDriving {
     private final TransactionParticipants participants;
     private final TransactionSettlement settlement;
 
-    /** The part over the others it calls. */
+    /**
+     * The driver of the state machine, over the shared fields, the record store, the participants and the settlement.
+     */
     TransactionDriving(TransactionFields fields, TransactionRecording recording, TransactionParticipants participants,
             TransactionSettlement settlement) {
         this.fields = fields;

@@ -67,7 +67,7 @@ final class TransactionParticipants {
     private final TwoPhaseConfig config;
     private final TransactionRecording recording;
 
-    /** The part over the others it calls. */
+    /** The participants' reservations and effects, over the shared fields and the record store. */
     TransactionParticipants(TransactionFields fields, TransactionRecording recording) {
         this.fields = fields;
         this.config = fields.config;

@@ -45,7 +45,7 @@ final class TransactionRecording {
     private final TransactionFields fields;
     private final TwoPhaseConfig config;
 
-    /** The part over the others it calls. */
+    /** The store of transaction records, over the shared fields. */
     TransactionRecording(TransactionFields fields) {
         this.fields = fields;
         this.config = fields.config;

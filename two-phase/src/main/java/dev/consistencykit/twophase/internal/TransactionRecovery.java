@@ -55,7 +55,7 @@ final class TransactionRecovery {
     private final TransactionParticipants participants;
     private final TransactionDriving driving;
 
-    /** The part over the others it calls. */
+    /** Recovery, over the shared fields, the record store, the participants and the driver it resumes. */
     TransactionRecovery(TransactionFields fields, TransactionRecording recording,
             TransactionParticipants participants, TransactionDriving driving) {
         this.fields = fields;

@@ -40,7 +40,7 @@ final class TransactionSettlement {
     private final TwoPhaseConfig config;
     private final TransactionParticipants participants;
 
-    /** The part over the others it calls. */
+    /** The settlement of a decided transaction, over the shared fields and the participants. */
     TransactionSettlement(TransactionFields fields, TransactionParticipants participants) {
         this.fields = fields;
         this.config = fields.config;

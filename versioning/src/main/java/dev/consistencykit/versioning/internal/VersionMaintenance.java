@@ -56,7 +56,10 @@ final class VersionMaintenance {
     private final VersionWrites writes;
     private final VersionSettlement settlement;
 
-    /** The part over the others it calls. */
+    /**
+     * Recovery and maintenance, over the shared fields, the writes (a decided attempt is committed or abandoned) and
+     * the settlement.
+     */
     VersionMaintenance(VersionFields fields, VersionWrites writes, VersionSettlement settlement) {
         this.fields = fields;
         this.config = fields.config;

@@ -63,7 +63,7 @@ final class VersionReads {
 
     private final VersionFields fields;
 
-    /** The part over the others it calls. */
+    /** The reads, over the shared fields. */
     VersionReads(VersionFields fields) {
         this.fields = fields;
     }

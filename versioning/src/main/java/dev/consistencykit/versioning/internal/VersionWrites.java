@@ -92,7 +92,7 @@ final class VersionWrites {
     private final VersionedStoreConfig config;
     private final VersionSettlement settlement;
 
-    /** The part over the others it calls. */
+    /** The writes of a change set, over the shared fields and the settlement staging may need. */
     VersionWrites(VersionFields fields, VersionSettlement settlement) {
         this.fields = fields;
         this.config = fields.config;
