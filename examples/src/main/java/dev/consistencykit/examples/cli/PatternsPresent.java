@@ -2,7 +2,9 @@ package dev.consistencykit.examples.cli;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 
 import com.mongodb.client.MongoDatabase;
@@ -29,25 +31,34 @@ record PatternsPresent(String pattern, ConsistencyStrategy<?> strategy, Function
 
     static List<PatternsPresent> on(MongoDatabase db) {
         List<PatternsPresent> present = new ArrayList<>();
+        Set<String> seen = new HashSet<>();   // pattern + its main collection: an instance registered under two names once
         for (SyncFlag.Builder builder : SyncFlag.registered(db)) {
             SyncFlag sync = builder.build();
             present.add(new PatternsPresent("sync-flag", sync, sync::recover));
         }
         for (TwoPhaseCommit.Builder builder : TwoPhaseCommit.registered(db)) {
             TwoPhaseCommit tpc = builder.build();
-            present.add(new PatternsPresent("two-phase", tpc, tpc::recover));
+            if (seen.add("two-phase/" + tpc.config().transactionsCollection())) {
+                present.add(new PatternsPresent("two-phase", tpc, tpc::recover));
+            }
         }
         for (JobQueue.Builder builder : JobQueue.registered(db)) {
             JobQueue queue = builder.build();
-            present.add(new PatternsPresent("job-queue", queue, queue::requeue));
+            if (seen.add("job-queue/" + queue.config().collection())) {
+                present.add(new PatternsPresent("job-queue", queue, queue::requeue));
+            }
         }
         for (Ledger.Builder builder : Ledger.registered(db)) {
             Ledger ledger = builder.build();
-            present.add(new PatternsPresent("log-reconciliation", ledger, ledger::recover));
+            if (seen.add("log-reconciliation/" + ledger.config().ledgerCollection())) {
+                present.add(new PatternsPresent("log-reconciliation", ledger, ledger::recover));
+            }
         }
         for (VersionedStore.Builder builder : VersionedStore.registered(db)) {
             VersionedStore store = builder.build();
-            present.add(new PatternsPresent("versioning", store, store::recover));
+            if (seen.add("versioning/" + store.config().rootsCollection())) {
+                present.add(new PatternsPresent("versioning", store, store::recover));
+            }
         }
         return present;
     }
