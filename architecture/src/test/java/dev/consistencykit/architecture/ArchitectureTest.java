@@ -43,7 +43,7 @@ class ArchitectureTest {
 
     @Test
     void shouldHaveImportedEveryModule() {
-        for (String module : Stream.concat(Stream.of("core", "embedded", "testkit", "micrometer", "examples"),
+        for (String module : Stream.concat(Stream.of("core", "embedded", "testkit", "micrometer", "spring", "examples"),
                 PATTERNS.stream())
                 .toList()) {
             org.assertj.core.api.Assertions.assertThat(MAIN.stream().anyMatch(c -> c.getPackageName()
@@ -113,6 +113,14 @@ class ArchitectureTest {
                 .check(MAIN);
         noClasses().that().resideOutsideOfPackage(pkg("embedded"))
                 .should().dependOnClassesThat().resideInAPackage("dev.consistencykit.embedded.internal..")
+                .check(MAIN);
+    }
+
+    @Test
+    void shouldKeepSpringInItsOwnModule() {
+        noClasses().that().resideOutsideOfPackage(pkg("spring"))
+                .should().dependOnClassesThat().resideInAPackage("org.springframework..")
+                .because("an application without Spring runs every pattern without it")
                 .check(MAIN);
     }
 

@@ -1,0 +1,100 @@
+package dev.consistencykit.spring;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
+import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.EnvironmentAware;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.jobqueue.JobHandler;
+
+/**
+ * Registers one bean per instance the properties declare, named by its key, unless the application defines a bean of
+ * that name itself (its own wins). A pattern whose module is not on the class path is skipped. Each bean is built when
+ * first needed, on the {@link ConsistencyKitDatabase} bean; a job queue gets every job handler bean.
+ */
+final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcessor, EnvironmentAware,
+        BeanFactoryAware, Ordered {
+
+    private Environment environment;
+    private BeanFactory beanFactory;
+
+    @Override
+    public void setEnvironment(Environment value) {
+        this.environment = value;
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory value) {
+        this.beanFactory = value;
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.LOWEST_PRECEDENCE;   // after the application's own configuration classes are registered
+    }
+
+    @Override
+    public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
+        ConsistencyKitProperties p = Binder.get(environment).bind("consistency-kit", ConsistencyKitProperties.class)
+                .orElseGet(ConsistencyKitProperties::new);
+        ClassLoader loader = getClass().getClassLoader();
+        if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
+            register(registry, p.getTwoPhase(), dev.consistencykit.twophase.TwoPhaseCommit.class,
+                    (key, props) -> () -> InstanceBuilders.twoPhase(database(), key, props));
+        }
+        if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
+            register(registry, p.getJobQueue(), dev.consistencykit.jobqueue.JobQueue.class,
+                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), key, props, handlers()));
+        }
+        if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
+            register(registry, p.getSyncFlag(), dev.consistencykit.syncflag.SyncFlag.class,
+                    (key, props) -> () -> InstanceBuilders.syncFlag(database(), key, props));
+        }
+        if (ClassUtils.isPresent("dev.consistencykit.logreconciliation.Ledger", loader)) {
+            register(registry, p.getLedger(), dev.consistencykit.logreconciliation.Ledger.class,
+                    (key, props) -> () -> InstanceBuilders.ledger(database(), key, props));
+        }
+        if (ClassUtils.isPresent("dev.consistencykit.versioning.VersionedStore", loader)) {
+            register(registry, p.getVersioning(), dev.consistencykit.versioning.VersionedStore.class,
+                    (key, props) -> () -> InstanceBuilders.versioning(database(), key, props));
+        }
+    }
+
+    private interface Factory<P, T> {
+        Supplier<T> of(String key, P properties);
+    }
+
+    private static <P, T> void register(BeanDefinitionRegistry registry, Map<String, P> instances, Class<T> type,
+                                        Factory<P, T> factory) {
+        instances.forEach((key, properties) -> {
+            if (!registry.containsBeanDefinition(key)) {
+                registry.registerBeanDefinition(key, new RootBeanDefinition(type, factory.of(key, properties)));
+            }
+        });
+    }
+
+    private MongoDatabase database() {
+        return beanFactory.getBean(ConsistencyKitDatabase.class).database();
+    }
+
+    /** Every job handler bean by its job type: {@link TypedJobHandler#jobType()}, or else its bean name. */
+    private Map<String, JobHandler> handlers() {
+        Map<String, JobHandler> byType = new LinkedHashMap<>();
+        ((ListableBeanFactory) beanFactory).getBeansOfType(JobHandler.class).forEach((name, handler) -> byType.put(
+                handler instanceof TypedJobHandler typed ? typed.jobType() : name, handler));
+        return byType;
+    }
+}

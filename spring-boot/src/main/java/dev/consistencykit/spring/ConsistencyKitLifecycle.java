@@ -1,0 +1,92 @@
+package dev.consistencykit.spring;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.context.SmartLifecycle;
+
+import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Maintenance;
+
+/**
+ * The instances' life with the application's: on start, every instance's indexes (unless switched off), then the
+ * maintenance runner over every instance (its recovery and pruning), then the job workers the properties ask for;
+ * on stop, the workers first (running jobs finish within their grace, the rest go back to the queue), then the
+ * runner. Stops early in Boot's shutdown, before the MongoClient closes.
+ */
+final class ConsistencyKitLifecycle implements SmartLifecycle {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ConsistencyKitLifecycle.class);
+
+    private final ListableBeanFactory beans;
+    private final ConsistencyKitProperties properties;
+    private final List<AutoCloseableWorkers> workers = new ArrayList<>();
+    private Maintenance maintenance;
+    private volatile boolean running;
+
+    /** Job workers with the grace their stop may take. */
+    private record AutoCloseableWorkers(String queue, dev.consistencykit.jobqueue.JobWorkers workers,
+                                        java.time.Duration grace) {
+    }
+
+    ConsistencyKitLifecycle(ListableBeanFactory beans, ConsistencyKitProperties properties) {
+        this.beans = beans;
+        this.properties = properties;
+    }
+
+    @Override
+    public synchronized void start() {
+        List<ConsistencyStrategy<?>> instances = new ArrayList<>();
+        beans.getBeansOfType(ConsistencyStrategy.class).values().forEach(instances::add);
+        if (properties.isEnsureIndexes()) {
+            instances.forEach(ConsistencyStrategy::ensureIndexes);
+        }
+        if (properties.getMaintenance().isEnabled() && !instances.isEmpty()) {
+            Maintenance.Builder builder = Maintenance.builder();
+            instances.forEach(builder::strategy);
+            maintenance = builder.build().start();
+        }
+        if (jobQueuesPresent()) {
+            properties.getJobQueue().forEach((key, p) -> {
+                if (p.getWorkers() > 0 && beans.containsBean(key)) {
+                    dev.consistencykit.jobqueue.JobQueue queue = beans.getBean(key,
+                            dev.consistencykit.jobqueue.JobQueue.class);
+                    workers.add(new AutoCloseableWorkers(key, queue.startWorkers(p.getWorkers()),
+                            p.getShutdownGrace()));
+                }
+            });
+        }
+        running = true;
+        LOG.info("consistency-kit started: {} instances, maintenance {}, {} worker pools", instances.size(),
+                maintenance != null ? "running" : "off", workers.size());
+    }
+
+    private static boolean jobQueuesPresent() {
+        return org.springframework.util.ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue",
+                ConsistencyKitLifecycle.class.getClassLoader());
+    }
+
+    @Override
+    public synchronized void stop() {
+        for (AutoCloseableWorkers w : workers) {
+            dev.consistencykit.jobqueue.JobWorkers.ShutdownReport report = w.workers().stop(w.grace());
+            if (!report.clean()) {
+                LOG.warn("job workers of {} stopped with jobs left leased: {}", w.queue(), report);
+            }
+        }
+        workers.clear();
+        if (maintenance != null) {
+            maintenance.stop(properties.getMaintenance().getShutdownGrace());
+            maintenance = null;
+        }
+        running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+}

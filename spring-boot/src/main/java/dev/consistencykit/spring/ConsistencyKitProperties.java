@@ -1,0 +1,424 @@
+package dev.consistencykit.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code consistency-kit.*} properties: the database, the start-up and maintenance switches, and one entry per
+ * instance of each pattern, keyed by its bean name ({@code consistency-kit.two-phase.payments.lease=30s} makes a
+ * {@code TwoPhaseCommit} bean named {@code payments}). An instance's name defaults to its key. A setting left out keeps
+ * the pattern's default.
+ */
+@ConfigurationProperties("consistency-kit")
+public class ConsistencyKitProperties {
+
+    /** The database the instances work in; default: the one {@code spring.mongodb.database} or the URI names. */
+    private String database;
+    /** Whether each instance creates its indexes on start; when off, each still checks them before its first write. */
+    private boolean ensureIndexes = true;
+    /** The maintenance runner (every instance's recovery and pruning) with the application's lifecycle. */
+    private final Maintenance maintenance = new Maintenance();
+    /** Two-phase commit instances by bean name. */
+    private final Map<String, TwoPhase> twoPhase = new LinkedHashMap<>();
+    /** Job queues by bean name. */
+    private final Map<String, JobQueue> jobQueue = new LinkedHashMap<>();
+    /** Sync flags by bean name. */
+    private final Map<String, SyncFlag> syncFlag = new LinkedHashMap<>();
+    /** Ledgers (log reconciliation) by bean name. */
+    private final Map<String, Ledger> ledger = new LinkedHashMap<>();
+    /** Versioned stores by bean name. */
+    private final Map<String, Versioning> versioning = new LinkedHashMap<>();
+
+    public String getDatabase() {
+        return database;
+    }
+
+    public void setDatabase(String database) {
+        this.database = database;
+    }
+
+    public boolean isEnsureIndexes() {
+        return ensureIndexes;
+    }
+
+    public void setEnsureIndexes(boolean ensureIndexes) {
+        this.ensureIndexes = ensureIndexes;
+    }
+
+    public Maintenance getMaintenance() {
+        return maintenance;
+    }
+
+    public Map<String, TwoPhase> getTwoPhase() {
+        return twoPhase;
+    }
+
+    public Map<String, JobQueue> getJobQueue() {
+        return jobQueue;
+    }
+
+    public Map<String, SyncFlag> getSyncFlag() {
+        return syncFlag;
+    }
+
+    public Map<String, Ledger> getLedger() {
+        return ledger;
+    }
+
+    public Map<String, Versioning> getVersioning() {
+        return versioning;
+    }
+
+    /** The maintenance runner. */
+    public static class Maintenance {
+        /** Whether the runner starts with the application. */
+        private boolean enabled = true;
+        /** How long a stop waits for a running step. */
+        private Duration shutdownGrace = Duration.ofSeconds(10);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getShutdownGrace() {
+            return shutdownGrace;
+        }
+
+        public void setShutdownGrace(Duration shutdownGrace) {
+            this.shutdownGrace = shutdownGrace;
+        }
+    }
+
+    /** What every instance has: its name, the bound of one call, retries, and recovery's threshold. */
+    public static class Instance {
+        /** The instance name in logs, metrics and the registry; default: the key. */
+        private String name;
+        /** The bound of one public call. */
+        private Duration operationTimeout;
+        /** Attempts of a call on a transient error. */
+        private Integer retryAttempts;
+        /** How long an operation stands unfinished before recovery takes it over. */
+        private Duration staleAfter;
+
+        public String getName() {
+            return name;
+        }
+
+        public void setName(String name) {
+            this.name = name;
+        }
+
+        public Duration getOperationTimeout() {
+            return operationTimeout;
+        }
+
+        public void setOperationTimeout(Duration operationTimeout) {
+            this.operationTimeout = operationTimeout;
+        }
+
+        public Integer getRetryAttempts() {
+            return retryAttempts;
+        }
+
+        public void setRetryAttempts(Integer retryAttempts) {
+            this.retryAttempts = retryAttempts;
+        }
+
+        public Duration getStaleAfter() {
+            return staleAfter;
+        }
+
+        public void setStaleAfter(Duration staleAfter) {
+            this.staleAfter = staleAfter;
+        }
+    }
+
+    /** A two-phase commit instance. */
+    public static class TwoPhase extends Instance {
+        private String transactionsCollection;
+        private String accountsCollection;
+        private String balanceField;
+        private Duration lease;
+        private Duration retention;
+        private Integer maxPendingPerDocument;
+
+        public String getTransactionsCollection() {
+            return transactionsCollection;
+        }
+
+        public void setTransactionsCollection(String transactionsCollection) {
+            this.transactionsCollection = transactionsCollection;
+        }
+
+        public String getAccountsCollection() {
+            return accountsCollection;
+        }
+
+        public void setAccountsCollection(String accountsCollection) {
+            this.accountsCollection = accountsCollection;
+        }
+
+        public String getBalanceField() {
+            return balanceField;
+        }
+
+        public void setBalanceField(String balanceField) {
+            this.balanceField = balanceField;
+        }
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        public Duration getRetention() {
+            return retention;
+        }
+
+        public void setRetention(Duration retention) {
+            this.retention = retention;
+        }
+
+        public Integer getMaxPendingPerDocument() {
+            return maxPendingPerDocument;
+        }
+
+        public void setMaxPendingPerDocument(Integer maxPendingPerDocument) {
+            this.maxPendingPerDocument = maxPendingPerDocument;
+        }
+    }
+
+    /** A job queue, and the workers the application runs on it. */
+    public static class JobQueue extends Instance {
+        private String collection;
+        private Integer maxAttempts;
+        private Duration lease;
+        private Duration retention;
+        /** Worker threads started with the application (0: none; the application runs jobs itself). */
+        private int workers;
+        /** How long a stop waits for running jobs before it gives the rest back to the queue. */
+        private Duration shutdownGrace = Duration.ofSeconds(10);
+
+        public String getCollection() {
+            return collection;
+        }
+
+        public void setCollection(String collection) {
+            this.collection = collection;
+        }
+
+        public Integer getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        public Duration getRetention() {
+            return retention;
+        }
+
+        public void setRetention(Duration retention) {
+            this.retention = retention;
+        }
+
+        public int getWorkers() {
+            return workers;
+        }
+
+        public void setWorkers(int workers) {
+            this.workers = workers;
+        }
+
+        public Duration getShutdownGrace() {
+            return shutdownGrace;
+        }
+
+        public void setShutdownGrace(Duration shutdownGrace) {
+            this.shutdownGrace = shutdownGrace;
+        }
+    }
+
+    /** A sync flag: a master collection and where its fields are copied. */
+    public static class SyncFlag extends Instance {
+        private String masterCollection;
+        private List<String> masterFields = new ArrayList<>();
+        private List<Target> targets = new ArrayList<>();
+
+        public String getMasterCollection() {
+            return masterCollection;
+        }
+
+        public void setMasterCollection(String masterCollection) {
+            this.masterCollection = masterCollection;
+        }
+
+        public List<String> getMasterFields() {
+            return masterFields;
+        }
+
+        public void setMasterFields(List<String> masterFields) {
+            this.masterFields = masterFields;
+        }
+
+        public List<Target> getTargets() {
+            return targets;
+        }
+
+        public void setTargets(List<Target> targets) {
+            this.targets = targets;
+        }
+    }
+
+    /** Where a sync flag's copies live. */
+    public static class Target {
+        private String collection;
+        private String idField;
+        private String arrayField;
+        private String versionField;
+        /** Master field → the field of the copy. */
+        private Map<String, String> copies = new LinkedHashMap<>();
+
+        public String getCollection() {
+            return collection;
+        }
+
+        public void setCollection(String collection) {
+            this.collection = collection;
+        }
+
+        public String getIdField() {
+            return idField;
+        }
+
+        public void setIdField(String idField) {
+            this.idField = idField;
+        }
+
+        public String getArrayField() {
+            return arrayField;
+        }
+
+        public void setArrayField(String arrayField) {
+            this.arrayField = arrayField;
+        }
+
+        public String getVersionField() {
+            return versionField;
+        }
+
+        public void setVersionField(String versionField) {
+            this.versionField = versionField;
+        }
+
+        public Map<String, String> getCopies() {
+            return copies;
+        }
+
+        public void setCopies(Map<String, String> copies) {
+            this.copies = copies;
+        }
+    }
+
+    /** A ledger. */
+    public static class Ledger extends Instance {
+        private String ledgerCollection;
+        private String accountsCollection;
+        private String archiveCollection;
+        private Long overdraftFloor;
+
+        public String getLedgerCollection() {
+            return ledgerCollection;
+        }
+
+        public void setLedgerCollection(String ledgerCollection) {
+            this.ledgerCollection = ledgerCollection;
+        }
+
+        public String getAccountsCollection() {
+            return accountsCollection;
+        }
+
+        public void setAccountsCollection(String accountsCollection) {
+            this.accountsCollection = accountsCollection;
+        }
+
+        public String getArchiveCollection() {
+            return archiveCollection;
+        }
+
+        public void setArchiveCollection(String archiveCollection) {
+            this.archiveCollection = archiveCollection;
+        }
+
+        public Long getOverdraftFloor() {
+            return overdraftFloor;
+        }
+
+        public void setOverdraftFloor(Long overdraftFloor) {
+            this.overdraftFloor = overdraftFloor;
+        }
+    }
+
+    /** A versioned store. */
+    public static class Versioning extends Instance {
+        private String rootsCollection;
+        private String itemsCollection;
+        private String historyCollection;
+        /** Keep the last this many versions of each root (default: every version). */
+        private Integer keepLast;
+
+        public String getRootsCollection() {
+            return rootsCollection;
+        }
+
+        public void setRootsCollection(String rootsCollection) {
+            this.rootsCollection = rootsCollection;
+        }
+
+        public String getItemsCollection() {
+            return itemsCollection;
+        }
+
+        public void setItemsCollection(String itemsCollection) {
+            this.itemsCollection = itemsCollection;
+        }
+
+        public String getHistoryCollection() {
+            return historyCollection;
+        }
+
+        public void setHistoryCollection(String historyCollection) {
+            this.historyCollection = historyCollection;
+        }
+
+        public Integer getKeepLast() {
+            return keepLast;
+        }
+
+        public void setKeepLast(Integer keepLast) {
+            this.keepLast = keepLast;
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Spring Boot auto-configuration of consistency-kit. */
+package dev.consistencykit.spring;

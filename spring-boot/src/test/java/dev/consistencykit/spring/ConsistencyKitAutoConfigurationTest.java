@@ -1,0 +1,161 @@
+package dev.consistencykit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.DriverFloor;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.logreconciliation.Ledger;
+import dev.consistencykit.syncflag.SyncFlag;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.versioning.Retention;
+import dev.consistencykit.versioning.VersionedStore;
+
+/**
+ * The auto-configuration in an application context: instances from properties, the application's own beans winning,
+ * indexes on start, and job workers that start and stop with the context.
+ */
+class ConsistencyKitAutoConfigurationTest {
+
+    private String database;
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
+                // a client of the test's own: the context closes it
+                .withBean(MongoClient.class, () -> MongoClients.create(MongoTarget.fromEnvironment().connectionString()))
+                .withPropertyValues("consistency-kit.database=" + database);
+    }
+
+    @BeforeEach
+    void name() {
+        database = MongoTarget.freshDatabaseName("spring");
+    }
+
+    @AfterEach
+    void drop() {
+        MongoTarget.fromEnvironment().client().getDatabase(database).drop();
+    }
+
+    @Test
+    void shouldMakeOneBeanPerInstanceThePropertiesDeclare() {
+        runner().withPropertyValues(
+                "consistency-kit.two-phase.payments.lease=7s",
+                "consistency-kit.two-phase.payments.accounts-collection=wallets",
+                "consistency-kit.two-phase.refunds.name=refunds-eu",
+                "consistency-kit.job-queue.jobs.collection=work",
+                "consistency-kit.job-queue.jobs.max-attempts=3",
+                "consistency-kit.job-queue.jobs.operation-timeout=9s",
+                "consistency-kit.ledger.books.overdraft-floor=0",
+                "consistency-kit.versioning.catalogue.keep-last=4",
+                "consistency-kit.sync-flag.users.master-collection=users",
+                "consistency-kit.sync-flag.users.master-fields=name",
+                "consistency-kit.sync-flag.users.targets[0].collection=comments",
+                "consistency-kit.sync-flag.users.targets[0].id-field=authorId",
+                "consistency-kit.sync-flag.users.targets[0].copies.name=authorName")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBeansOfType(TwoPhaseCommit.class)).containsOnlyKeys("payments", "refunds");
+                    TwoPhaseCommit payments = context.getBean("payments", TwoPhaseCommit.class);
+                    assertThat(payments.name()).isEqualTo("payments");
+                    assertThat(payments.config().lease()).isEqualTo(Duration.ofSeconds(7));
+                    assertThat(payments.config().accountsCollection()).isEqualTo("wallets");
+                    assertThat(context.getBean("refunds", TwoPhaseCommit.class).name()).isEqualTo("refunds-eu");
+                    JobQueue jobs = context.getBean(JobQueue.class);
+                    assertThat(jobs.config().collection()).isEqualTo("work");
+                    assertThat(jobs.config().maxAttempts()).isEqualTo(3);
+                    assertThat(jobs.config().operationTimeout()).isEqualTo(Duration.ofSeconds(9));
+                    assertThat(context.getBean(Ledger.class).config().overdraftFloor()).hasValue(0);
+                    assertThat(context.getBean(VersionedStore.class).config().retention())
+                            .isEqualTo(Retention.keepLast(4));
+                    assertThat(context.getBean(SyncFlag.class).config().targets()).hasSize(1);
+                    // ensureIndexes on start registered every instance for the operators' tools
+                    assertThat(PatternRegistry.registered(context.getBean(ConsistencyKitDatabase.class).database()))
+                            .extracting(PatternRegistry.Registration::name)
+                            .contains("payments", "refunds-eu", "jobs", "books", "catalogue");
+                });
+    }
+
+    @Test
+    void shouldGiveWayToTheApplicationsOwnBeans() {
+        runner().withPropertyValues("consistency-kit.two-phase.payments.lease=7s")
+                .withBean("payments", TwoPhaseCommit.class, () -> TwoPhaseCommit.builder(
+                        MongoTarget.fromEnvironment().client().getDatabase(database)).name("mine").build())
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean("payments", TwoPhaseCommit.class).name()).isEqualTo("mine");
+                });
+        runner().withBean(ConsistencyKitDatabase.class, () -> new ConsistencyKitDatabase(
+                        MongoTarget.fromEnvironment().client().getDatabase(database + "x")))
+                .withPropertyValues("consistency-kit.ledger.books.name=books")
+                .run(context -> assertThat(context.getBean(ConsistencyKitDatabase.class).database().getName())
+                        .isEqualTo(database + "x"));
+        MongoTarget.fromEnvironment().client().getDatabase(database + "x").drop();
+    }
+
+    @Test
+    void shouldCreateNoIndexesWhenSwitchedOffAndStillStart() {
+        runner().withPropertyValues("consistency-kit.ensure-indexes=false", "consistency-kit.ledger.books.name=b")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(PatternRegistry.registered(context.getBean(ConsistencyKitDatabase.class).database()))
+                            .isEmpty();
+                });
+    }
+
+    @Test
+    void shouldRunJobsWithHandlerBeansAndStopTheWorkersWithTheContext() {
+        runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=2")
+                .withBean("count", JobHandler.class, () -> job -> job.applyOnce("counters", "c0",
+                        Updates.inc("n", 1)))
+                .run(context -> {
+                    var db = context.getBean(ConsistencyKitDatabase.class).database();
+                    db.getCollection("counters").insertOne(new Document("_id", "c0").append("n", 0));
+                    JobQueue.ensureEffectIndexes(db.getCollection("counters"));
+                    JobQueue jobs = context.getBean(JobQueue.class);
+                    for (int i = 0; i < 5; i++) {
+                        jobs.enqueue(JobRequest.of("count", new Document()).withId(OperationId.of("j" + i)));
+                    }
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (jobs.status().count("done") < 5 && System.nanoTime() < deadline) {
+                        Thread.sleep(20);
+                    }
+                    assertThat(jobs.status().count("done")).isEqualTo(5);
+                    assertThat(db.getCollection("counters").find(Filters.eq("_id", "c0")).first().getInteger("n"))
+                            .isEqualTo(5);
+                    assertThat(context.getBean(ConsistencyKitLifecycle.class).isRunning()).isTrue();
+                });
+        // the context closed: the lifecycle stopped its workers (a worker thread left running would be named so)
+        assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+                .noneMatch(name -> name.startsWith("jobs-worker"));
+    }
+
+    /**
+     * This module's tests run on the driver Spring Boot 4.0.7 manages (its pom takes that version, as an application on
+     * Boot's dependency management does), which is above the library's floor: the starter needs no driver of its own.
+     */
+    @Test
+    void shouldRunOnTheDriverSpringBootManages() {
+        assertThat(DriverFloor.found()).isEqualTo("5.6.5");
+        DriverFloor.require("spring-boot");
+    }
+}
