@@ -1,12 +1,18 @@
 package dev.consistencykit.spring;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 import com.mongodb.ConnectionString;
@@ -47,6 +53,34 @@ public final class ConsistencyKitAutoConfiguration {
             name = new ConnectionString(environment.getProperty("spring.mongodb.uri")).getDatabase();
         }
         return new ConsistencyKitDatabase(client.getDatabase(name != null ? name : "test"));
+    }
+
+    /** One health indicator per instance, named by its bean name, under {@code consistencyKit}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    static final class HealthConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "consistencyKitHealthContributor")
+        CompositeHealthContributor consistencyKitHealthContributor(ListableBeanFactory beans,
+                                                                   ConsistencyKitProperties properties) {
+            Map<String, HealthIndicator> indicators = new LinkedHashMap<>();
+            beans.getBeansOfType(ConsistencyStrategy.class).forEach((name, instance) -> indicators.put(name,
+                    new InstanceHealth(instance, properties.getHealth().getInterruptedAfter())));
+            return CompositeHealthContributor.fromMap(indicators);
+        }
+    }
+
+    /** The {@code consistencykit} actuator endpoint. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static final class EndpointConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        ConsistencyKitEndpoint consistencyKitEndpoint(ListableBeanFactory beans) {
+            return new ConsistencyKitEndpoint(beans);
+        }
     }
 
     /** Indexes, maintenance and job workers with the application's lifecycle. */

@@ -23,6 +23,8 @@ public class ConsistencyKitProperties {
     private boolean ensureIndexes = true;
     /** The maintenance runner (every instance's recovery and pruning) with the application's lifecycle. */
     private final Maintenance maintenance = new Maintenance();
+    /** The health of every instance (with Spring Boot's health module). */
+    private final Health health = new Health();
     /** Two-phase commit instances by bean name. */
     private final Map<String, TwoPhase> twoPhase = new LinkedHashMap<>();
     /** Job queues by bean name. */
@@ -52,6 +54,10 @@ public class ConsistencyKitProperties {
 
     public Maintenance getMaintenance() {
         return maintenance;
+    }
+
+    public Health getHealth() {
+        return health;
     }
 
     public Map<String, TwoPhase> getTwoPhase() {
@@ -95,6 +101,20 @@ public class ConsistencyKitProperties {
 
         public void setShutdownGrace(Duration shutdownGrace) {
             this.shutdownGrace = shutdownGrace;
+        }
+    }
+
+    /** The health of every instance. */
+    public static class Health {
+        /** An instance is down while an operation has stood interrupted longer than this. */
+        private Duration interruptedAfter = Duration.ofMinutes(5);
+
+        public Duration getInterruptedAfter() {
+            return interruptedAfter;
+        }
+
+        public void setInterruptedAfter(Duration interruptedAfter) {
+            this.interruptedAfter = interruptedAfter;
         }
     }
 

@@ -42,7 +42,8 @@ class ConsistencyKitAutoConfigurationTest {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
                 // a client of the test's own: the context closes it
-                .withBean(MongoClient.class, () -> MongoClients.create(MongoTarget.fromEnvironment().connectionString()))
+                .withBean(MongoClient.class, () -> MongoClients.create(
+                        MongoTarget.fromEnvironment().connectionString()))
                 .withPropertyValues("consistency-kit.database=" + database);
     }
 

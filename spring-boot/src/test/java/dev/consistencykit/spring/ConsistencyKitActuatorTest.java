@@ -1,0 +1,115 @@
+package dev.consistencykit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.bson.Document;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.twophase.Transfer;
+
+/**
+ * Health per instance and the {@code consistencykit} endpoint: up while nothing stands interrupted, down with the
+ * interrupted operation in the details when one does, and recovery through the endpoint's write operation.
+ */
+class ConsistencyKitActuatorTest {
+
+    private String database;
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
+                .withBean(MongoClient.class, () -> MongoClients.create(
+                        MongoTarget.fromEnvironment().connectionString()))
+                .withPropertyValues("consistency-kit.database=" + database,
+                        "consistency-kit.maintenance.enabled=false",   // the test decides when recovery runs
+                        "consistency-kit.health.interrupted-after=0s",
+                        "consistency-kit.two-phase.payments.stale-after=0s");
+    }
+
+    @BeforeEach
+    void name() {
+        database = MongoTarget.freshDatabaseName("actuator");
+    }
+
+    @AfterEach
+    void drop() {
+        MongoTarget.fromEnvironment().client().getDatabase(database).drop();
+    }
+
+    private static Health health(CompositeHealthContributor composite, String name) {
+        return ((HealthIndicator) composite.getContributor(name)).health();
+    }
+
+    @Test
+    void shouldReportEachInstanceUpThenDownWhileATransferStandsInterruptedThenUpAfterRecovery() {
+        runner().run(context -> {
+            MongoDatabase db = context.getBean(ConsistencyKitDatabase.class).database();
+            db.getCollection("accounts").insertMany(java.util.List.of(
+                    new Document("_id", "alice").append("balance", 100L),
+                    new Document("_id", "bob").append("balance", 0L)));
+            CompositeHealthContributor health = context.getBean("consistencyKitHealthContributor",
+                    CompositeHealthContributor.class);
+            assertThat(health(health, "payments").getStatus()).isEqualTo(Status.UP);
+
+            // a transfer recorded for a worker and never run: it stands interrupted
+            TwoPhaseCommit payments = context.getBean("payments", TwoPhaseCommit.class);
+            payments.submitTransfer(Transfer.of(OperationId.of("t1"), "alice", "bob", 30));
+            Health down = health(health, "payments");
+            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(down.getDetails().get("interrupted").toString()).contains("t1");
+
+            ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
+            Map<String, ConsistencyKitEndpoint.InstanceView> views = endpoint.instances();
+            assertThat(views).containsOnlyKeys("payments");
+            assertThat(views.get("payments").interrupted()).extracting(ConsistencyKitEndpoint.InterruptedView::id)
+                    .containsExactly("t1");
+            ConsistencyKitEndpoint.RecoveryView recovered = endpoint.recover("payments");
+            assertThat(recovered.examined()).isEqualTo(1);
+
+            assertThat(health(health, "payments").getStatus()).isEqualTo(Status.UP);
+            assertThat(endpoint.instance("payments").interrupted()).isEmpty();
+            assertThat(endpoint.instance("nothing")).isNull();
+        });
+    }
+
+    @Test
+    void shouldGiveWayToTheApplicationsOwnHealthContributor() {
+        CompositeHealthContributor mine = CompositeHealthContributor.fromMap(
+                Map.<String, HealthIndicator>of("x", () -> Health.up().build()));
+        runner().withBean("consistencyKitHealthContributor", CompositeHealthContributor.class, () -> mine)
+                .run(context -> assertThat(context.getBean("consistencyKitHealthContributor")).isSameAs(mine));
+    }
+
+    @Test
+    void shouldNotWaitForTheThresholdBelowIt() {
+        runner().withPropertyValues("consistency-kit.health.interrupted-after=1h").run(context -> {
+            context.getBean(ConsistencyKitDatabase.class).database().getCollection("accounts").insertOne(
+                    new Document("_id", "alice").append("balance", 100L));
+            TwoPhaseCommit payments = context.getBean("payments", TwoPhaseCommit.class);
+            payments.submitTransfer(Transfer.of(OperationId.of("t2"), "alice", "alice2", 1));
+            Health health = health(context.getBean("consistencyKitHealthContributor",
+                    CompositeHealthContributor.class), "payments");
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails()).containsEntry("inFlight", 1L);
+            assertThat(Duration.parse(health.getDetails().get("oldestInFlight").toString()).isNegative()).isFalse();
+        });
+    }
+}
