@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -17,6 +18,8 @@ import org.springframework.core.env.Environment;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
+
+import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 
@@ -68,6 +71,20 @@ public final class ConsistencyKitAutoConfiguration {
             beans.getBeansOfType(ConsistencyStrategy.class).forEach((name, instance) -> indicators.put(name,
                     new InstanceHealth(instance, properties.getHealth().getInterruptedAfter())));
             return CompositeHealthContributor.fromMap(indicators);
+        }
+    }
+
+    /** Every instance's counters in the application's meter registry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+            "dev.consistencykit.micrometer.ConsistencyKitMeters"})
+    static final class MetricsConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        ConsistencyKitMeterBinding consistencyKitMeterBinding(ListableBeanFactory beans,
+                                                              ObjectProvider<MeterRegistry> registry) {
+            return new ConsistencyKitMeterBinding(beans, registry);
         }
     }
 

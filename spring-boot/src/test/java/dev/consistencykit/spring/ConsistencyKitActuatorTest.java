@@ -22,8 +22,8 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.twophase.Transfer;
+import dev.consistencykit.twophase.TwoPhaseCommit;
 
 /**
  * Health per instance and the {@code consistencykit} endpoint: up while nothing stands interrupted, down with the

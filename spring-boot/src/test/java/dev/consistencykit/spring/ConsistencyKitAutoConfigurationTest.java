@@ -17,6 +17,9 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
 import dev.consistencykit.core.DriverFloor;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.PatternRegistry;
@@ -148,6 +151,20 @@ class ConsistencyKitAutoConfigurationTest {
         // the context closed: the lifecycle stopped its workers (a worker thread left running would be named so)
         assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
                 .noneMatch(name -> name.startsWith("jobs-worker"));
+    }
+
+    @Test
+    void shouldBindEveryInstancesCountersToTheApplicationsMeterRegistry() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        runner().withBean(MeterRegistry.class, () -> registry)
+                .withPropertyValues("consistency-kit.ledger.books.name=books", "consistency-kit.job-queue.jobs.name=jobs")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(registry.getMeters()).extracting(m -> m.getId().getTag("instance"))
+                            .contains("books", "jobs");
+                    assertThat(registry.find("consistencykit.appended").tag("instance", "books").functionCounter())
+                            .isNotNull();
+                });
     }
 
     /**
