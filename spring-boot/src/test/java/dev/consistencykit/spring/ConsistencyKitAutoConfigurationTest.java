@@ -3,6 +3,7 @@ package dev.consistencykit.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
@@ -127,7 +128,7 @@ class ConsistencyKitAutoConfigurationTest {
     }
 
     @Test
-    void shouldRunJobsWithHandlerBeansAndStopTheWorkersWithTheContext() {
+    void shouldRunJobsWithHandlerBeansAndStopTheWorkersWithTheContext() throws Exception {
         runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=2")
                 .withBean("count", JobHandler.class, () -> job -> job.applyOnce("counters", "c0",
                         Updates.inc("n", 1)))
@@ -148,16 +149,50 @@ class ConsistencyKitAutoConfigurationTest {
                             .isEqualTo(5);
                     assertThat(context.getBean(ConsistencyKitLifecycle.class).isRunning()).isTrue();
                 });
-        // the context closed: the lifecycle stopped its workers (a worker thread left running would be named so)
-        assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
-                .noneMatch(name -> name.startsWith("jobs-worker"));
+        // the context closed: the lifecycle stopped its workers (a worker thread left running would be named so; a
+        // stopped one may take a moment to end)
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (workerThreadsAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(workerThreadsAlive()).isFalse();
+    }
+
+    private static boolean workerThreadsAlive() {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("jobs-worker"));
+    }
+
+    /** A job running when the context closes finishes within the grace: the stop waits for it, then the client goes. */
+    @Test
+    void shouldLetAJobInFlightFinishWhenTheContextCloses() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=1",
+                        "consistency-kit.job-queue.jobs.shutdown-grace=20s")
+                .withBean("slow", JobHandler.class, () -> job -> {
+                    started.countDown();
+                    Thread.sleep(300);   // still running when the context starts to close
+                    job.applyOnce("counters", "c0", Updates.inc("n", 1));
+                })
+                .run(context -> {
+                    var db = context.getBean(ConsistencyKitDatabase.class).database();
+                    db.getCollection("counters").insertOne(new Document("_id", "c0").append("n", 0));
+                    JobQueue.ensureEffectIndexes(db.getCollection("counters"));
+                    context.getBean(JobQueue.class).enqueue(JobRequest.of("slow", new Document())
+                            .withId(OperationId.of("in-flight")));
+                    assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+                });
+        var db = MongoTarget.fromEnvironment().client().getDatabase(database);
+        assertThat(db.getCollection("jobs").find(Filters.eq("_id", "in-flight")).first().getString("state"))
+                .isEqualTo("done");
+        assertThat(db.getCollection("counters").find(Filters.eq("_id", "c0")).first().getInteger("n")).isEqualTo(1);
     }
 
     @Test
     void shouldBindEveryInstancesCountersToTheApplicationsMeterRegistry() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         runner().withBean(MeterRegistry.class, () -> registry)
-                .withPropertyValues("consistency-kit.ledger.books.name=books", "consistency-kit.job-queue.jobs.name=jobs")
+                .withPropertyValues("consistency-kit.ledger.books.name=books",
+                        "consistency-kit.job-queue.jobs.name=jobs")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(registry.getMeters()).extracting(m -> m.getId().getTag("instance"))
