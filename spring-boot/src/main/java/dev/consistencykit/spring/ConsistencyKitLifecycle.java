@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.util.ClassUtils;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Maintenance;
@@ -23,14 +24,9 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
 
     private final ListableBeanFactory beans;
     private final ConsistencyKitProperties properties;
-    private final List<AutoCloseableWorkers> workers = new ArrayList<>();
     private Maintenance maintenance;
+    private JobQueueWorkers workers;
     private volatile boolean running;
-
-    /** Job workers with the grace their stop may take. */
-    private record AutoCloseableWorkers(String queue, dev.consistencykit.jobqueue.JobWorkers workers,
-                                        java.time.Duration grace) {
-    }
 
     ConsistencyKitLifecycle(ListableBeanFactory beans, ConsistencyKitProperties properties) {
         this.beans = beans;
@@ -49,35 +45,20 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
             instances.forEach(builder::strategy);
             maintenance = builder.build().start();
         }
-        if (jobQueuesPresent()) {
-            properties.getJobQueue().forEach((key, p) -> {
-                if (p.getWorkers() > 0 && beans.containsBean(key)) {
-                    dev.consistencykit.jobqueue.JobQueue queue = beans.getBean(key,
-                            dev.consistencykit.jobqueue.JobQueue.class);
-                    workers.add(new AutoCloseableWorkers(key, queue.startWorkers(p.getWorkers()),
-                            p.getShutdownGrace()));
-                }
-            });
+        if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", getClass().getClassLoader())) {
+            workers = JobQueueWorkers.start(beans, properties);
         }
         running = true;
         LOG.info("consistency-kit started: {} instances, maintenance {}, {} worker pools", instances.size(),
-                maintenance != null ? "running" : "off", workers.size());
-    }
-
-    private static boolean jobQueuesPresent() {
-        return org.springframework.util.ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue",
-                ConsistencyKitLifecycle.class.getClassLoader());
+                maintenance != null ? "running" : "off", workers == null ? 0 : workers.pools());
     }
 
     @Override
     public synchronized void stop() {
-        for (AutoCloseableWorkers w : workers) {
-            dev.consistencykit.jobqueue.JobWorkers.ShutdownReport report = w.workers().stop(w.grace());
-            if (!report.clean()) {
-                LOG.warn("job workers of {} stopped with jobs left leased: {}", w.queue(), report);
-            }
+        if (workers != null) {
+            workers.stop();
+            workers = null;
         }
-        workers.clear();
         if (maintenance != null) {
             maintenance.stop(properties.getMaintenance().getShutdownGrace());
             maintenance = null;

@@ -9,15 +9,12 @@ import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
@@ -34,12 +31,9 @@ class ConsistencyKitActuatorTest {
     private String database;
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
-                .withBean(MongoClient.class, () -> MongoClients.create(
-                        MongoTarget.fromEnvironment().connectionString()))
-                .withPropertyValues("consistency-kit.database=" + database,
-                        "consistency-kit.maintenance.enabled=false",   // the test decides when recovery runs
+        // maintenance off: the test decides when recovery runs
+        return TestContexts.runner(database)
+                .withPropertyValues("consistency-kit.maintenance.enabled=false",
                         "consistency-kit.health.interrupted-after=0s",
                         "consistency-kit.two-phase.payments.stale-after=0s");
     }

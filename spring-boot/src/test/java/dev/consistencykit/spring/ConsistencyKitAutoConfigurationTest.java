@@ -10,11 +10,10 @@ import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
@@ -43,12 +42,7 @@ class ConsistencyKitAutoConfigurationTest {
     private String database;
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
-                // a client of the test's own: the context closes it
-                .withBean(MongoClient.class, () -> MongoClients.create(
-                        MongoTarget.fromEnvironment().connectionString()))
-                .withPropertyValues("consistency-kit.database=" + database);
+        return TestContexts.runner(database);
     }
 
     @BeforeEach
@@ -127,11 +121,18 @@ class ConsistencyKitAutoConfigurationTest {
                 });
     }
 
+    /**
+     * Handler beans run the jobs on the workers the properties start; closing the context stops the workers, which
+     * first finish the jobs they run (stop joins their threads).
+     */
     @Test
     void shouldRunJobsWithHandlerBeansAndStopTheWorkersWithTheContext() throws Exception {
+        CountDownLatch ran = new CountDownLatch(5);
         runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=2")
-                .withBean("count", JobHandler.class, () -> job -> job.applyOnce("counters", "c0",
-                        Updates.inc("n", 1)))
+                .withBean("count", JobHandler.class, () -> job -> {
+                    job.applyOnce("counters", "c0", Updates.inc("n", 1));
+                    ran.countDown();
+                })
                 .run(context -> {
                     var db = context.getBean(ConsistencyKitDatabase.class).database();
                     db.getCollection("counters").insertOne(new Document("_id", "c0").append("n", 0));
@@ -140,22 +141,22 @@ class ConsistencyKitAutoConfigurationTest {
                     for (int i = 0; i < 5; i++) {
                         jobs.enqueue(JobRequest.of("count", new Document()).withId(OperationId.of("j" + i)));
                     }
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    while (jobs.status().count("done") < 5 && System.nanoTime() < deadline) {
-                        Thread.sleep(20);
-                    }
-                    assertThat(jobs.status().count("done")).isEqualTo(5);
-                    assertThat(db.getCollection("counters").find(Filters.eq("_id", "c0")).first().getInteger("n"))
-                            .isEqualTo(5);
+                    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
                     assertThat(context.getBean(ConsistencyKitLifecycle.class).isRunning()).isTrue();
                 });
-        // the context closed: the lifecycle stopped its workers (a worker thread left running would be named so; a
-        // stopped one may take a moment to end)
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (workerThreadsAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        // the context closed: the workers finished their jobs and their threads ended
+        var db = MongoTarget.fromEnvironment().client().getDatabase(database);
+        assertThat(db.getCollection("jobs").countDocuments(Filters.eq("state", "done"))).isEqualTo(5);
+        assertThat(db.getCollection("counters").find(Filters.eq("_id", "c0")).first().getInteger("n")).isEqualTo(5);
         assertThat(workerThreadsAlive()).isFalse();
+    }
+
+    /** Counts down when the context starts to close, before its lifecycle beans stop. */
+    private record ReleaseOnClose(CountDownLatch closing) implements ApplicationListener<ContextClosedEvent> {
+        @Override
+        public void onApplicationEvent(ContextClosedEvent event) {
+            closing.countDown();
+        }
     }
 
     private static boolean workerThreadsAlive() {
@@ -166,11 +167,14 @@ class ConsistencyKitAutoConfigurationTest {
     @Test
     void shouldLetAJobInFlightFinishWhenTheContextCloses() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch closing = new CountDownLatch(1);
         runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=1",
                         "consistency-kit.job-queue.jobs.shutdown-grace=20s")
+                .withBean(ReleaseOnClose.class, () -> new ReleaseOnClose(closing))
                 .withBean("slow", JobHandler.class, () -> job -> {
                     started.countDown();
-                    Thread.sleep(300);   // still running when the context starts to close
+                    // still running when the context starts to close: it goes on only once the close has begun
+                    assertThat(closing.await(30, TimeUnit.SECONDS)).isTrue();
                     job.applyOnce("counters", "c0", Updates.inc("n", 1));
                 })
                 .run(context -> {
