@@ -51,6 +51,7 @@ public final class RecordReleases {
 
     private final String instanceName;
     private final MongoCollection<Document> records;
+    private final String field;
     private final RetryPolicy retryPolicy;
     private final Set<Pending> pending = new LinkedHashSet<>();
 
@@ -63,6 +64,18 @@ public final class RecordReleases {
      * @param retryPolicy  the instance's policy; a release is idempotent
      */
     public RecordReleases(String instanceName, MongoCollection<Document> records, RetryPolicy retryPolicy) {
+        this(instanceName, records, retryPolicy, FIELD);
+    }
+
+    /**
+     * Releases of another hold than the recorder's, kept in {@code field}: for a record written on behalf of a call
+     * whose own retries it must outlive (the caller of an outbox write, whose record a relayer writes).
+     *
+     * @param field the field holding the nonce of the call the record waits for
+     */
+    public RecordReleases(String instanceName, MongoCollection<Document> records, RetryPolicy retryPolicy,
+                          String field) {
+        this.field = Names.fieldName(instanceName, "field", field);
         this.instanceName = instanceName;
         this.records = Objects.requireNonNull(records, "records");
         this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
@@ -113,7 +126,7 @@ public final class RecordReleases {
         try {
             // a record of another call never carries one of this instance's nonces: the pairs cannot cross
             retryPolicy.run(instanceName, null, "release records", () -> records.updateMany(
-                    and(in("_id", ids), in(FIELD, nonces)), Updates.unset(FIELD)));
+                    and(in("_id", ids), in(field, nonces)), Updates.unset(field)));
             done = true;
         } finally {
             if (!done) {

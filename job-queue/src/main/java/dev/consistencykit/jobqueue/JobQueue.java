@@ -1,7 +1,9 @@
 package dev.consistencykit.jobqueue;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -10,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
 
+import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -36,6 +39,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.core.UpdateGrammar;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.core.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
@@ -166,18 +170,134 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 () -> engine.enqueueWith(bounded, id, filter, update, encoded));
     }
 
-    /** Moves every outboxed job of {@code business} into the queue; safe from many processes at once. */
-    public int relayOutbox(MongoCollection<Document> business) {
+    /**
+     * Inserts {@code document} into {@code business} together with {@code job}, in one atomic write: the job sits in
+     * the new document's {@code jobOutbox} array, then this call moves it into the queue (or, if the process dies
+     * first, {@link #relayOutbox} does, exactly once). "Create the order and enqueue its shipping" can no longer be
+     * split by a crash.
+     *
+     * <p>Exactly once, however the call's requests are retried: the insert is its own guard (the server refuses a
+     * second document under one {@code _id}), and before a resend the call asks the queue whether a relayer already
+     * moved its job on: the job's record keeps the call's nonce until the call says it will write no more, so even a
+     * call paused past every retention never writes a document the application has changed or deleted since. One
+     * boundary: a document deleted by the application before its job was relayed takes the job with it (as any
+     * document takes its fields).
+     *
+     * @param business the collection of {@code document}, with the codec registry that encodes it
+     * @param document a {@link Document}, or any value the collection's codec registry encodes as a document (a
+     *                 record, a POJO); it must carry its {@code _id}, except a {@link Document}, which is given a new
+     *                 {@code ObjectId} when it has none (as the driver's {@code insertOne} does)
+     * @return the job's id; empty if a document with this {@code _id} already exists that this call did not write
+     *         (nothing was written)
+     * @throws InvalidInputException if the document, its id or the job is invalid (nothing is written)
+     * @throws IdempotencyConflictException if the job's dedupe key belongs to a job with another type or payload
+     */
+    public Optional<OperationId> insertWith(MongoCollection<?> business, Object document, JobRequest job) {
+        Objects.requireNonNull(job, "job");
+        return insertWith(business, document, List.of(job)).map(ids -> ids.get(0));
+    }
+
+    /**
+     * Inserts {@code document} together with several jobs, in one atomic write, as
+     * {@link #insertWith(MongoCollection, Object, JobRequest)} does with one.
+     *
+     * @return the jobs' ids, in the order given
+     * @throws InvalidInputException if {@code jobs} is empty or two of them share an id
+     */
+    public Optional<List<OperationId>> insertWith(MongoCollection<?> business, Object document,
+                                                  List<JobRequest> jobs) {
         Objects.requireNonNull(business, "business");
-        MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
-        return calls.idempotent("relay outbox", () -> engine.relayAll(bounded));
+        Objects.requireNonNull(jobs, "jobs");
+        if (jobs.isEmpty()) {
+            throw new InvalidInputException(name(), "jobs", "an insert with jobs needs at least one job");
+        }
+        if (document instanceof Document d && !d.containsKey("_id")) {
+            d.put("_id", new org.bson.types.ObjectId());
+        }
+        BsonDocument encoded = Values.plainDocument(name(), "document", document, business.getCodecRegistry());
+        if (!encoded.containsKey("_id")) {
+            throw new InvalidInputException(name(), "document._id", "the document must carry its _id, so that a retry"
+                    + " writes the same document");
+        }
+        Object id = Ids.documentId(name(), "document._id", encoded.get("_id"), business.getCodecRegistry());
+        for (String field : JobEngine.EFFECT_FIELDS) {
+            if (encoded.containsKey(field)) {
+                throw new InvalidInputException(name(), "document." + field, field + " is the queue's own field on"
+                        + " business documents; the document must not carry it");
+            }
+        }
+        List<JobEngine.Encoded> encodedJobs = new ArrayList<>();
+        Set<Object> ids = new HashSet<>();
+        for (JobRequest job : jobs) {
+            JobEngine.Encoded e = engine.encode(Objects.requireNonNull(job, "job"));
+            if (!ids.add(Ids.idKey(e.id()))) {
+                throw new InvalidInputException(name(), "jobs", "two jobs share the id " + Values.show(e.id()));
+            }
+            encodedJobs.add(e);
+        }
+        MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
+                .withDocumentClass(Document.class)), calls.operationTimeout());
+        return calls.operation("insert with jobs", encodedJobs.get(0).id(),
+                () -> engine.insertWith(bounded, id, encoded, encodedJobs));
+    }
+
+    /**
+     * Upserts document {@code documentId} of {@code business} together with {@code job}, in one atomic write: when the
+     * document exists, exactly as {@link #enqueueWith} (the update applied once, under a reservation); when it does
+     * not, the document the filter's equalities and {@code businessUpdate} make (with {@code $setOnInsert} as usual)
+     * is inserted carrying the job. Exactly once, with the same relay and the same retry guard as
+     * {@link #insertWith(MongoCollection, Object, JobRequest)}.
+     *
+     * @param businessFilter an extra condition on an existing document, or {@code null}; its equalities are fields of
+     *                       a document it creates
+     * @return the job's id; empty if the document exists and did not match {@code businessFilter} (nothing written)
+     * @throws InvalidInputException if the job, the id, the filter or the update is invalid (nothing is written)
+     */
+    public Optional<OperationId> upsertWith(MongoCollection<?> business, Object documentId, Bson businessFilter,
+                                            Bson businessUpdate, JobRequest job) {
+        Objects.requireNonNull(business, "business");
+        Object id = Ids.documentId(name(), "documentId", documentId, business.getCodecRegistry());
+        Bson filter = businessFilter == null ? null
+                : FilterGrammar.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
+        Bson update = businessUpdate == null ? null : UpdateGrammar.updateSpec(name(), "businessUpdate", businessUpdate,
+                business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
+        JobEngine.Encoded encoded = engine.encode(job);
+        MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
+                .withDocumentClass(Document.class)), calls.operationTimeout());
+        return calls.operation("upsert with job", encoded.id(),
+                () -> engine.upsertWith(bounded, id, filter, update, encoded));
+    }
+
+    /**
+     * Moves every outboxed job of {@code business} into the queue; safe from many processes at once. Also releases
+     * the outbox reservations of calls that died between their reservation and their write, once this instance has
+     * seen one held for {@link JobQueueConfig#staleAfter()}: run it with recovery.
+     */
+    public int relayOutbox(MongoCollection<?> business) {
+        return relayOutbox(business, config.staleAfter());
+    }
+
+    /**
+     * {@link #relayOutbox(MongoCollection)}, releasing the reservations this instance has seen held for
+     * {@code staleAfter}, or every one when it is zero (a tool that knows no call of the application is running). A
+     * call that was only paused is refused its write, nothing written, with a
+     * {@link dev.consistencykit.core.LeaseLostException}.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    public int relayOutbox(MongoCollection<?> business, Duration staleAfter) {
+        Objects.requireNonNull(business, "business");
+        InterruptedOperation.checkQuery(staleAfter, 1);
+        MongoCollection<Document> bounded = Calls.bounded(business.withDocumentClass(Document.class),
+                calls.operationTimeout());
+        return calls.idempotent("relay outbox", () -> engine.relayAll(bounded, staleAfter));
     }
 
     /** Creates the index {@link #relayOutbox} needs on a business collection. */
-    public static void ensureOutboxIndex(MongoCollection<Document> business) {
+    public static void ensureOutboxIndex(MongoCollection<?> business) {
         Objects.requireNonNull(business, "business");
         STATIC_CALLS.idempotent("ensure outbox index", () -> JobEngine.ensureOutboxIndex(
-                Calls.bounded(business, Calls.DEFAULT_OPERATION_TIMEOUT)));
+                Calls.bounded(business.withDocumentClass(Document.class), Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
     /**

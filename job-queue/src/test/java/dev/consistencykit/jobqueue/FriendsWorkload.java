@@ -129,7 +129,7 @@ final class FriendsWorkload implements Workload {
             return;
         }
         JobQueue queue = queue(database);
-        queue.relayOutbox(database.getCollection(Friends.USERS));
+        queue.relayOutbox(database.getCollection(Friends.USERS), Duration.ZERO);
         queue.recover(Duration.ZERO);
     }
 

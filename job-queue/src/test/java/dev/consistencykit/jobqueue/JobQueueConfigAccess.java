@@ -4,6 +4,7 @@ package dev.consistencykit.jobqueue;
 final class JobQueueConfigAccess {
 
     static final String OUTBOX = dev.consistencykit.jobqueue.internal.JobEngine.OUTBOX;
+    static final java.util.Set<String> EFFECT_FIELDS = dev.consistencykit.jobqueue.internal.JobEngine.EFFECT_FIELDS;
 
     private JobQueueConfigAccess() {
     }

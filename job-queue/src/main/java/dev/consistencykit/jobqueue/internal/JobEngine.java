@@ -14,6 +14,7 @@ import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
 import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
 import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
 import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
 import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
@@ -33,6 +34,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -161,14 +163,39 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         return outbox.enqueueWith(business, documentId, businessFilter, businessUpdate, job);
     }
 
+    /**
+     * Inserts {@code document} (whose {@code _id} is {@code documentId}) carrying {@code jobs} in its outbox, one
+     * atomic write, then relays them.
+     *
+     * @return the jobs' ids; empty if a document with that id exists that this call did not write
+     */
+    public Optional<List<OperationId>> insertWith(MongoCollection<Document> business, Object documentId,
+                                                  BsonDocument document, List<Encoded> jobs) {
+        return outbox.insertWith(business, documentId, document, jobs);
+    }
+
+    /**
+     * Upserts document {@code documentId} with {@code job} in its outbox: an update as {@link #enqueueWith} when it
+     * exists, an insert otherwise; exactly once.
+     *
+     * @return the job's id; empty if the document exists and did not match {@code businessFilter}
+     */
+    public Optional<OperationId> upsertWith(MongoCollection<Document> business, Object documentId,
+                                            Bson businessFilter, Bson businessUpdate, Encoded job) {
+        return outbox.upsertWith(business, documentId, businessFilter, businessUpdate, job);
+    }
+
     /** Moves the jobs in {@code documentId}'s outbox into the queue; returns the jobs moved. */
     public int relay(MongoCollection<Document> business, Object documentId) {
         return outbox.relay(business, documentId);
     }
 
-    /** Relays every business document of {@code business} that carries outboxed jobs. */
-    public int relayAll(MongoCollection<Document> business) {
-        return outbox.relayAll(business);
+    /**
+     * Relays every business document of {@code business} that carries outboxed jobs, after releasing the outbox
+     * reservations of calls this instance has seen hold theirs for {@code staleAfter} without writing.
+     */
+    public int relayAll(MongoCollection<Document> business, Duration staleAfter) {
+        return outbox.relayAll(business, staleAfter);
     }
 
     // ---------------------------------------------------------------- claiming and running
@@ -336,16 +363,18 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
 
     /**
      * Deletes {@code DONE} jobs completed more than {@code retention} ago whose effects are settled and whose recorder
-     * released them ({@link RecordReleases}), after releasing those this instance recorded.
+     * released them ({@link RecordReleases}), and, relayed from an outbox, whose outbox call released them, after
+     * releasing those this instance recorded or wrote by an outbox call.
      */
     public long prune(Duration retention) {
         fields.releases.flush();
+        fields.outboxHolds.flush();
         // a job its recorder has not released may still be written again by that recorder's retry: kept
         long n = fields.config.retryPolicy().execute(fields.config.name(), null, "prune", () -> fields.jobs
                 .deleteMany(and(
                 eq(STATE, JobState.DONE.stored()), lte(COMPLETED, fields.clock.cutoff(retention)), exists(UNSETTLED,
                         false),
-                RecordReleases.released())).getDeletedCount());
+                RecordReleases.released(), exists(OUTBOX_NONCE, false))).getDeletedCount());
         fields.pruned.add(n);
         return n;
     }
@@ -383,6 +412,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
     /** The index a business collection's outbox relay needs. */
     public static void ensureOutboxIndex(MongoCollection<Document> business) {
         business.createIndex(Indexes.ascending(OUTBOX + "._id"), new IndexOptions().name("job_outbox").sparse(true));
+        OnceEffects.ensureIndex(business, JobFields.OUTBOX_MARKER);
     }
 
     /** The index recovery's release of abandoned reservations needs on a collection handlers change. */

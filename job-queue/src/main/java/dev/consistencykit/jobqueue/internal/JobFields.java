@@ -74,7 +74,11 @@ final class JobFields {
     static final String EFFECTS = "effects";
     /** On a done job: its effects' marks are still to be settled. */
     static final String UNSETTLED = "unsettled";
-    /** On a job relayed from an outbox: the nonce of the {@code enqueueWith} call that wrote it. */
+    /**
+     * On a job relayed from an outbox: the nonce of the outbox call ({@code enqueueWith}, {@code insertWith},
+     * {@code upsertWith}) that wrote it, kept until that call releases it ({@link #outboxHolds}): what a retry of the
+     * call, however late, finds after the document no longer shows the entry.
+     */
     static final String OUTBOX_NONCE = "outboxNonce";
     /** On a job a relayer recorded and has not yet found still outboxed: the relayer's nonce; no worker claims it. */
     static final String HELD = "heldBy";
@@ -100,6 +104,8 @@ final class JobFields {
     final RequiredIndexes requiredIndexes;
     /** Jobs this instance recorded, to release so that pruning may remove them once done. */
     final RecordReleases releases;
+    /** Jobs relayed from outbox calls of this instance, to release once those calls will not write again. */
+    final RecordReleases outboxHolds;
 
     final LongAdder enqueued = new LongAdder();
     final LongAdder done = new LongAdder();
@@ -125,6 +131,7 @@ final class JobFields {
         this.database = database;
         this.jobs = database.getCollection(config.collection());
         this.releases = new RecordReleases(config.name(), jobs, config.retryPolicy());
+        this.outboxHolds = new RecordReleases(config.name(), jobs, config.retryPolicy(), OUTBOX_NONCE);
         this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(jobs, "dedupe",
                 List.of(DEDUPE), true, null)));
         this.clock = clock;

@@ -4,6 +4,7 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.nin;
 import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
 import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
 import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
@@ -11,16 +12,24 @@ import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_MARKER;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_WRITTEN;
 import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
 import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
 import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -28,6 +37,7 @@ import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.EffectMarker;
@@ -35,7 +45,9 @@ import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.MarkerWrite;
+import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -54,6 +66,10 @@ final class JobOutbox {
     private final JobFields fields;
     private final JobQueueConfig config;
     private final JobRecording recording;
+    /** Outbox reservations seen by this instance's relay, {@code [collection, document, job, call]}, and when. */
+    private final Map<List<Object>, Long> reservationsSeen = new ConcurrentHashMap<>();
+    /** At most this many documents' reservations looked at per relay pass. */
+    private static final int RESERVATIONS_PER_PASS = 1000;
 
     /** The outbox, over the shared fields and the recording of jobs (a relayed entry is recorded as a job). */
     JobOutbox(JobFields fields, JobRecording recording) {
@@ -63,6 +79,9 @@ final class JobOutbox {
     }
 
     // ---------------------------------------------------------------- enqueue with a business write
+
+    /** What one outbox write found: written (by this call, or an earlier attempt of it), no document, refused. */
+    private enum Written { WRITTEN, MISSING, REFUSED }
 
     /**
      * Applies {@code businessUpdate} to one business document together with the job, pushed into its
@@ -79,27 +98,206 @@ final class JobOutbox {
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
                                              Bson businessFilter, Bson businessUpdate, Encoded job) {
-        recording.requireDedupeIndex(job);
+        checkDedupeKeys(List.of(job));
         String nonce = fields.ownerIds.get();
-        Object jobId = job.id();
-        String dedupeKey = job.fields().getString(DEDUPE);
-        if (dedupeKey != null) {
-            // a key another job holds with other content is a conflict: refused before the business write, not
-            // found by the relay after it
-            Document holder = config.retryPolicy().execute(config.name(), jobId, "read dedupe key",
+        Written written = updateWith(business, documentId, businessFilter, businessUpdate, job, nonce);
+        return finish(business, documentId, written, List.of(job), nonce).map(ids -> ids.get(0));
+    }
+
+    /**
+     * Inserts {@code document} carrying {@code jobs} in its outbox: one atomic write, the document and its jobs
+     * together; then relays them. The insert is its own guard (a second insert under the same {@code _id} is refused
+     * by the server), and a retry after a lost reply first asks the queue whether a relayer already moved this call's
+     * jobs on (their records keep this call's nonce until this call releases them), so a document the application
+     * changed or deleted since is never written again.
+     *
+     * @param documentId {@code document}'s {@code _id}
+     * @return the jobs' ids, in order; empty if a document with this {@code _id} exists that this call did not write
+     *         (nothing was written)
+     */
+    public Optional<List<OperationId>> insertWith(MongoCollection<Document> business, Object documentId,
+                                                  BsonDocument document, List<Encoded> jobs) {
+        checkDedupeKeys(jobs);
+        String nonce = fields.ownerIds.get();
+        BsonDocument stored = document.clone();
+        BsonArray entries = new BsonArray();
+        BsonArray marks = new BsonArray();
+        for (Encoded job : jobs) {
+            entries.add(entry(job, nonce).toBsonDocument(BsonDocument.class, business.getCodecRegistry()));
+            marks.add(new Document("v", job.id()).toBsonDocument(BsonDocument.class, business.getCodecRegistry())
+                    .get("v"));
+        }
+        stored.put(OUTBOX, entries);
+        stored.put(OUTBOX_WRITTEN, marks);
+        Values.checkSize(config.name(), "document", stored, Values.MAX_DOCUMENT_BYTES);
+        MongoCollection<BsonDocument> raw = business.withDocumentClass(BsonDocument.class);
+        Written written = insertOnly(business, documentId, jobs.get(0).id(), nonce, "insert with jobs", () -> {
+            raw.insertOne(stored);
+            return true;
+        });
+        return finish(business, documentId, written, jobs, nonce);
+    }
+
+    /**
+     * Upserts document {@code documentId} together with {@code job}: when the document exists, exactly as
+     * {@link #enqueueWith}; when it does not, one insert-only upsert (its filter also asks for an {@code _id} other
+     * than its own, which no document has, so the server either inserts the document the filter's equalities and the
+     * update make, or refuses with a duplicate key and changes nothing). A duplicate key means another writer created
+     * the document meanwhile, or an earlier attempt of this call did: the call tells which from its entry on the
+     * document or its job in the queue, and otherwise goes on as {@link #enqueueWith} on the document now there.
+     *
+     * @return the job's id; empty if the document exists and did not match {@code businessFilter}
+     */
+    public Optional<OperationId> upsertWith(MongoCollection<Document> business, Object documentId,
+                                            Bson businessFilter, Bson businessUpdate, Encoded job) {
+        checkDedupeKeys(List.of(job));
+        String nonce = fields.ownerIds.get();
+        Written written = Written.MISSING;
+        for (int round = 0; round < 4 && written == Written.MISSING; round++) {
+            written = updateWith(business, documentId, businessFilter, businessUpdate, job, nonce);
+            if (written != Written.MISSING) {
+                break;
+            }
+            List<Bson> filters = new ArrayList<>();
+            filters.add(eq("_id", documentId));
+            if (businessFilter != null) {
+                filters.add(businessFilter);
+            }
+            filters.add(nin("_id", List.of(documentId)));   // matches no document: the upsert only ever inserts
+            Bson filter = and(filters);
+            Bson push = Updates.combine(Updates.push(OUTBOX, entry(job, nonce)), Updates.push(OUTBOX_WRITTEN,
+                    job.id()));
+            Bson update = businessUpdate == null ? push : Updates.combine(businessUpdate, push);
+            written = insertOnly(business, documentId, job.id(), nonce, "upsert with job",
+                    () -> business.updateOne(filter, update, new UpdateOptions().upsert(true)).getUpsertedId() != null);
+            if (written == Written.REFUSED) {
+                written = Written.MISSING;   // created by another writer meanwhile: go on as an update of it
+            }
+        }
+        return finish(business, documentId, written, List.of(job), nonce).map(ids -> ids.get(0));
+    }
+
+    /** The outbox entry of {@code job} written by the call {@code nonce}. */
+    private static Document entry(Encoded job, String nonce) {
+        return new Document("_id", job.id()).append("job", job.fields()).append("delayMillis", job.delay().toMillis())
+                .append("n", nonce);
+    }
+
+    /**
+     * A key another job holds with other content is a conflict: refused before the business write, not found by the
+     * relay after it.
+     */
+    private void checkDedupeKeys(List<Encoded> jobs) {
+        for (Encoded job : jobs) {
+            recording.requireDedupeIndex(job);
+            String dedupeKey = job.fields().getString(DEDUPE);
+            if (dedupeKey == null) {
+                continue;
+            }
+            Document holder = config.retryPolicy().execute(config.name(), job.id(), "read dedupe key",
                     () -> fields.jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
             if (holder != null && !recording.sameJob(holder, job)) {
-                throw new IdempotencyConflictException(config.name(), jobId, "dedupe key '" + dedupeKey + "' is"
+                throw new IdempotencyConflictException(config.name(), job.id(), "dedupe key '" + dedupeKey + "' is"
                         + " already used by a job with another type or payload (" + holder.get("_id") + "); nothing"
                         + " was written");
             }
         }
+    }
+
+    /**
+     * After the write: relays what it wrote, notes that this call will not write its jobs again (their records may
+     * go once done: {@link JobFields#outboxHolds}) and answers the jobs' ids as the queue holds them.
+     */
+    private Optional<List<OperationId>> finish(MongoCollection<Document> business, Object documentId,
+                                               Written written, List<Encoded> jobs, String nonce) {
+        if (written != Written.WRITTEN) {
+            return Optional.empty();
+        }
+        try {
+            relay(business, documentId);
+        } finally {
+            for (Encoded job : jobs) {
+                fields.outboxHolds.written(job.id(), nonce);
+            }
+        }
+        List<OperationId> ids = new ArrayList<>();
+        for (Encoded job : jobs) {
+            ids.add(new OperationId(queuedId(job)));
+        }
+        return Optional.of(ids);
+    }
+
+    /**
+     * Sends an insert (or insert-only upsert) that a duplicate key refuses, retried as the policy says. Before a
+     * resend, the queue is asked whether a relayer already moved this call's first job on: then an earlier attempt
+     * landed, and a resend could write a document the application has changed or deleted since.
+     *
+     * @param send the write: true when it inserted
+     */
+    private Written insertOnly(MongoCollection<Document> business, Object documentId, Object jobId, String nonce,
+                               String what, BooleanSupplier send) {
+        boolean[] sentBefore = {false};
+        if (recorded(jobId)) {
+            return Written.WRITTEN;   // a call with this job id wrote it and the relay moved it on
+        }
+        boolean inserted = config.retryPolicy().execute(config.name(), jobId, what, () -> {
+            if (sentBefore[0] && heldFor(jobId, nonce)) {
+                return true;
+            }
+            sentBefore[0] = true;
+            try {
+                return send.getAsBoolean();
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                return false;
+            }
+        });
+        if (inserted) {
+            return Written.WRITTEN;
+        }
+        Document current = config.retryPolicy().execute(config.name(), jobId, "read outbox", () -> business
+                .withReadPreference(ReadPreference.primary()).find(eq("_id", documentId))
+                .projection(Projections.include(OUTBOX)).first());
+        return (current != null && entryOf(current, jobId, nonce)) || heldFor(jobId, nonce) ? Written.WRITTEN
+                : Written.REFUSED;
+    }
+
+    /** Whether the queue holds job {@code jobId} relayed from the outbox call {@code nonce}: read from the primary. */
+    private boolean heldFor(Object jobId, String nonce) {
+        return config.retryPolicy().execute(config.name(), jobId, "read relayed job", () -> fields.jobs
+                .withReadPreference(ReadPreference.primary()).find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce)))
+                .projection(Projections.include("_id")).first()) != null;
+    }
+
+    /** Whether the queue holds job {@code jobId}, from whichever call: read from the primary. */
+    private boolean recorded(Object jobId) {
+        return config.retryPolicy().execute(config.name(), jobId, "read job", () -> fields.jobs
+                .withReadPreference(ReadPreference.primary()).find(eq("_id", jobId))
+                .projection(Projections.include("_id")).first()) != null;
+    }
+
+    /** Whether {@code doc}'s outbox holds job {@code jobId} written by the call {@code nonce}. */
+    private static boolean entryOf(Document doc, Object jobId, String nonce) {
+        for (Object e : Values.arrayOf(doc, OUTBOX)) {
+            if (e instanceof Document d && Objects.equals(d.get("_id"), jobId) && nonce.equals(d.get("n"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The reserve-then-apply write of {@link #enqueueWith}, by the call {@code nonce}. */
+    private Written updateWith(MongoCollection<Document> business, Object documentId, Bson businessFilter,
+                               Bson businessUpdate, Encoded job, String nonce) {
+        Object jobId = job.id();
         List<MarkerWrite> one = List.of(MarkerWrite.of(documentId, null));
         for (int round = 0; ; round++) {
             GuardedResult reserved = config.retryPolicy().execute(config.name(), jobId, "reserve outbox entry",
                     () -> OnceEffects.reserve(business, OUTBOX_MARKER, jobId, nonce, one)).get(documentId);
             if (reserved.outcome() == UpdateOutcome.MISSING) {
-                return Optional.empty();
+                return Written.MISSING;
             }
             if (reserved.outcome() == UpdateOutcome.APPLIED) {
                 break;
@@ -110,9 +308,7 @@ final class JobOutbox {
                 break;
             }
             if (evidence == EffectMarker.Evidence.APPLIED) {
-                // an earlier call with this job id wrote it; this call writes nothing more
-                relay(business, documentId);
-                return Optional.of(job.operationId());
+                return Written.WRITTEN;   // an earlier call with this job id wrote it; this call writes nothing more
             }
             if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER && round < 3) {
                 // another call holds it without having written (it may have died): its write will now be refused
@@ -125,13 +321,18 @@ final class JobOutbox {
                 continue;
             }
             if (round >= 3) {
-                return Optional.empty();
+                return Written.REFUSED;
             }
         }
-        Document entry = new Document("_id", jobId).append("job", job.fields())
-                .append("delayMillis", job.delay().toMillis()).append("n", nonce);
-        Bson update = businessUpdate == null ? Updates.push(OUTBOX, entry)
-                : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry));
+        if (recorded(jobId)) {
+            // a call with this job id wrote it and the relay moved it on: the id is the job's while its record is
+            // kept, so this call writes nothing (its reservation, taken only now, came after that relay's settling)
+            config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
+                    () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
+            return Written.WRITTEN;
+        }
+        Bson update = businessUpdate == null ? Updates.push(OUTBOX, entry(job, nonce))
+                : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry(job, nonce)));
         List<MarkerWrite> write = List.of(new MarkerWrite(documentId, businessFilter, update));
         boolean[] sentBefore = {false};
         GuardedResult written;
@@ -151,21 +352,25 @@ final class JobOutbox {
         }
         switch (written.outcome()) {
             case APPLIED, ALREADY_APPLIED -> {
-                relay(business, documentId);
-                return Optional.of(new OperationId(queuedId(job)));
+                return Written.WRITTEN;
             }
             case MISSING -> {
-                return Optional.empty();
+                return Written.MISSING;
             }
             default -> {
                 Document current = written.document().orElse(null);
+                if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) == EffectMarker.Evidence.NONE) {
+                    throw new LeaseLostException(config.name(), jobId, 0L, "the outbox reservation of job " + jobId
+                            + " on document " + Values.show(documentId) + " was released while this call was"
+                            + " paused (a relay took it for abandoned); nothing was written: call again");
+                }
                 if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) == EffectMarker.Evidence
                         .RESERVED) {
                     // the business filter did not match: give the reservation back
                     config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
                             () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
                 }
-                return Optional.empty();
+                return Written.REFUSED;
             }
         }
     }
@@ -216,8 +421,15 @@ final class JobOutbox {
         return doc == null ? 0 : relayDocument(business, doc);
     }
 
-    /** Relays every business document of {@code business} that carries outboxed jobs. */
-    public int relayAll(MongoCollection<Document> business) {
+    /**
+     * Relays every business document of {@code business} that carries outboxed jobs, after releasing the outbox
+     * reservations of calls that died between their reservation and their write: each reservation this instance has
+     * seen for {@code staleAfter} (every one when it is zero). Releasing is always safe (a reservation is never
+     * applied after its release); a call that was only paused that long is refused its write and told
+     * ({@link dev.consistencykit.core.LeaseLostException}), nothing written. Clocks decide only when, never whether.
+     */
+    public int relayAll(MongoCollection<Document> business, Duration staleAfter) {
+        releaseAbandoned(business, staleAfter);
         int moved = 0;
         List<Document> carrying = config.retryPolicy().execute(config.name(), null, "find outboxes", () -> business
                 .find(exists(OUTBOX + "._id")).projection(Projections.include(OUTBOX)).into(new ArrayList<>()));
@@ -287,6 +499,30 @@ final class JobOutbox {
             moved++;
         }
         return moved;
+    }
+
+    /** Releases the outbox reservations this instance has seen for {@code staleAfter}; forgets those gone. */
+    private void releaseAbandoned(MongoCollection<Document> business, Duration staleAfter) {
+        List<OnceEffects.Reservation> found = config.retryPolicy().execute(config.name(), null,
+                "find outbox reservations", () -> OnceEffects.reservations(business, OUTBOX_MARKER,
+                        RESERVATIONS_PER_PASS));
+        String namespace = business.getNamespace().getFullName();
+        long now = System.nanoTime();
+        Set<List<Object>> present = new HashSet<>();
+        for (OnceEffects.Reservation r : found) {
+            List<Object> key = List.of(namespace, Ids.idKey(r.documentId()), Ids.idKey(r.operationId()), r.nonce());
+            present.add(key);
+            Long first = reservationsSeen.putIfAbsent(key, now);
+            if (staleAfter.isZero() || (first != null && now - first >= staleAfter.toNanos())) {
+                config.retryPolicy().run(config.name(), r.operationId(), "release abandoned outbox reservation",
+                        () -> OnceEffects.release(business, OUTBOX_MARKER, r.operationId(), r.nonce(),
+                                List.of(r.documentId())));
+                reservationsSeen.remove(key);
+                LOG.info("[{}] released the outbox reservation of job {} on document {} (call {}): its call wrote"
+                        + " nothing for {}", config.name(), r.operationId(), r.documentId(), r.nonce(), staleAfter);
+            }
+        }
+        reservationsSeen.keySet().removeIf(k -> k.get(0).equals(namespace) && !present.contains(k));
     }
 
     /** Whether {@code documentId}'s outbox still holds job {@code jobId}: read from the primary. */

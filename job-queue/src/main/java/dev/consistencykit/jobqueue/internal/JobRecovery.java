@@ -121,6 +121,7 @@ final class JobRecovery {
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         fields.releases.flush();
+        fields.outboxHolds.flush();
         long start = System.nanoTime();
         int[] swept = sweep(staleAfter.isZero());
         int examined = swept[0] + swept[1] + swept[2];
