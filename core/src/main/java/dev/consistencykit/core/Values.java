@@ -209,6 +209,35 @@ public final class Values {
     }
 
     /**
+     * Decodes a stored document as {@code type} with {@code registry} (the database's own): how a read hands the
+     * application its own record or POJO back. What is stored may have been written by anyone, so a document the
+     * type cannot be made from is an error of its own, never a raw codec exception.
+     *
+     * @param document a {@link Document} or a {@link BsonDocument} as read
+     * @throws InvalidInputException if {@code registry} cannot decode it as {@code type}
+     */
+    public static <T> T decode(String instanceName, String field, Object document, Class<T> type,
+                               CodecRegistry registry) {
+        java.util.Objects.requireNonNull(type, "type");
+        if (type.isInstance(document) && (document instanceof Document || document instanceof BsonDocument)) {
+            return type.cast(document);
+        }
+        BsonValue encoded = encode(instanceName, field, document, registry);
+        if (!encoded.isDocument()) {
+            throw new InvalidInputException(instanceName, field, field + " is not a document: " + show(document));
+        }
+        try {
+            return registry.get(type).decode(new org.bson.BsonDocumentReader(encoded.asDocument()),
+                    org.bson.codecs.DecoderContext.builder().build());
+        } catch (CodecConfigurationException | BsonInvalidOperationException | BsonSerializationException
+                 | IllegalArgumentException | IllegalStateException | ClassCastException e) {
+            throw new InvalidInputException(instanceName, field, field + " cannot be read as " + type.getName()
+                    + " with the database's codec registry (" + e.getClass().getSimpleName() + ": "
+                    + show(e.getMessage()) + "): " + show(document));
+        }
+    }
+
+    /**
      * Checks that {@code document} encodes to at most {@code limit} bytes, before it is sent.
      *
      * @throws InvalidInputException if it is larger

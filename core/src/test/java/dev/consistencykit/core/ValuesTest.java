@@ -75,4 +75,24 @@ class ValuesTest {
                 .hasMessageContaining("amount must be > 0, was 0");
         assertThatThrownBy(() -> Values.positive("s", "amount", -5)).isInstanceOf(InvalidInputException.class);
     }
+
+    /** An application's record. */
+    public record Parcel(String id, int weight) {
+    }
+
+    @Test
+    void shouldDecodeAStoredDocumentAsTheTypeAskedForWithTheRegistry() {
+        org.bson.codecs.configuration.CodecRegistry registry = com.mongodb.MongoClientSettings
+                .getDefaultCodecRegistry();
+        BsonDocument stored = Values.plainDocument("s", "item", new Parcel("p1", 3), registry);
+
+        assertThat(Values.decode("s", "item", new Document(stored), Parcel.class, registry))
+                .isEqualTo(new Parcel("p1", 3));
+        assertThat(Values.decode("s", "item", stored, Parcel.class, registry)).isEqualTo(new Parcel("p1", 3));
+        Document asIs = new Document("a", 1);
+        assertThat(Values.decode("s", "item", asIs, Document.class, registry)).isSameAs(asIs);
+        assertThatThrownBy(() -> Values.decode("s", "item", new Document("id", "p1").append("weight", "heavy"),
+                Parcel.class, registry)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(Parcel.class.getName());
+    }
 }

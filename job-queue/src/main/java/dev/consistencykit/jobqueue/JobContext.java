@@ -16,8 +16,17 @@ public interface JobContext {
     /** The job's type. */
     String type();
 
-    /** The job's payload. */
+    /** The job's payload, as stored. */
     Document payload();
+
+    /**
+     * The job's payload decoded as {@code type} with the database's codec registry: the record or POJO it was
+     * enqueued as.
+     *
+     * @throws dev.consistencykit.core.InvalidInputException if the stored payload cannot be read as {@code type} (the
+     *         attempt fails with that reason, like any exception of a handler)
+     */
+    <T> T payload(Class<T> type);
 
     /** This attempt's number, from 1. */
     int attempt();

@@ -20,13 +20,15 @@ import dev.consistencykit.core.OperationId;
  *
  * @param id          the job's id; enqueueing the same id with the same type and payload is idempotent
  * @param type        selects the handler
- * @param payload     the handler's input
+ * @param payload     the handler's input: a {@link Document}, or any value the database's codec registry encodes as
+ *                    a document (a record, a POJO), stored as encoded; a handler reads it back as a {@code Document}
+ *                    or, with {@link JobContext#payload(Class)}, as its own type
  * @param priority    higher runs first among due jobs
  * @param delay       how long after enqueueing it becomes due (server time)
  * @param maxAttempts attempts before it goes {@code DEAD}; the queue's default when empty
  * @param dedupeKey   at most one job per key: a second enqueue with the key returns the first job
  */
-public record JobRequest(OperationId id, String type, Document payload, int priority, Duration delay,
+public record JobRequest(OperationId id, String type, Object payload, int priority, Duration delay,
                          OptionalInt maxAttempts, Optional<String> dedupeKey) {
 
     /** Checks for nulls; everything else is checked when the job is enqueued. */
@@ -39,9 +41,10 @@ public record JobRequest(OperationId id, String type, Document payload, int prio
 
     /**
      * A job of {@code type} with a random id, priority 0, due now. A {@code null} payload is stored (and handed to the
-     * handler) as an empty document.
+     * handler) as an empty document; a record or a POJO is encoded with the database's codec registry when the job is
+     * enqueued.
      */
-    public static JobRequest of(String type, Document payload) {
+    public static JobRequest of(String type, Object payload) {
         return new JobRequest(OperationId.random(), type, payload, 0, Duration.ZERO, OptionalInt.empty(),
                 Optional.empty());
     }

@@ -62,7 +62,9 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * payments.recover(Duration.ofMinutes(1));   // at start-up and periodically, from any number of processes
  * }</pre>
  */
-public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, TwoPhaseConfig, TwoPhaseMetrics> {    private final TransactionEngine engine;
+public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, TwoPhaseConfig, TwoPhaseMetrics> {
+
+    private final TransactionEngine engine;
 
     private TwoPhaseCommit(TwoPhaseConfig config, TransactionEngine engine, Calls calls) {
         super(config, engine, calls);

@@ -27,10 +27,11 @@ import dev.consistencykit.core.OperationId;
  * @param id          the change set's id: retrying with the same id and the same content is idempotent
  * @param rootId      the root it changes
  * @param baseVersion the committed version it was made from; it commits as {@code baseVersion + 1}
- * @param changes     item id to its new value, or to an empty value for a delete, in the order given
+ * @param changes     item id to its new value (a document, a record, a POJO), or to an empty value for a delete, in
+ *                    the order given
  * @param meta        a small document stored with the commit (a message, a checksum…), or empty
  */
-public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Object, Optional<Document>> changes,
+public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Object, Optional<Object>> changes,
                         Optional<Document> meta) {
 
     /** Copies the changes (keeping their order). Content is checked by the store, not here. */
@@ -62,7 +63,7 @@ public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Obj
         private final Object rootId;
         private final long baseVersion;
         private OperationId id;
-        private final Map<Object, Optional<Document>> changes = new LinkedHashMap<>();
+        private final Map<Object, Optional<Object>> changes = new LinkedHashMap<>();
         private Document meta;
 
         private Builder(Object rootId, long baseVersion) {
@@ -76,8 +77,13 @@ public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Obj
             return this;
         }
 
-        /** Sets item {@code itemId} to {@code value} (a new item, or a new version of an existing one). */
-        public Builder put(Object itemId, Document value) {
+        /**
+         * Sets item {@code itemId} to {@code value} (a new item, or a new version of an existing one): a
+         * {@link Document}, or any value the database's codec registry encodes as a document (a record, a POJO),
+         * encoded when the change set is committed; reads give it back as a {@code Document} or, asked with a type,
+         * as that type.
+         */
+        public Builder put(Object itemId, Object value) {
             changes.put(normalize(itemId), Optional.of(Objects.requireNonNull(value, "value")));
             return this;
         }

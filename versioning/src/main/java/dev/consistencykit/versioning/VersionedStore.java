@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.function.BiConsumer;
 
 import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
 
 import com.mongodb.client.MongoDatabase;
 
@@ -27,6 +28,7 @@ import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyEntry;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.versioning.internal.VersionEngine;
 
 /**
@@ -61,11 +63,17 @@ import dev.consistencykit.versioning.internal.VersionEngine;
  * VersionedTree v1 = store.readAsOf("catalogue", 1);              // time travel
  * }</pre>
  */
-public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStoreConfig, VersionedStoreMetrics> {    private final VersionEngine engine;
+public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStoreConfig, VersionedStoreMetrics> {
 
-    private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls) {
+    private final VersionEngine engine;
+    /** The database's codecs: what encodes the application's items and decodes them for a typed read. */
+    private final CodecRegistry codecRegistry;
+
+    private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls,
+                           CodecRegistry codecRegistry) {
         super(config, engine, calls);
         this.engine = engine;
+        this.codecRegistry = codecRegistry;
     }
 
     /** A builder for a store on {@code database}. */
@@ -208,6 +216,26 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
     /** Item {@code itemId} at the root's committed version, if it exists there (two round trips). */
     public Optional<Document> get(Object rootId, Object itemId) {
         return calls.idempotent("get", () -> engine.get(rootId, itemId));
+    }
+
+    /**
+     * Item {@code itemId} at the root's committed version decoded as {@code type} with the database's codec registry
+     * (the record or POJO it was put as), if it exists there (two round trips).
+     *
+     * @throws InvalidInputException if the stored item cannot be read as {@code type}
+     */
+    public <T> Optional<T> get(Object rootId, Object itemId, Class<T> type) {
+        return get(rootId, itemId).map(item -> decode(item, type));
+    }
+
+    /**
+     * An item of a tree this store read ({@link VersionedTree#items()}, {@link ItemVersion#value()}) decoded as
+     * {@code type} with the database's codec registry.
+     *
+     * @throws InvalidInputException if it cannot be read as {@code type}
+     */
+    public <T> T decode(Document item, Class<T> type) {
+        return Values.decode(name(), "item", java.util.Objects.requireNonNull(item, "item"), type, codecRegistry);
     }
 
     /** Every committed version of item {@code itemId} still kept, oldest first, deletes included. */
@@ -359,7 +387,8 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
             MongoDatabase db = acknowledgedDatabase();
             VersionedStoreConfig built = builtConfig();
             ServerClock time = serverClockFor(db, built);
-            return new VersionedStore(built, new VersionEngine(built, db, time, listener), calls(built));
+            return new VersionedStore(built, new VersionEngine(built, db, time, listener), calls(built),
+                    db.getCodecRegistry());
         }
     }
 }

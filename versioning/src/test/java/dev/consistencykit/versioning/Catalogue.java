@@ -63,7 +63,7 @@ final class Catalogue {
         Map<Object, Document> out = new LinkedHashMap<>(base);
         change.changes().forEach((id, value) -> {
             if (value.isPresent()) {
-                out.put(id, value.get());
+                out.put(id, (Document) value.get());
             } else {
                 out.remove(id);
             }

@@ -125,7 +125,7 @@ public final class VersioningLab implements PatternLab {
                 .put("i0", product("Renamed 0", 1)).put("i1", product("Renamed 1", 2)).put("i7", product("New", 3))
                 .delete("i3").delete("i4").build();
         Map<Object, Document> after = new LinkedHashMap<>(before);
-        draft.changes().forEach((id, value) -> value.ifPresentOrElse(v -> after.put(id, v), () -> after.remove(id)));
+        draft.changes().forEach((id, value) -> value.ifPresentOrElse(v -> after.put(id, (Document) v), () -> after.remove(id)));
         ChangeSet change = new ChangeSet(draft.id(), draft.rootId(), draft.baseVersion(), draft.changes(),
                 Optional.of(checksum(after)));
         Set<Map<Object, Document>> allowed = Set.of(before, after);

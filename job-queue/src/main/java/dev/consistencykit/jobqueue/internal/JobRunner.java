@@ -61,6 +61,7 @@ import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.UpdateGrammar;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.jobqueue.EffectOverflowException;
 import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
@@ -410,6 +411,11 @@ final class JobRunner {
         @Override
         public Document payload() {
             return claimed.job().get(PAYLOAD, Document.class);
+        }
+
+        @Override
+        public <T> T payload(Class<T> type) {
+            return Values.decode(config.name(), PAYLOAD, payload(), type, fields.jobs.getCodecRegistry());
         }
 
         @Override

@@ -117,7 +117,7 @@ final class VersionWrites {
         // each value is encoded once: its bytes are checked for size, fingerprinted, and inserted as they are
         Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
         TreeMap<String, byte[]> canonical = new TreeMap<>();
-        for (Map.Entry<Object, Optional<Document>> change : cs.changes().entrySet()) {
+        for (Map.Entry<Object, Optional<Object>> change : cs.changes().entrySet()) {
             Object item = normalize(Ids.documentId(fields.name, "itemId", change.getKey(), fields.items
                     .getCodecRegistry()));
             String key = VersionedTree.canonicalId(item);

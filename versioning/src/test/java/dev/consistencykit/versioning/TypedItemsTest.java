@@ -1,0 +1,64 @@
+package dev.consistencykit.versioning;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Optional;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
+/** Items that are the application's own records: encoded and decoded with the database's codec registry. */
+@ExtendWith(MongoTestExtension.class)
+class TypedItemsTest {
+
+    /** A product, as the application's code knows it. */
+    public record Product(String title, long price) {
+    }
+
+    /** A type no stored product can be made into. */
+    public record Label(int colour) {
+    }
+
+    @Test
+    void shouldCommitRecordsAndReadThemBackAsTheTypeAskedFor(MongoDatabase db) {
+        VersionedStore store = Catalogue.store(db).build();
+        store.ensureIndexes();
+        store.createRoot("shop");
+
+        store.apply(ChangeSet.on("shop", 0).put("shoes", new Product("Shoes", 4_900)).build());
+        store.apply(ChangeSet.on("shop", 1).put("shoes", new Product("Shoes", 3_900))
+                .put("hats", new Document("title", "Hats").append("price", 1_500L)).build());
+
+        assertThat(store.get("shop", "shoes", Product.class)).contains(new Product("Shoes", 3_900));
+        assertThat(store.get("shop", "hats", Product.class)).as("a Document put reads as the record too")
+                .contains(new Product("Hats", 1_500));
+        assertThat(store.get("shop", "socks", Product.class)).isEqualTo(Optional.empty());
+        VersionedTree first = store.readAsOf("shop", 1);
+        assertThat(store.decode(first.item("shoes").orElseThrow(), Product.class))
+                .isEqualTo(new Product("Shoes", 4_900));
+        assertThat(first.item("shoes").orElseThrow()).as("stored as plain fields")
+                .isEqualTo(new Document("title", "Shoes").append("price", 4_900L));
+        assertThatThrownBy(() -> store.get("shop", "shoes", Label.class)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(Label.class.getName());
+    }
+
+    @Test
+    void shouldRefuseAValueTheRegistryCannotEncodeBeforeAnyWrite(MongoDatabase db) {
+        VersionedStore store = Catalogue.store(db).build();
+        store.ensureIndexes();
+        store.createRoot("shop");
+
+        assertThatThrownBy(() -> store.apply(ChangeSet.on("shop", 0).put("x", new Object()).build()))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> store.apply(ChangeSet.on("shop", 0).put("x", 42).build()))
+                .isInstanceOf(InvalidInputException.class);
+        assertThat(store.read("shop").version()).isZero();
+    }
+}
