@@ -5,6 +5,8 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 import com.mongodb.MongoException;
@@ -46,10 +48,15 @@ public final class Calls {
     public static final String MDC_OPERATION = "ck.operation";
 
     private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
+    /** Set while a call of this thread is observed: the calls it makes are part of it. */
+    private static final ThreadLocal<Boolean> OBSERVED = new ThreadLocal<>();
+    private static final Logger LOG = LoggerFactory.getLogger(Calls.class);
 
     private final String instanceName;
     private final RetryPolicy retryPolicy;
     private final Duration operationTimeout;
+    private final String pattern;
+    private final CallObserver observer;
 
     /**
      * @param instanceName     for errors, log lines and the MDC
@@ -57,10 +64,29 @@ public final class Calls {
      * @param operationTimeout the bound of one call, > 0
      */
     public Calls(String instanceName, RetryPolicy retryPolicy, Duration operationTimeout) {
+        this(instanceName, retryPolicy, operationTimeout, instanceName, CallObserver.NONE);
+    }
+
+    /**
+     * @param instanceName     for errors, log lines and the MDC
+     * @param retryPolicy      how a whole idempotent call is retried
+     * @param operationTimeout the bound of one call, > 0
+     * @param pattern          the pattern, for the observer
+     * @param observer         sees each outermost call begin and end
+     */
+    public Calls(String instanceName, RetryPolicy retryPolicy, Duration operationTimeout, String pattern,
+                 CallObserver observer) {
+        this.pattern = Objects.requireNonNull(pattern, "pattern");
+        this.observer = Objects.requireNonNull(observer, "observer");
         this.instanceName = Objects.requireNonNull(instanceName, "instanceName");
         this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
         this.operationTimeout = Objects.requireNonNull(operationTimeout, "operationTimeout");
         Checks.positive("operationTimeout", operationTimeout);
+    }
+
+    /** The pattern whose calls these are, as its default instance name spells it. */
+    public String pattern() {
+        return pattern;
     }
 
     /** The bound of one public call. */
@@ -130,6 +156,45 @@ public final class Calls {
     }
 
     private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes, boolean deadline) {
+        if (observer == CallObserver.NONE || OBSERVED.get() != null) {
+            return typed(what, operationId, body, writes, deadline);
+        }
+        CallObserver.Observed observed = CallObserver.Observed.NONE;
+        try {
+            observed = observer.start(pattern, instanceName, what);
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] the call observer failed to start '{}': {}", instanceName, what, e.toString());
+        }
+        OBSERVED.set(Boolean.TRUE);
+        String outcome = "error";
+        RuntimeException failure = null;
+        try {
+            T result = typed(what, operationId, body, writes, deadline);
+            outcome = outcomeOf(result);
+            return result;
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            OBSERVED.remove();
+            try {
+                observed.end(outcome, failure);
+            } catch (RuntimeException e) {
+                LOG.warn("[{}] the call observer failed to end '{}': {}", instanceName, what, e.toString());
+            }
+        }
+    }
+
+    /** The low-cardinality outcome of a call that answered {@code result}. */
+    static String outcomeOf(Object result) {
+        Object answer = result instanceof java.util.Optional<?> o ? o.orElse(null) : result;
+        if (answer instanceof OperationResult r) {
+            return r.outcome().name().toLowerCase(java.util.Locale.ROOT);
+        }
+        return result instanceof java.util.Optional<?> o && o.isEmpty() ? "empty" : "success";
+    }
+
+    private <T> T typed(String what, Object operationId, Supplier<T> body, boolean writes, boolean deadline) {
         boolean outermost = deadline && DEADLINE.get() == null;
         String previousInstance = MDC.get(MDC_INSTANCE);
         String previousOperation = MDC.get(MDC_OPERATION);

@@ -29,6 +29,26 @@ public interface ConsistencyStrategy<C> {
     String name();
 
     /**
+     * The quick checks of the server contract this instance's safety rests on, read now: the unique indexes it
+     * needs exist as declared (someone may have dropped one since start-up) and the driver is at or above the floor.
+     * For health checks; a write checks the indexes itself before it is sent.
+     *
+     * @return one line per problem; empty when all is well
+     */
+    default java.util.List<String> setupProblems() {
+        return java.util.List.of();
+    }
+
+    /**
+     * The pattern, as the CLI, the metrics and the observations spell it: {@code two-phase}, {@code job-queue},
+     * {@code sync-flag}, {@code log-reconciliation}, {@code versioning}. Another implementation answers its class's
+     * simple name unless it says otherwise.
+     */
+    default String pattern() {
+        return getClass().getSimpleName();
+    }
+
+    /**
      * Creates every index the strategy's queries need on a real MongoDB server. Idempotent.
      */
     void ensureIndexes();

@@ -114,6 +114,23 @@ public final class RequiredIndexes {
     }
 
     /**
+     * Every required index's problem, read from the server now (not the cached verdict of {@link #verify()}): what
+     * a health check reports when someone dropped an index after start-up.
+     *
+     * @return one line per missing, non-unique or partial index; empty when all are there
+     */
+    public List<String> problems() {
+        List<String> found = new java.util.ArrayList<>();
+        for (Unique index : indexes) {
+            String problem = problemWith(index);
+            if (problem != null) {
+                found.add(index.describe() + " " + problem);
+            }
+        }
+        return found;
+    }
+
+    /**
      * Creates every required index (idempotent), then counts this instance as verified.
      *
      * @throws DuplicateDataException if existing documents already share a key an index must keep unique

@@ -25,6 +25,8 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
     /** The configuration the setters write into; never handed out itself. */
     protected C config;
     private ServerClock serverClock;
+    private final String pattern;
+    private CallObserver observer = CallObserver.NONE;
 
     /**
      * @param database    the application's database
@@ -35,6 +37,7 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
         // first, before anything loads a class that needs the driver's newer types (a configuration's defaults do):
         // an older driver fails here with one line naming its version, not with a NoClassDefFoundError
         DriverFloor.require(defaultName);
+        this.pattern = defaultName;
         this.database = Objects.requireNonNull(database, "database");
         this.config = defaults.get();
     }
@@ -93,6 +96,20 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
     }
 
     /**
+     * What sees each public call of the instance begin and end (tracing: {@code consistency-kit-micrometer}'s
+     * {@code ConsistencyKitObservations}). Default {@link CallObserver#NONE}.
+     */
+    public B observer(CallObserver value) {
+        this.observer = Objects.requireNonNull(value, "observer");
+        return self();
+    }
+
+    /** The observer set by {@link #observer(CallObserver)}. */
+    public CallObserver observer() {
+        return observer;
+    }
+
+    /**
      * The configuration to build with: a copy of what the setters wrote, its combination checked.
      *
      * @throws IllegalStateException for settings that contradict each other
@@ -116,7 +133,7 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
 
     /** The call boundary of an instance with {@code built}: its deadline, error typing and interruption policy. */
     protected Calls calls(C built) {
-        return new Calls(built.name, built.retryPolicy, built.operationTimeout);
+        return new Calls(built.name, built.retryPolicy, built.operationTimeout, pattern, observer);
     }
 
     /** The server time source set, or one measured against {@code db} from the configuration's clock. */

@@ -26,4 +26,12 @@ public interface StrategyEngine<M extends Record> {
 
     /** The counters since the engine was built. */
     M metrics();
+
+    /**
+     * What the pattern's safety rests on that the server does not give it now: each unique index it needs, read
+     * from the server. Empty for a pattern whose safety rests on no index but {@code _id}'s.
+     */
+    default List<String> setupProblems() {
+        return List.of();
+    }
 }

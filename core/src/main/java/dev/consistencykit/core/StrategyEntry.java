@@ -1,6 +1,7 @@
 package dev.consistencykit.core;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -42,6 +43,23 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     @Override
     public final String name() {
         return config.name();
+    }
+
+    @Override
+    public final String pattern() {
+        return calls.pattern();
+    }
+
+    @Override
+    public final List<String> setupProblems() {
+        List<String> problems = new ArrayList<>();
+        try {
+            DriverFloor.require(name());
+        } catch (UnsafeConfigurationException e) {
+            problems.add(e.getMessage());
+        }
+        problems.addAll(calls.idempotent("check setup", engine::setupProblems));
+        return problems;
     }
 
     /** Creates every index the pattern needs and records the instance for operators' tools. Idempotent. */

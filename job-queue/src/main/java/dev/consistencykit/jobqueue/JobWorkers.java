@@ -181,7 +181,8 @@ public final class JobWorkers implements AutoCloseable {
                 ScheduledFuture<?> beat = heartbeats.scheduleAtFixedRate(() -> heartbeat(claimed.get()), every,
                         every, TimeUnit.MILLISECONDS);
                 try {
-                    calls.applicationCode("run job", claimed.get().claim().id(), () -> engine.run(claimed.get()));
+                    calls.applicationCode("run job", claimed.get().claim().id(),
+                            () -> engine.run(claimed.get()).result());
                     processed.incrementAndGet();
                     current.set(null);
                 } finally {

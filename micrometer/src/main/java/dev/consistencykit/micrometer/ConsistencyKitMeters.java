@@ -17,7 +17,9 @@ import io.micrometer.core.instrument.Tags;
 
 /**
  * Binds consistency-kit to Micrometer. Every meter carries the tags {@code instance} (the instance name) and
- * {@code pattern} (the entry type, for example {@code TwoPhaseCommit}).
+ * {@code pattern} (the pattern as the CLI spells it: {@code two-phase}, {@code job-queue}, {@code sync-flag},
+ * {@code log-reconciliation}, {@code versioning}), the same tags as the observations of
+ * {@link ConsistencyKitObservations}.
  *
  * <ul>
  *   <li>{@link #bind(MeterRegistry, ConsistencyStrategy)}: one function counter per pattern counter, named
@@ -43,6 +45,14 @@ public final class ConsistencyKitMeters {
 
     private static final Pattern CAMEL = Pattern.compile("(?<=[a-z0-9])(?=[A-Z])");
 
+    /** The patterns' listener interfaces, by name (this module depends on none of them), and their patterns. */
+    private static final java.util.Map<String, String> PATTERNS_BY_LISTENER = java.util.Map.of(
+            "dev.consistencykit.twophase.TwoPhaseListener", "two-phase",
+            "dev.consistencykit.jobqueue.JobQueueListener", "job-queue",
+            "dev.consistencykit.syncflag.SyncFlagListener", "sync-flag",
+            "dev.consistencykit.logreconciliation.LedgerListener", "log-reconciliation",
+            "dev.consistencykit.versioning.VersionedStoreListener", "versioning");
+
     private ConsistencyKitMeters() {
     }
 
@@ -50,7 +60,7 @@ public final class ConsistencyKitMeters {
     public static void bind(MeterRegistry registry, ConsistencyStrategy<?> strategy) {
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(strategy, "strategy");
-        Tags tags = Tags.of("instance", strategy.name(), "pattern", strategy.getClass().getSimpleName());
+        Tags tags = Tags.of("instance", strategy.name(), "pattern", strategy.pattern());
         for (String counter : strategy.counters().keySet()) {
             FunctionCounter.builder("consistencykit." + dotted(counter), strategy,
                             s -> s.counters().getOrDefault(counter, 0L).doubleValue())
@@ -71,7 +81,8 @@ public final class ConsistencyKitMeters {
         if (!listenerType.isInterface()) {
             throw new IllegalArgumentException(listenerType + " is not a listener interface");
         }
-        String pattern = listenerType.getSimpleName().replace("Listener", "");
+        String pattern = PATTERNS_BY_LISTENER.getOrDefault(listenerType.getName(),
+                listenerType.getSimpleName().replace("Listener", ""));
         Object proxy = Proxy.newProxyInstance(listenerType.getClassLoader(), new Class<?>[] {listenerType},
                 (self, method, args) -> {
                     if (method.getDeclaringClass() == Object.class) {

@@ -21,6 +21,7 @@ import com.mongodb.client.MongoClient;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
+import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.core.ConsistencyStrategy;
 
 /**
@@ -85,6 +86,24 @@ public final class ConsistencyKitAutoConfiguration {
         ConsistencyKitMeterBinding consistencyKitMeterBinding(ListableBeanFactory beans,
                                                               ObjectProvider<MeterRegistry> registry) {
             return new ConsistencyKitMeterBinding(beans, registry);
+        }
+    }
+
+    /**
+     * A Micrometer observation per public call of every instance (tags {@code pattern}, {@code instance},
+     * {@code operation}, {@code outcome}), in the application's observation registry, so that the driver's command
+     * spans nest under them.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.micrometer.observation.ObservationRegistry",
+            "dev.consistencykit.micrometer.ConsistencyKitObservations"})
+    static final class ObservationConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(type = "io.micrometer.observation.ObservationRegistry")
+        CallObserver consistencyKitCallObserver(io.micrometer.observation.ObservationRegistry registry) {
+            return new dev.consistencykit.micrometer.ConsistencyKitObservations(registry);
         }
     }
 

@@ -18,6 +18,7 @@ import org.springframework.util.ClassUtils;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.jobqueue.JobHandler;
 
 /**
@@ -30,6 +31,8 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
 
     private Environment environment;
     private BeanFactory beanFactory;
+    /** The pattern each instance key was declared for. */
+    private final Map<String, Class<?>> declared = new java.util.HashMap<>();
 
     @Override
     public void setEnvironment(Environment value) {
@@ -53,23 +56,23 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
         ClassLoader loader = getClass().getClassLoader();
         if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
             register(registry, p.getTwoPhase(), dev.consistencykit.twophase.TwoPhaseCommit.class,
-                    (key, props) -> () -> InstanceBuilders.twoPhase(database(), key, props));
+                    (key, props) -> () -> InstanceBuilders.twoPhase(database(), observer(), key, props));
         }
         if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
             register(registry, p.getJobQueue(), dev.consistencykit.jobqueue.JobQueue.class,
-                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), key, props, handlers()));
+                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), observer(), key, props, handlers()));
         }
         if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
             register(registry, p.getSyncFlag(), dev.consistencykit.syncflag.SyncFlag.class,
-                    (key, props) -> () -> InstanceBuilders.syncFlag(database(), key, props));
+                    (key, props) -> () -> InstanceBuilders.syncFlag(database(), observer(), key, props));
         }
         if (ClassUtils.isPresent("dev.consistencykit.logreconciliation.Ledger", loader)) {
             register(registry, p.getLedger(), dev.consistencykit.logreconciliation.Ledger.class,
-                    (key, props) -> () -> InstanceBuilders.ledger(database(), key, props));
+                    (key, props) -> () -> InstanceBuilders.ledger(database(), observer(), key, props));
         }
         if (ClassUtils.isPresent("dev.consistencykit.versioning.VersionedStore", loader)) {
             register(registry, p.getVersioning(), dev.consistencykit.versioning.VersionedStore.class,
-                    (key, props) -> () -> InstanceBuilders.versioning(database(), key, props));
+                    (key, props) -> () -> InstanceBuilders.versioning(database(), observer(), key, props));
         }
     }
 
@@ -77,9 +80,16 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
         Supplier<T> of(String key, P properties);
     }
 
-    private static <P, T> void register(BeanDefinitionRegistry registry, Map<String, P> instances, Class<T> type,
-                                        Factory<P, T> factory) {
+    private <P, T> void register(BeanDefinitionRegistry registry, Map<String, P> instances, Class<T> type,
+                                 Factory<P, T> factory) {
         instances.forEach((key, properties) -> {
+            Class<?> earlier = declared.putIfAbsent(key, type);
+            if (earlier != null) {
+                // two instances cannot share a bean name: refused rather than one of them silently missing
+                throw new IllegalStateException("consistency-kit: the instance key '" + key + "' is declared for "
+                        + earlier.getSimpleName() + " and for " + type.getSimpleName() + "; each key is a bean name"
+                        + " and must be unique across patterns");
+            }
             if (!registry.containsBeanDefinition(key)) {
                 registry.registerBeanDefinition(key, new RootBeanDefinition(type, factory.of(key, properties)));
             }
@@ -88,6 +98,11 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
 
     private MongoDatabase database() {
         return beanFactory.getBean(ConsistencyKitDatabase.class).database();
+    }
+
+    /** The application's call observer (observations when Micrometer's are there), or none. */
+    private CallObserver observer() {
+        return beanFactory.getBeanProvider(CallObserver.class).getIfAvailable(() -> CallObserver.NONE);
     }
 
     /** Every job handler bean by its job type: {@link TypedJobHandler#jobType()}, or else its bean name. */

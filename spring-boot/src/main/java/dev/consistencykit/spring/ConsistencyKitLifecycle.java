@@ -11,6 +11,7 @@ import org.springframework.util.ClassUtils;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.Maintenance;
+import dev.consistencykit.core.MaintenanceStep;
 
 /**
  * The instances' life with the application's: on start, every instance's indexes (unless switched off), then the
@@ -40,12 +41,16 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
         if (properties.isEnsureIndexes()) {
             instances.forEach(ConsistencyStrategy::ensureIndexes);
         }
+        boolean jobQueues = ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", getClass().getClassLoader());
+        List<MaintenanceStep> relays = jobQueues
+                ? JobQueueWorkers.outboxRelays(beans, properties, properties.isEnsureIndexes()) : List.of();
         if (properties.getMaintenance().isEnabled() && !instances.isEmpty()) {
             Maintenance.Builder builder = Maintenance.builder();
             instances.forEach(builder::strategy);
+            relays.forEach(builder::step);
             maintenance = builder.build().start();
         }
-        if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", getClass().getClassLoader())) {
+        if (jobQueues) {
             workers = JobQueueWorkers.start(beans, properties);
         }
         running = true;
@@ -64,6 +69,11 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
             maintenance = null;
         }
         running = false;
+    }
+
+    /** The maintenance runner while started with maintenance on, else {@code null}. */
+    synchronized Maintenance maintenance() {
+        return maintenance;
     }
 
     @Override

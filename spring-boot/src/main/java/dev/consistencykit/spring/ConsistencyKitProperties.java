@@ -230,6 +230,29 @@ public class ConsistencyKitProperties {
         private int workers;
         /** How long a stop waits for running jobs before it gives the rest back to the queue. */
         private Duration shutdownGrace = Duration.ofSeconds(10);
+        /**
+         * Business collections the application writes jobs with ({@code insertWith}, {@code upsertWith},
+         * {@code enqueueWith}): each gets its outbox index and a relay in maintenance.
+         */
+        private List<String> outboxCollections = new ArrayList<>();
+        /** How often each outbox collection is relayed. */
+        private Duration relayEvery = Duration.ofSeconds(5);
+
+        public List<String> getOutboxCollections() {
+            return outboxCollections;
+        }
+
+        public void setOutboxCollections(List<String> outboxCollections) {
+            this.outboxCollections = outboxCollections;
+        }
+
+        public Duration getRelayEvery() {
+            return relayEvery;
+        }
+
+        public void setRelayEvery(Duration relayEvery) {
+            this.relayEvery = relayEvery;
+        }
 
         public String getCollection() {
             return collection;

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.jobqueue.JobHandler;
@@ -23,9 +24,9 @@ final class InstanceBuilders {
     private InstanceBuilders() {
     }
 
-    private static <B extends StrategyBuilder<B, ?>> B shared(B builder, String key,
+    private static <B extends StrategyBuilder<B, ?>> B shared(B builder, CallObserver observer, String key,
                                                             ConsistencyKitProperties.Instance p) {
-        builder.name(p.getName() != null ? p.getName() : key);
+        builder.name(p.getName() != null ? p.getName() : key).observer(observer);
         if (p.getOperationTimeout() != null) {
             builder.operationTimeout(p.getOperationTimeout());
         }
@@ -39,8 +40,9 @@ final class InstanceBuilders {
         return value != null ? value : otherwise;
     }
 
-    static TwoPhaseCommit twoPhase(MongoDatabase db, String key, ConsistencyKitProperties.TwoPhase p) {
-        TwoPhaseCommit.Builder b = shared(TwoPhaseCommit.builder(db), key, p);
+    static TwoPhaseCommit twoPhase(MongoDatabase db, CallObserver observer, String key,
+                                   ConsistencyKitProperties.TwoPhase p) {
+        TwoPhaseCommit.Builder b = shared(TwoPhaseCommit.builder(db), observer, key, p);
         if (p.getTransactionsCollection() != null) {
             b.transactionsCollection(p.getTransactionsCollection());
         }
@@ -65,9 +67,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static JobQueue jobQueue(MongoDatabase db, String key, ConsistencyKitProperties.JobQueue p,
-                             Map<String, JobHandler> handlers) {
-        JobQueue.Builder b = shared(JobQueue.builder(db), key, p);
+    static JobQueue jobQueue(MongoDatabase db, CallObserver observer, String key,
+                             ConsistencyKitProperties.JobQueue p, Map<String, JobHandler> handlers) {
+        JobQueue.Builder b = shared(JobQueue.builder(db), observer, key, p);
         if (p.getCollection() != null) {
             b.collection(p.getCollection());
         }
@@ -87,8 +89,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static SyncFlag syncFlag(MongoDatabase db, String key, ConsistencyKitProperties.SyncFlag p) {
-        SyncFlag.Builder b = shared(SyncFlag.builder(db), key, p);
+    static SyncFlag syncFlag(MongoDatabase db, CallObserver observer, String key,
+                             ConsistencyKitProperties.SyncFlag p) {
+        SyncFlag.Builder b = shared(SyncFlag.builder(db), observer, key, p);
         if (p.getMasterCollection() != null) {
             b.master(p.getMasterCollection(), p.getMasterFields().toArray(new String[0]));
         }
@@ -111,8 +114,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static Ledger ledger(MongoDatabase db, String key, ConsistencyKitProperties.Ledger p) {
-        Ledger.Builder b = shared(Ledger.builder(db), key, p);
+    static Ledger ledger(MongoDatabase db, CallObserver observer, String key,
+                         ConsistencyKitProperties.Ledger p) {
+        Ledger.Builder b = shared(Ledger.builder(db), observer, key, p);
         if (p.getLedgerCollection() != null || p.getAccountsCollection() != null || p.getArchiveCollection() != null) {
             b.collections(or(p.getLedgerCollection(), LedgerConfig.DEFAULT_LEDGER_COLLECTION),
                     or(p.getAccountsCollection(), LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION),
@@ -127,8 +131,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static VersionedStore versioning(MongoDatabase db, String key, ConsistencyKitProperties.Versioning p) {
-        VersionedStore.Builder b = shared(VersionedStore.builder(db), key, p);
+    static VersionedStore versioning(MongoDatabase db, CallObserver observer, String key,
+                                     ConsistencyKitProperties.Versioning p) {
+        VersionedStore.Builder b = shared(VersionedStore.builder(db), observer, key, p);
         if (p.getRootsCollection() != null || p.getItemsCollection() != null || p.getHistoryCollection() != null) {
             b.collections(or(p.getRootsCollection(), VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION),
                     or(p.getItemsCollection(), VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION),

@@ -13,8 +13,9 @@ import dev.consistencykit.core.StrategyStatus;
 
 /**
  * One instance's health: down while an operation has stood interrupted longer than the threshold (recovery is not
- * keeping up, or not running) or a job is dead (it waits for an operator's replay), or when the server cannot be asked;
- * up otherwise. The details say how many operations are in flight, the oldest one's age, and the oldest interrupted
+ * keeping up, or not running), a job is dead (it waits for an operator's replay), the server contract's quick checks
+ * fail (a unique index the instance's safety rests on is gone, the driver is below the floor: its writes are refused
+ * until it is repaired), or when the server cannot be asked; up otherwise. The details say how many operations are in flight, the oldest one's age, and the oldest interrupted
  * ones (never a credential: ids, states, ages and the pattern's own description).
  */
 final class InstanceHealth implements HealthIndicator {
@@ -35,8 +36,10 @@ final class InstanceHealth implements HealthIndicator {
         try {
             StrategyStatus status = instance.status();
             List<InterruptedOperation> interrupted = instance.interrupted(interruptedAfter, LISTED);
+            List<String> setup = instance.setupProblems();
             long dead = status.count("dead");
-            Health.Builder health = interrupted.isEmpty() && dead == 0 ? Health.up() : Health.down();
+            Health.Builder health = interrupted.isEmpty() && dead == 0 && setup.isEmpty() ? Health.up()
+                    : Health.down();
             health.withDetail("instance", instance.name())
                     .withDetail("inFlight", status.inFlight())
                     .withDetail("counts", status.countsByState());
@@ -48,6 +51,9 @@ final class InstanceHealth implements HealthIndicator {
             }
             if (dead > 0) {
                 health.withDetail("deadJobs", dead);
+            }
+            if (!setup.isEmpty()) {
+                health.withDetail("setup", setup);
             }
             return health.build();
         } catch (ConsistencyException e) {

@@ -4,10 +4,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobWorkers;
 
@@ -35,6 +40,32 @@ final class JobQueueWorkers {
             }
         });
         return started;
+    }
+
+    /**
+     * The relay of each outbox collection a job queue's properties name ({@code outbox-collections}): its index
+     * created when {@code createIndexes}, and a maintenance step every {@code relay-every} that moves outboxed jobs
+     * into the queue and releases the reservations of calls that died.
+     */
+    static List<MaintenanceStep> outboxRelays(ListableBeanFactory beans, ConsistencyKitProperties properties,
+                                              boolean createIndexes) {
+        List<MaintenanceStep> steps = new ArrayList<>();
+        properties.getJobQueue().forEach((key, p) -> {
+            if (p.getOutboxCollections().isEmpty() || !beans.containsBean(key)) {
+                return;
+            }
+            JobQueue queue = beans.getBean(key, JobQueue.class);
+            MongoDatabase db = beans.getBean(ConsistencyKitDatabase.class).database();
+            for (String name : p.getOutboxCollections()) {
+                MongoCollection<Document> collection = db.getCollection(name);
+                if (createIndexes) {
+                    JobQueue.ensureOutboxIndex(collection);
+                }
+                steps.add(MaintenanceStep.of(queue.name() + " relay " + name, p.getRelayEvery(),
+                        () -> queue.relayOutbox(collection)));
+            }
+        });
+        return steps;
     }
 
     int pools() {

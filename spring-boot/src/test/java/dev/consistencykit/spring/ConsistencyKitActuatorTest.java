@@ -106,4 +106,37 @@ class ConsistencyKitActuatorTest {
             assertThat(Duration.parse(health.getDetails().get("oldestInFlight").toString()).isNegative()).isFalse();
         });
     }
+
+    @Test
+    void shouldReportDownWhileADeadJobWaitsAndWhileAnIndexItsSafetyRestsOnIsGone() {
+        runner().withPropertyValues("consistency-kit.job-queue.mail.max-attempts=1")
+                .withBean("fail", dev.consistencykit.jobqueue.JobHandler.class, () -> ctx -> {
+                    throw new IllegalStateException("smtp refused");
+                })
+                .run(context -> {
+                    CompositeHealthContributor health = context.getBean("consistencyKitHealthContributor",
+                            CompositeHealthContributor.class);
+                    dev.consistencykit.jobqueue.JobQueue mail = context.getBean("mail",
+                            dev.consistencykit.jobqueue.JobQueue.class);
+                    assertThat(health(health, "mail").getStatus()).isEqualTo(Status.UP);
+
+                    mail.apply(dev.consistencykit.jobqueue.JobRequest.of("fail", new Document())
+                            .withId(OperationId.of("j1")));
+                    Health dead = health(health, "mail");
+                    assertThat(dead.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(dead.getDetails()).containsEntry("deadJobs", 1L);
+                    mail.replayDead(OperationId.of("j1"));
+                    context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs")
+                            .deleteMany(new Document());
+                    assertThat(health(health, "mail").getStatus()).isEqualTo(Status.UP);
+
+                    // an operator drops the unique index the queue's dedupe keys rest on
+                    context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs").dropIndex("dedupe");
+                    Health broken = health(health, "mail");
+                    assertThat(broken.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(broken.getDetails().get("setup").toString()).contains("dedupe");
+                    mail.ensureIndexes();
+                    assertThat(health(health, "mail").getStatus()).isEqualTo(Status.UP);
+                });
+    }
 }

@@ -215,4 +215,59 @@ class ConsistencyKitAutoConfigurationTest {
         assertThat(DriverFloor.found()).isEqualTo("5.6.5");
         DriverFloor.require("spring-boot");
     }
+
+    /**
+     * With the application's observation registry, every public call of every instance is one observation with the
+     * tags pattern, instance, operation and outcome; a job's run is one, on the worker's thread.
+     */
+    @Test
+    void shouldObserveEveryOperationInTheApplicationsObservationRegistry() throws Exception {
+        java.util.List<io.micrometer.observation.Observation.Context> stopped =
+                new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry
+                .create();
+        observations.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<>() {
+            @Override
+            public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+                return true;
+            }
+
+            @Override
+            public void onStop(io.micrometer.observation.Observation.Context context) {
+                stopped.add(context);
+            }
+        });
+        CountDownLatch ran = new CountDownLatch(1);
+        runner().withBean(io.micrometer.observation.ObservationRegistry.class, () -> observations)
+                .withBean("count", JobHandler.class, () -> ctx -> ran.countDown())
+                .withPropertyValues("consistency-kit.maintenance.enabled=false",
+                        "consistency-kit.two-phase.payments.lease=10s",
+                        "consistency-kit.job-queue.jobs.workers=1")
+                .run(context -> {
+                    com.mongodb.client.MongoDatabase db = context.getBean(ConsistencyKitDatabase.class).database();
+                    db.getCollection("accounts").insertMany(java.util.List.of(
+                            new Document("_id", "alice").append("balance", 100L),
+                            new Document("_id", "bob").append("balance", 0L)));
+                    stopped.clear();   // start-up's index creation is observed too
+                    context.getBean("payments", TwoPhaseCommit.class).transfer(
+                            dev.consistencykit.twophase.Transfer.of(OperationId.of("t1"), "alice", "bob", 30));
+                    context.getBean("jobs", JobQueue.class).enqueue(JobRequest.of("count", new Document()));
+                    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+                });
+
+        java.util.List<java.util.Map<String, String>> seen = stopped.stream().map(c -> {
+            java.util.Map<String, String> keys = new java.util.TreeMap<>();
+            c.getLowCardinalityKeyValues().forEach(kv -> keys.put(kv.getKey(), kv.getValue()));
+            return keys;
+        }).filter(k -> !k.get("operation").equals("claim")).toList();
+        assertThat(seen).contains(
+                java.util.Map.of("pattern", "two-phase", "instance", "payments", "operation", "transfer",
+                        "outcome", "committed"),
+                java.util.Map.of("pattern", "job-queue", "instance", "jobs", "operation", "enqueue",
+                        "outcome", "success"),
+                java.util.Map.of("pattern", "job-queue", "instance", "jobs", "operation", "run job",
+                        "outcome", "committed"));
+        assertThat(seen.stream().filter(k -> k.get("operation").equals("transfer"))).as("one per operation")
+                .hasSize(1);
+    }
 }

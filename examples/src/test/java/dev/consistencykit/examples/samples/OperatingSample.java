@@ -36,7 +36,7 @@ public final class OperatingSample {
                 .build().start();
         // README:end
         // README:start metrics
-        ConsistencyKitMeters.bind(registry, payments);       // consistencykit.committed{instance=payments,pattern=TwoPhaseCommit}…
+        ConsistencyKitMeters.bind(registry, payments);       // consistencykit.committed{instance=payments,pattern=two-phase}…
         ConsistencyKitMeters.bind(registry, maintenance);    // consistencykit.maintenance.lag / .failures{step=…}
         maintenance.stop(Duration.ofSeconds(5));             // at shutdown
         // README:end

@@ -107,6 +107,11 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
 
     /** Where running a job left it, with the error text of a failed or dead job ({@code null} otherwise). */
     public record Ran(Object id, JobState state, boolean lostLease, String error) {
+
+        /** What the run came to, as a result: done committed, dead aborted, failed (to be retried) in flight. */
+        public OperationResult result() {
+            return toResult(this, null);
+        }
     }
 
     private final JobFields fields;
@@ -433,4 +438,9 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         return fields.handlers.keySet();
     }
 
+
+    @Override
+    public List<String> setupProblems() {
+        return fields.requiredIndexes.problems();
+    }
 }

@@ -226,4 +226,9 @@ public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
                 .committed.sum(), fields.canceled.sum(),
                 fields.gapsFilled.sum(), fields.archived.sum());
     }
+
+    @Override
+    public List<String> setupProblems() {
+        return fields.requiredIndexes.problems();
+    }
 }

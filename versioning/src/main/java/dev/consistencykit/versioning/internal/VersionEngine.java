@@ -269,4 +269,9 @@ public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics
                 fields.treeReads.sum(), fields.settledVersions.sum(), fields.cleanedDocuments.sum(), fields
                         .prunedDocuments.sum());
     }
+
+    @Override
+    public List<String> setupProblems() {
+        return fields.requiredIndexes.problems();
+    }
 }
