@@ -25,13 +25,18 @@ import org.junit.jupiter.api.Test;
  */
 class ModuleGraphTest {
 
+    /**
+     * Applications built on the published artifacts as a user's would be, never published: they may depend on
+     * anything an application may (the starter, the patterns, a web server), and nothing depends on them.
+     */
+    private static final String SAMPLE = "examples/spring-boot-sample";
     /** Package segment after {@code dev.consistencykit.} → module folder. */
     private static final Map<String, String> PACKAGE_TO_MODULE = Map.ofEntries(
             Map.entry("core", "core"), Map.entry("embedded", "embedded-server"), Map.entry("testkit", "testkit"),
             Map.entry("examples", "examples"), Map.entry("spring", "spring-boot"),
             Map.entry("syncflag", "sync-flag"), Map.entry("jobqueue", "job-queue"), Map.entry("twophase", "two-phase"),
             Map.entry("logreconciliation", "log-reconciliation"), Map.entry("versioning", "versioning"),
-            Map.entry("micrometer", "micrometer"));
+            Map.entry("micrometer", "micrometer"), Map.entry("sample", SAMPLE));
     private static final Set<String> INFRASTRUCTURE = Set.of("embedded-server", "core", "testkit", "testkit-junit5",
             "examples", "spring-boot", "spring-boot-starter");
     /** The modules that integrate every pattern into a framework: they may depend on the patterns. */
@@ -111,8 +116,11 @@ class ModuleGraphTest {
                         if (imported.equals("examples")) {
                             violations.add(where + ": nothing may depend on examples");
                         }
+                        if (imported.equals(SAMPLE)) {
+                            violations.add(where + ": nothing may depend on the sample application");
+                        }
                         if (!INFRASTRUCTURE.contains(imported) && !UNPUBLISHED.contains(module)
-                                && !INTEGRATIONS.contains(module)) {
+                                && !INTEGRATIONS.contains(module) && !module.equals(SAMPLE)) {
                             violations.add(where + ": pattern modules are imported by examples only");
                         }
                         if (module.equals("embedded-server")) {
@@ -162,7 +170,7 @@ class ModuleGraphTest {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
             if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")
-                    || module.equals("embedded-server") || INTEGRATIONS.contains(module)) {
+                    || module.equals("embedded-server") || INTEGRATIONS.contains(module) || module.equals(SAMPLE)) {
                 continue;   // the BOM only manages versions: it lists every module and depends on none
             }
             if (UNPUBLISHED.contains(module)) {
@@ -223,9 +231,9 @@ class ModuleGraphTest {
                 continue;
             }
             String pom = read(root().resolve(module).resolve("pom.xml"));
-            if (UNPUBLISHED.contains(module)) {
+            if (UNPUBLISHED.contains(module) || module.equals(SAMPLE)) {
                 assertThat(pom).contains("<maven.deploy.skip>true</maven.deploy.skip>");
-                assertThat(bom).doesNotContain("consistency-kit-" + module);
+                assertThat(bom).doesNotContain("consistency-kit-" + module.substring(module.lastIndexOf('/') + 1));
                 continue;
             }
             Matcher artifact = Pattern.compile("<artifactId>(consistency-kit-[a-z-]+)</artifactId>")

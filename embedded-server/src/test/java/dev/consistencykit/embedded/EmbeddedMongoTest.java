@@ -126,4 +126,15 @@ class EmbeddedMongoTest {
             assertThat(server.port()).isPositive();
         }
     }
+
+    @Test
+    void shouldAnswerHelloAsHealthChecksSendIt() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            org.bson.Document hello = client.getDatabase("admin").runCommand(new org.bson.Document("hello", 1));
+
+            assertThat(hello.get("isWritablePrimary")).isEqualTo(Boolean.TRUE);
+            assertThat(hello.get("ok")).isIn(1, 1.0);
+        }
+    }
 }

@@ -84,7 +84,7 @@ public final class ConsistencyKitEndpoint {
         StrategyStatus status = instance.status();
         List<InterruptedView> interrupted = instance.interrupted(Duration.ZERO, LISTED).stream()
                 .map(ConsistencyKitEndpoint::view).toList();
-        return new InstanceView(instance.name(), instance.getClass().getSimpleName(), status.countsByState(),
+        return new InstanceView(instance.name(), instance.pattern(), status.countsByState(),
                 status.inFlight(), status.oldestInFlightAge().map(Duration::toString).orElse(null), interrupted);
     }
 

@@ -5,6 +5,7 @@ import java.util.function.Consumer;
 
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
 import io.netty.channel.Channel;
 
 /**
@@ -33,6 +34,20 @@ public final class ReadAtomicMemoryBackend extends MemoryBackend {
     public void handleClose(Channel channel) {
         super.handleClose(channel);
         onClientClosed.accept(String.valueOf(channel.remoteAddress()));
+    }
+
+    /**
+     * Answers {@code hello} (what MongoDB 4.4.2+ and health checks such as Spring Boot's send) as the stock backend
+     * answers the legacy {@code isMaster}, with {@code isWritablePrimary} as {@code hello} names it.
+     */
+    @Override
+    public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+        if ("hello".equalsIgnoreCase(command)) {
+            Document answer = super.handleCommand(channel, databaseName, "isMaster", query);
+            answer.put("isWritablePrimary", answer.getOrDefault("ismaster", Boolean.TRUE));
+            return answer;
+        }
+        return super.handleCommand(channel, databaseName, command, query);
     }
 
     @Override
