@@ -36,21 +36,20 @@ public final class BankTransferExample implements TourExample {
                 new Document("_id", "bob").append("balance", 5_000L)));
         TwoPhaseCommit.on(db).ensureIndexes();
 
-        n.step("alice pays bob 25.00: record the transaction, reserve both accounts for it, check it is still ours,"
-                + " prepare them (alice debited, bob marked), decide, settle (nothing is left on either account), finish");
-        OperationResult paid = TwoPhaseCommit.on(db).transfer(Transfer.of(OperationId.of("t-1"), "alice", "bob", 2_500));
-        n.note("transaction t-1 ended " + paid.state());
+        n.step("alice pays bob 25.00: record, reserve both accounts, prepare, decide, settle, finish");
+        OperationResult paid = TwoPhaseCommit.on(db).transfer(Transfer.of(OperationId.of("t-1"), "alice", "bob",
+                2_500));
+        n.check(paid.isCommitted(), "transfer t-1 committed");
         n.reader(view(db));
         n.check(balance(db, "alice") == 7_500 && balance(db, "bob") == 7_500, "alice 75.00 and bob 75.00");
 
-        n.step("alice pays bob 10.00 more; the process dies right after both accounts were prepared (crash after"
-                + " write #3)");
+        n.step("alice pays bob 10.00 more; the process dies right after both accounts were prepared (write #3)");
         try {
             TwoPhaseCommit.on(FaultInjector.at(3, FaultMode.CRASH_AFTER).wrap(db))
                     .transfer(Transfer.of(OperationId.of("t-2"), "alice", "bob", 1_000));
             n.problem("the crash was not injected");
         } catch (InjectedCrash crash) {
-            n.note("the process is gone: " + crash.getMessage());
+            n.crashed(crash.getMessage());
         }
         n.reader(view(db));
         n.check(balance(db, "alice") + balance(db, "bob") == 14_000,

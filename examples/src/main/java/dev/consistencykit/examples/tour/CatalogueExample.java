@@ -36,28 +36,25 @@ public final class CatalogueExample implements TourExample {
         VersionedStore.on(db).ensureIndexes();
         VersionedStore.on(db).createRoot("catalogue");
 
-        n.step("publish the catalogue: stage on the root, write three item versions, compare-and-set the root to"
-                + " version 1");
+        n.step("publish the catalogue: stage on the root, write three item versions, move the root to version 1");
         VersionedStore.on(db).commit(ChangeSet.on("catalogue", 0).put("shoes", product("Shoes", 4_900))
                 .put("hats", product("Hats", 1_500)).put("socks", product("Socks", 500)).build());
         n.reader(view(db));
 
-        n.step("the spring sale: new prices for shoes and socks, hats withdrawn, bags added; the process dies after"
-                + " writing the item versions, before the root moves (crash after write #2)");
+        n.step("the spring sale (2 prices, hats out, bags in); the process dies before the root moves (write #2)");
         try {
             VersionedStore.on(FaultInjector.at(2, FaultMode.CRASH_AFTER).wrap(db)).commit(ChangeSet.on("catalogue", 1)
                     .put("shoes", product("Shoes", 3_900)).put("socks", product("Socks", 400)).delete("hats")
                     .put("bags", product("Bags", 2_900)).build());
             n.problem("the crash was not injected");
         } catch (InjectedCrash crash) {
-            n.note("the process is gone: " + crash.getMessage());
+            n.crashed(crash.getMessage());
         }
         VersionedTree during = VersionedStore.on(db).read("catalogue");
-        n.reader(describe(during) + " (the sale's documents are written but no reader counts them)");
+        n.reader(describe(during) + " (the sale's writes are there, unseen)");
         n.check(during.version() == 1 && during.items().size() == 3, "version 1, whole, while the sale is staged");
 
-        n.step("a fresh process runs recovery: the root is still at the sale's base and all its documents are"
-                + " there, so it commits the sale");
+        n.step("a fresh process runs recovery: the root is at the sale's base with all its documents: it commits the sale");
         VersionedStore.on(db).recover(Duration.ZERO);
         VersionedTree after = VersionedStore.on(db).read("catalogue");
         n.reader(describe(after));

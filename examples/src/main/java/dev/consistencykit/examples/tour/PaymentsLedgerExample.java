@@ -30,28 +30,25 @@ public final class PaymentsLedgerExample implements TourExample {
 
     @Override
     public void run(MongoDatabase db, Narration n) {
-        n.step("setup: alice and bob open with 100.00 each, imported as checkpoints their logs start after");
+        n.step("setup: alice and bob open with 100.00 each, as checkpoints their logs start after");
         for (String account : List.of("alice", "bob")) {
             db.getCollection("ledgerAccounts").insertOne(new Document("_id", account).append("balance", 10_000L)
                     .append("seqId", 0L).append("checkpoint", new Document("seqId", 0L).append("balance", 10_000L)));
         }
         Ledger.on(db).ensureIndexes();
 
-        n.step("alice pays bob 25.00: one write (an upsert that creates it unless it exists) appends the transaction"
-                + " with both accounts' next sequence numbers,"
-                + " then the committer decides it and advances each cached balance");
+        n.step("alice pays bob 25.00: one append (with each account's next sequence number), then the committer");
         Ledger.on(db).apply(LedgerTransaction.transfer("alice", "bob", 2_500).withId(OperationId.of("pay-1")));
         n.reader(view(db));
         n.check(Ledger.on(db).balance("alice") == 7_500 && cache(db, "bob") == 12_500, "alice 75.00, bob 125.00");
 
-        n.step("alice pays bob 10.00 more; the process dies after advancing alice's cache, before bob's (crash after"
-                + " write #3)");
+        n.step("alice pays bob 10.00 more; the process dies after advancing alice's cache, before bob's (write #3)");
         try {
             Ledger.on(FaultInjector.at(3, FaultMode.CRASH_AFTER).wrap(db))
                     .apply(LedgerTransaction.transfer("alice", "bob", 1_000).withId(OperationId.of("pay-2")));
             n.problem("the crash was not injected");
         } catch (InjectedCrash crash) {
-            n.note("the process is gone: " + crash.getMessage());
+            n.crashed(crash.getMessage());
         }
         n.reader(view(db));
         n.check(Ledger.on(db).balance("alice") == 6_500 && Ledger.on(db).balance("bob") == 13_500,
@@ -61,12 +58,15 @@ public final class PaymentsLedgerExample implements TourExample {
         n.step("a fresh process runs the committer: it finishes pay-2 in log order; reconcile proves each cache");
         Ledger.on(db).recover(Duration.ZERO);
         n.reader(view(db));
+        StringBuilder proven = new StringBuilder("reconcile:");
         for (String account : List.of("alice", "bob")) {
             var report = Ledger.on(db).reconcile(account, false);
-            n.note("reconcile " + account + ": log says " + report.logBalance() + ", cache says "
-                    + report.cacheBalance() + (report.problems().isEmpty() ? " (consistent)" : " " + report.problems()));
+            proven.append(' ').append(account).append(" log ").append(report.logBalance()).append(" = cache ")
+                    .append(report.cacheBalance()).append(report.problems().isEmpty() ? "" : " " + report.problems())
+                    .append(';');
             n.check(report.problems().isEmpty(), account + "'s cache to match its log");
         }
+        n.note(proven.substring(0, proven.length() - 1));
         n.check(cache(db, "alice") == 6_500 && cache(db, "bob") == 13_500, "both caches caught up");
     }
 

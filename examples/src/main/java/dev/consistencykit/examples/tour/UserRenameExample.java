@@ -47,25 +47,22 @@ public final class UserRenameExample implements TourExample {
                 new Document("authorId", "ann").append("authorName", "Ann"))));
         sync(db).ensureIndexes();
 
-        n.step("Ann renames herself to \"Ann Smith\": one write to the master (with a flag), one per copy target,"
-                + " then the flag is cleared");
+        n.step("Ann renames herself \"Ann Smith\": the master with a flag, each copy target, then the flag cleared");
         sync(db).update("ann", Updates.set("name", "Ann Smith"));
         n.reader(view(db));
         n.check(consistent(db, "Ann Smith"), "every copy to read \"Ann Smith\" and no flag");
 
-        n.step("she renames herself again, and the process dies right after the comments were written (crash after"
-                + " write #2)");
+        n.step("she renames herself again; the process dies right after the comments were written (crash after write #2)");
         try {
             sync(FaultInjector.at(2, FaultMode.CRASH_AFTER).wrap(db)).update("ann", Updates.set("name", "Ann S."));
             n.problem("the crash was not injected");
         } catch (InjectedCrash crash) {
-            n.note("the process is gone: " + crash.getMessage());
+            n.crashed(crash.getMessage());
         }
         n.reader(view(db));
         n.check(!consistent(db, "Ann S."), "the post's copy to still show the old name before recovery");
-        n.note("the master carries the flag, so the interruption is visible and findable by an indexed query");
 
-        n.step("a fresh process runs the sweeper (in production: periodically, for flags older than staleAfter)");
+        n.step("a fresh process runs the sweeper: it finds the flag (an indexed query) and finishes the rename");
         sync(db).recover(Duration.ZERO);
         n.reader(view(db));
         n.check(consistent(db, "Ann S."), "every copy to read \"Ann S.\" and no flag after recovery");

@@ -33,6 +33,9 @@ class TourExamplesTest {
 
         assertThat(narration.problems()).as(String.join("\n", narration.lines())).isEmpty();
         assertThat(narration.lines()).anyMatch(l -> l.contains("injected crash: CRASH_AFTER"));
+        if (example instanceof NaiveTransferExample) {
+            return;   // the opening act: one crash, nothing to recover with
+        }
         assertThat(narration.lines()).filteredOn(l -> l.startsWith("     wrote ")).hasSizeGreaterThan(5);
         assertThat(narration.lines()).filteredOn(l -> l.startsWith("   a reader sees: ")).hasSizeGreaterThanOrEqualTo(3);
     }
@@ -40,7 +43,7 @@ class TourExamplesTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("examples")
     void shouldNameItsPatternAndUseCase(TourExample example) {
-        assertThat(example.pattern()).isIn("sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning");
+        assertThat(example.pattern()).isIn("naive", "sync-flag", "job-queue", "two-phase", "log-reconciliation", "versioning");
         assertThat(example.title()).isNotBlank();
     }
 }
