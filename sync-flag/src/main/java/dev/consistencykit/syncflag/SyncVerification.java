@@ -12,12 +12,14 @@ import java.util.Objects;
  * @param copies         target documents holding a copy of a checked master
  * @param staleCopies    target documents holding at least one copy that differed from its master
  * @param staleMasters   masters with at least one stale copy
+ * @param inFlightCopies of the stale copies, those of masters whose flag is set: a propagation is under way (or its
+ *                       process died and the sweeper will finish it); the others have drifted
  * @param repairedCopies target documents rewritten by the repair (zero when not repairing)
  * @param samples        up to {@value #MAX_SAMPLES} descriptions of stale copies
  * @param elapsed        how long it took
  */
 public record SyncVerification(String instanceName, long masters, long copies, long staleCopies, long staleMasters,
-                               long repairedCopies, List<String> samples, Duration elapsed) {
+                               long inFlightCopies, long repairedCopies, List<String> samples, Duration elapsed) {
 
     /** The most stale copies described in {@link #samples()}. */
     public static final int MAX_SAMPLES = 20;
@@ -27,6 +29,14 @@ public record SyncVerification(String instanceName, long masters, long copies, l
         Objects.requireNonNull(instanceName, "instanceName");
         samples = List.copyOf(samples);
         Objects.requireNonNull(elapsed, "elapsed");
+    }
+
+    /**
+     * Stale copies of masters with no flag: no propagation will bring them back, so something wrote them behind the
+     * pattern's back (or a propagation was lost); what an operator repairs.
+     */
+    public long driftedCopies() {
+        return staleCopies - inFlightCopies;
     }
 
     /** Whether every copy equalled its master. */

@@ -166,6 +166,7 @@ class SyncFlagBehaviourTest {
         // u1: 2 comments and 2 posts (p1 as author, p0 as replier); u2: 1 comment
         assertThat(check.staleCopies()).isEqualTo(5);
         assertThat(check.staleMasters()).isEqualTo(2);
+        assertThat(check.driftedCopies()).as("no flag on either master: drift").isEqualTo(5);
         assertThat(check.samples()).anySatisfy(s -> assertThat(s).contains("comments").contains("u2"));
         assertThat(check.consistent()).isFalse();
         assertThat(DatabaseSnapshot.of(db)).as("verify without repair writes nothing").isEqualTo(before);
@@ -173,6 +174,28 @@ class SyncFlagBehaviourTest {
         SyncVerification repair = sync.verify(true);
         assertThat(repair.repairedCopies()).isEqualTo(2 + 2 + 2 + 2);
         assertThat(Blog.invariants(db)).isEmpty();
+        assertThat(sync.verify(false).consistent()).isTrue();
+    }
+
+    /**
+     * A rename whose process died after the master and before its copies: the copies are behind a propagation in
+     * flight (the flag says so, the sweeper finishes it), not drift, and verify says which.
+     */
+    @Test
+    void shouldTellCopiesBehindAPropagationInFlightFromDrift(MongoDatabase db) {
+        Blog.seed(db, 2, 1);
+        dev.consistencykit.testkit.FaultInjector dies = dev.consistencykit.testkit.FaultInjector.atWrite(
+                "findOneAndUpdate", Blog.USERS, 1, dev.consistencykit.testkit.FaultMode.CRASH_AFTER);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Blog.sync(dies.wrap(db)).build().update("u0",
+                Updates.set("name", "Ann Smith"))).isInstanceOf(Error.class);
+        SyncFlag sync = Blog.sync(db).build();
+
+        SyncVerification check = sync.verify(false);
+
+        assertThat(check.staleCopies()).isEqualTo(1 + 2);
+        assertThat(check.inFlightCopies()).isEqualTo(1 + 2);
+        assertThat(check.driftedCopies()).isZero();
+        sync.recover(Duration.ZERO);
         assertThat(sync.verify(false).consistent()).isTrue();
     }
 

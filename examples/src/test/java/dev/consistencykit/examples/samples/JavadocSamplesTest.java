@@ -44,6 +44,7 @@ import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.ReconcileReport;
 import dev.consistencykit.micrometer.ConsistencyKitMeters;
+import dev.consistencykit.micrometer.ConsistencyKitObservations;
 import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncTarget;
@@ -241,6 +242,17 @@ class JavadocSamplesTest {
         ConsistencyKitMeters.bind(registry, payments);
         // javadoc:end
         assertThat(registry.getMeters()).isNotEmpty();
+    }
+
+    @Test
+    void observations(MongoDatabase db) {
+        io.micrometer.observation.ObservationRegistry observationRegistry = io.micrometer.observation
+                .ObservationRegistry.create();
+        // javadoc:start micrometer/src/main/java/dev/consistencykit/micrometer/ConsistencyKitObservations.java
+        TwoPhaseCommit payments = TwoPhaseCommit.builder(db).name("payments")
+                .observer(new ConsistencyKitObservations(observationRegistry)).build();
+        // javadoc:end
+        assertThat(payments.pattern()).isEqualTo("two-phase");
     }
 
     @Test

@@ -14,6 +14,7 @@ import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
 import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
 import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
 import static dev.consistencykit.syncflag.internal.SyncFields.SYNCING;
+import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
 import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
 
 import java.time.Duration;
@@ -68,6 +69,7 @@ final class SyncAudit {
         long stale = 0;
         long staleMasters = 0;
         long repaired = 0;
+        long inFlight = 0;
         List<String> samples = new ArrayList<>();
         try (MongoCursor<Document> cursor = fields.masters.find().projection(fields.masterProjection).batchSize(500)
                 .iterator()) {
@@ -87,6 +89,9 @@ final class SyncAudit {
                     staleHere += s;
                 }
                 stale += staleHere;
+                if (staleHere > 0 && (master.get(FLAG) != null || movedOn(master))) {
+                    inFlight += staleHere;
+                }
                 if (staleHere > 0) {
                     staleMasters++;
                     if (repair) {
@@ -95,12 +100,28 @@ final class SyncAudit {
                 }
             }
         }
-        if (stale > 0) {
-            LOG.warn("[{}] verify found {} stale copies of {} masters{}", config.name(), stale, staleMasters,
+        if (stale > inFlight) {
+            // copies of unflagged masters: nothing in flight will bring them back
+            LOG.warn("[{}] verify found {} drifted copies ({} stale in all, of {} masters){}", config.name(),
+                    stale - inFlight, stale, staleMasters, repair ? "; repaired " + repaired : "");
+        } else if (stale > 0) {
+            LOG.debug("[{}] verify found {} copies behind a propagation in flight{}", config.name(), stale,
                     repair ? "; repaired " + repaired : "");
         }
-        return new SyncVerification(config.name(), masterCount, copies, stale, staleMasters, repaired, samples,
+        return new SyncVerification(config.name(), masterCount, copies, stale, staleMasters, inFlight, repaired,
+                samples,
                 Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /**
+     * Whether {@code master} has been updated since it was read: its copies were compared with a value an update in
+     * flight has replaced, so what differs is that update's propagation, not drift.
+     */
+    boolean movedOn(Document master) {
+        Document now = fields.masters.find(eq("_id", master.get("_id")))
+                .projection(com.mongodb.client.model.Projections.include(VERSION, FLAG)).first();
+        return now == null || now.get(FLAG) != null || !java.util.Objects.equals(now.get(VERSION),
+                master.get(VERSION));
     }
 
     Bson staleCopies(SyncTarget target, Document master) {
