@@ -146,7 +146,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * whatever relayers do meanwhile: the call first reserves the job id on the document ({@code jobOutboxReserved},
      * no effect), and the business write applies only under that reservation, which it consumes. A retry after a lost
      * reply is therefore refused even once a relayer has moved the job on and removed every trace of it from the
-     * document, and the call still reports the job it wrote. Costs one round trip more than a plain update.
+     * document, and the call still reports the job it wrote. Costs two round trips more than a plain update (the
+     * reservation, and a look at the queue for the job id), then the relay of the job.
      *
      * @param businessFilter an extra condition on the business document, or {@code null}
      * @return the job's id when this call, or an earlier call with the same job id, wrote it; empty if the business

@@ -127,7 +127,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
 
     /**
      * Moves {@code transfer.amount()} minor units between two documents of the configured accounts collection, in
-     * the configured {@link TransferVariant}. An uncontended transfer takes five round trips.
+     * the configured {@link TransferVariant}. An uncontended transfer takes 7 round trips.
      *
      * @throws InsufficientFundsException  if the source balance does not cover the amount (no net effect)
      * @throws ParticipantMissingException if an account does not exist (no net effect)

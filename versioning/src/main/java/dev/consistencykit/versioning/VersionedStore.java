@@ -35,9 +35,9 @@ import dev.consistencykit.versioning.internal.VersionEngine;
  * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
  *
  * <p>A change set's items are written as new version documents, then committed by one compare-and-set on the root
- * (three round trips). A reader reads the root, then the item versions that root commits (two round trips): it sees
- * exactly one committed version of the whole tree, never part of a change set, never one that lost a race or whose
- * writer crashed, and it never waits for a writer. The package documentation explains how.
+ * (three round trips). A reader reads the root, then the item versions that root commits, and the root again (three
+ * round trips): it sees exactly one committed version of the whole tree, never part of a change set, never one that
+ * lost a race or whose writer crashed, and it never waits for a writer. The package documentation explains how.
  *
  * <p><b>What it guarantees.</b> Per root, versions are committed one at a time: 1, 2, 3…, each exactly one change
  * set made from the version before it; a writer whose base version moved gets a {@link VersionConflictException} and
@@ -198,7 +198,7 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         }
     }
 
-    /** The whole tree at the root's committed version: two round trips. */
+    /** The whole tree at the root's committed version: three round trips. */
     public VersionedTree read(Object rootId) {
         return calls.idempotent("read", () -> engine.read(rootId));
     }
@@ -213,14 +213,14 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         return calls.idempotent("read as of", () -> engine.readAsOf(rootId, version));
     }
 
-    /** Item {@code itemId} at the root's committed version, if it exists there (two round trips). */
+    /** Item {@code itemId} at the root's committed version, if it exists there (three round trips). */
     public Optional<Document> get(Object rootId, Object itemId) {
         return calls.idempotent("get", () -> engine.get(rootId, itemId));
     }
 
     /**
      * Item {@code itemId} at the root's committed version decoded as {@code type} with the database's codec registry
-     * (the record or POJO it was put as), if it exists there (two round trips).
+     * (the record or POJO it was put as), if it exists there (three round trips).
      *
      * @throws InvalidInputException if the stored item cannot be read as {@code type}
      */

@@ -24,8 +24,8 @@
  *   still staged. It sets the version, removes the attempt from {@code pending}, and records
  *   {@code unsettled.<slot> = {v: N, att, …}}: version N is the documents of that attempt. The loser of a race, and
  *   any attempt abandoned by recovery, can never pass it again.</li>
- *   <li><b>Reading</b> (two round trips): the root gives version V and its {@code unsettled} map; then one query takes
- *   the item documents at or below V that no committed version at or below V replaced (newest first). A document
+ *   <li><b>Reading</b> (three round trips): the root gives version V and its {@code unsettled} map; then one query
+ *   takes the item documents at or below V that no committed version at or below V replaced (newest first). A document
  *   counts only if it is marked {@code committed}, or its (version, attempt) is the one {@code unsettled} names.
  *   Everything else, a loser's or a crashed writer's documents at any number, even at a number that was later
  *   committed by someone else, is ignored: the naive scheme ("write at root+1, then compare-and-set") exposes

@@ -48,8 +48,8 @@ import dev.consistencykit.twophase.TransactionState;
  *       paused owner sent after everything settled, so it reads the documents once more: the decision it has now
  *       read precedes that second read, which places the transaction for sure.</li>
  * </ul>
- * A later read only needs the records of transactions it has not placed yet, so each pass costs one or two round
- * trips, and a pass is repeated only for transactions decided in the moment between a find and its lookup. After
+ * A later read only needs the records of transactions it has not placed yet, so each pass costs a round trip or two,
+ * and a pass is repeated only for transactions decided in the moment between a find and its lookup. After
  * {@link #PASSES} passes the read answers "unresolved" with their ids rather than wait.
  *
  * <p>Safety never rests on clocks; nothing is written.
