@@ -64,19 +64,21 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Bench.start();
         try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
             progress.done();
+            boolean partial = Bench.stopped();
             if (parent.json) {
-                out.println(Json.line(report.json()));
+                out.println(Json.line(report.json().append("interrupted", partial)));
             } else {
-                out.printf("%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
+                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
                         + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"
                         + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
                         report.roundTripsPerOp(), report.writesPerOp(), report.rawOpsPerSec(), report.ratio(),
                         report.ratio() * report.roundTripsPerOp());
             }
-            return 0;
+            return partial ? ExitCodes.INTERRUPTED : 0;
         }
     }
 
@@ -90,21 +92,26 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Bench.start();
         try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.benchHot(target, operations, progress);
             progress.done();
+            boolean partial = Bench.stopped();
             if (parent.json) {
-                out.println(Json.line(report.json()));
+                out.println(Json.line(report.json().append("interrupted", partial)));
             } else {
                 Document x = report.extra();
-                out.printf("%s, hot document, on %s: %d operations, %.0f ops/s (first tenth %.0f, last tenth %.0f);"
-                        + " hot document %d bytes before, %d after; %.2f round trips per operation; raw updates of the"
-                        + " hot document %.0f ops/s%n", report.pattern(), target.description(), report.operations(),
-                        report.opsPerSec(), x.getDouble("opsPerSecFirstTenth"), x.getDouble("opsPerSecLastTenth"),
-                        x.getLong("hotDocumentBytesStart"), x.getLong("hotDocumentBytesEnd"),
-                        report.roundTripsPerOp(), report.rawOpsPerSec());
+                String tenths = partial ? "" : String.format(" (first tenth %.0f, last tenth %.0f)",
+                        x.getDouble("opsPerSecFirstTenth"), x.getDouble("opsPerSecLastTenth"));
+                String raw = Double.isNaN(report.rawOpsPerSec()) ? "not measured"
+                        : String.format("%.0f ops/s", report.rawOpsPerSec());
+                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s, hot document, on %s: %d"
+                        + " operations, %.0f ops/s%s; hot document %d bytes before, %d after; %.2f round trips per"
+                        + " operation; raw updates of the hot document %s%n", report.pattern(), target.description(),
+                        report.operations(), report.opsPerSec(), tenths, x.getLong("hotDocumentBytesStart"),
+                        x.getLong("hotDocumentBytesEnd"), report.roundTripsPerOp(), raw);
             }
-            return 0;
+            return partial ? ExitCodes.INTERRUPTED : 0;
         }
     }
 }

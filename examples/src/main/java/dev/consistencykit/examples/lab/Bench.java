@@ -57,11 +57,36 @@ public final class Bench {
         }
     }
 
+    /**
+     * Set when a run was cut short by an interruption (SIGINT, SIGTERM): every run after it returns at once, and the
+     * command prints the figures of what ran, marked partial.
+     */
+    private static final java.util.concurrent.atomic.AtomicBoolean STOPPED = new java.util.concurrent.atomic
+            .AtomicBoolean();
+
     private Bench() {
+    }
+
+    /** Whether a run was cut short since {@link #start()}. */
+    public static boolean stopped() {
+        return STOPPED.get();
+    }
+
+    /** A command's benchmarks begin: nothing cut short yet. */
+    public static void start() {
+        STOPPED.set(false);
+    }
+
+    /** Marks the runs cut short (the command's thread was interrupted in an operation of its own). */
+    public static void stop() {
+        STOPPED.set(true);
     }
 
     /** Runs {@code operation(thread)} on {@code threads} threads for {@code duration}. */
     public static Run timed(int threads, Duration duration, IntConsumer operation) {
+        if (STOPPED.get()) {
+            return new Run(0, Duration.ZERO);
+        }
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         AtomicLong count = new AtomicLong();
         long start = System.nanoTime();
@@ -81,8 +106,8 @@ public final class Bench {
                 f.get();
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("benchmark interrupted", e);
+            // a signal asked the command to stop: what ran so far is the measurement, and the command reports it
+            STOPPED.set(true);
         } catch (ExecutionException e) {
             throw new IllegalStateException("benchmark operation failed: " + e.getCause(), e.getCause());
         } finally {
@@ -117,7 +142,7 @@ public final class Bench {
         long rawOps = 0;
         Duration patternTime = Duration.ZERO;
         Duration rawTime = Duration.ZERO;
-        for (int round = 0; round < ROUNDS; round++) {
+        for (int round = 0; round < ROUNDS && !STOPPED.get(); round++) {
             Run r = timed(settings.threads(), phase, raw);
             Run p = timed(settings.threads(), phase, pattern);
             rawOps += r.operations();
@@ -205,6 +230,7 @@ public final class Bench {
         int tenth = operations / 10;
         double first = 0;
         double last = 0;
+        long done = 0;
         long start = System.nanoTime();
         RoundTripCounter.RoundTrips trips;
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
@@ -212,7 +238,22 @@ public final class Bench {
                 long partStart = System.nanoTime();
                 int end = part == 9 ? operations : (part + 1) * tenth;
                 for (int i = part * tenth; i < end; i++) {
-                    operation.accept(i);
+                    if (STOPPED.get() || Thread.currentThread().isInterrupted()) {
+                        break;
+                    }
+                    try {
+                        operation.accept(i);
+                        done++;
+                    } catch (dev.consistencykit.core.OperationInterruptedException
+                             | com.mongodb.MongoInterruptedException e) {
+                        Thread.interrupted();   // taken: the run stops here and reports what it did
+                        STOPPED.set(true);
+                    }
+                }
+                if (STOPPED.get() || Thread.interrupted()) {
+                    STOPPED.set(true);
+                    progress.accept("hot document: interrupted after " + done + " operations");
+                    break;
                 }
                 double rate = (end - part * tenth) / ((System.nanoTime() - partStart) / 1e9);
                 if (part == 0) {
@@ -228,15 +269,19 @@ public final class Bench {
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
         long bytesEnd = sizeOf(hotCollection, hotId);
-        int rawOps = Math.max(1, tenth);
-        long rawStart = System.nanoTime();
-        for (int i = 0; i < rawOps; i++) {
-            hotCollection.updateOne(eq("_id", hotId), Updates.inc("rawBenchmark", 1L));
+        double raw = Double.NaN;
+        if (!STOPPED.get()) {
+            int rawOps = Math.max(1, tenth);
+            long rawStart = System.nanoTime();
+            for (int i = 0; i < rawOps; i++) {
+                hotCollection.updateOne(eq("_id", hotId), Updates.inc("rawBenchmark", 1L));
+            }
+            raw = rawOps / ((System.nanoTime() - rawStart) / 1e9);
+            hotCollection.updateOne(eq("_id", hotId), Updates.unset("rawBenchmark"));
         }
-        double raw = rawOps / ((System.nanoTime() - rawStart) / 1e9);
-        hotCollection.updateOne(eq("_id", hotId), Updates.unset("rawBenchmark"));
-        return new Hot(operations, operations / elapsed, first, last, bytesStart, bytesEnd,
-                (double) trips.commands() / operations, (double) trips.documentsWritten() / operations, raw);
+        long ops = Math.max(1, done);
+        return new Hot(done, done / elapsed, first, last, bytesStart, bytesEnd, (double) trips.commands() / ops,
+                (double) trips.documentsWritten() / ops, raw);
     }
 
     /** The size in bytes of document {@code id} as stored. */
