@@ -137,4 +137,24 @@ class EmbeddedMongoTest {
             assertThat(hello.get("ok")).isIn(1, 1.0);
         }
     }
+
+    @Test
+    void shouldMatchWholeFilterWhenQueryNarrowedByAnIdInList() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            com.mongodb.client.MongoCollection<org.bson.Document> c = client.getDatabase("t").getCollection("c");
+            for (int i = 0; i < 50; i++) {
+                c.insertOne(new org.bson.Document("_id", i).append("k", i % 2 == 0 ? "even" : "odd"));
+            }
+            org.bson.conversions.Bson filter = com.mongodb.client.model.Filters.and(
+                    com.mongodb.client.model.Filters.in("_id", 1, 2, 3, 4, 99, 2L),
+                    com.mongodb.client.model.Filters.eq("k", "even"));
+
+            assertThat(c.find(filter).map(d -> d.get("_id")).into(new java.util.ArrayList<>()))
+                    .containsExactlyInAnyOrder(2, 4);
+            assertThat(c.updateMany(filter, com.mongodb.client.model.Updates.set("x", 1)).getModifiedCount())
+                    .isEqualTo(2);
+            assertThat(c.countDocuments(com.mongodb.client.model.Filters.eq("x", 1))).isEqualTo(2);
+        }
+    }
 }

@@ -35,8 +35,8 @@ import de.bwaldvogel.mongo.oplog.Oplog;
  *
  * <p><b>{@code _id} lookups.</b> The stock collection uses a unique index only when the query's keys equal the
  * index's keys exactly, so {@code {_id: X, state: "pending"}} scans the whole collection. Here a query with a plain
- * {@code _id} equality is narrowed through the {@code _id} index to that one document, which is then matched
- * against the whole filter, as mongod does.
+ * {@code _id} equality (or a plain {@code _id: {$in: [...]}}) is narrowed through the {@code _id} index to those
+ * documents, which are then matched against the whole filter, as mongod does.
  */
 final class ReadAtomicMemoryCollection extends MemoryCollection {
 
@@ -145,7 +145,43 @@ final class ReadAtomicMemoryCollection extends MemoryCollection {
                 return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
             }
         }
+        List<?> ids = id == null ? idIn(query) : null;
+        if (ids != null) {
+            Index<Integer> idIndex = idIndex();
+            if (idIndex != null) {
+                // each value looked up in the index, as mongod walks the _id index for an $in: a release of 64
+                // records in a collection of 100,000 reads 64 documents, not 100,000
+                java.util.Set<Integer> positions = new java.util.LinkedHashSet<>();
+                for (Object value : ids) {
+                    idIndex.getPositions(new Document(getIdField(), value)).forEach(positions::add);
+                }
+                return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
+        }
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * The values of a plain {@code _id: {$in: [...]}} the whole query requires (at the top level or inside a top-level
+     * {@code $and}), every one a plain value; {@code null} if there is none.
+     */
+    private List<?> idIn(Document query) {
+        if (query.get(getIdField()) instanceof Document condition && condition.size() == 1
+                && condition.get("$in") instanceof List<?> values && values.stream().allMatch(
+                        ReadAtomicMemoryCollection::isPlainValue)) {
+            return values;
+        }
+        if (query.get("$and") instanceof List<?> clauses) {
+            for (Object clause : clauses) {
+                if (clause instanceof Document d) {
+                    List<?> nested = idIn(d);
+                    if (nested != null) {
+                        return nested;
+                    }
+                }
+            }
+        }
+        return null;
     }
 
     /**

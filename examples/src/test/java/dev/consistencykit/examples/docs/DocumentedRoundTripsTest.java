@@ -67,8 +67,8 @@ class DocumentedRoundTripsTest {
     private static final String PRINTED = "printed by a command";
 
     private static final List<Claim> CLAIMS = List.of(
-            new Claim("README.md", "| 7 round trips, 9 documents | stale", "transfer"),
-            new Claim("README.md", "| 7 round trips, 9 documents | same", "transfer at prepare"),
+            new Claim("README.md", "| 7 round trips, 10 documents | stale", "transfer"),
+            new Claim("README.md", "| 7 round trips, 10 documents | same", "transfer at prepare"),
             new Claim("README.md", "| 1 round trip to append", "ledger append"),
             new Claim("README.md", "| 1 round trip to enqueue, 10 for a worker", "enqueue"),
             new Claim("README.md", "| 3 round trips to commit", "versioning commit"),
@@ -78,7 +78,7 @@ class DocumentedRoundTripsTest {
             new Claim("README.md", "of 1,000 roots): 3 round trips per", "versioning commit"),
             new Claim("README.md", "10 copies per master): 3 round trips per rename", "rename one target"),
             new Claim("README.md", "settling costs under one round trip", PRINTED),
-            new Claim("README.md", "same run): 7 round trips and 9 documents", "transfer"),
+            new Claim("README.md", "the embedded server): 7 round trips and 10 documents", "transfer"),
             new Claim("README.md", "later valid changes: 3 round trips", "ledger balance"),
             new Claim("README.md", "1,000 accounts): 1.0 round trips per transfer", PRINTED),
             new Claim("README.md", "// 7 round trips; typed", "transfer"),
@@ -86,7 +86,7 @@ class DocumentedRoundTripsTest {
             new Claim("README.md", "(3 round trips per effect", "applyOnce"),
             new Claim("README.md", "(two round trips more than a plain update", "enqueueWith extra"),
             new Claim("README.md", "3 round trips per job for the queue's own work", "job own work"),
-            new Claim("README.md", "8 round trips per job).", PRINTED),
+            new Claim("README.md", "8 round trips per job; 2026-11-25", PRINTED),
             new Claim("docs/patterns/versioning.md", "`read` and `get` take 3 round trips", "versioning read"),
             new Claim("docs/patterns/versioning.md", "3 round trips per commit of a 3-item change set",
                     "versioning commit"),
