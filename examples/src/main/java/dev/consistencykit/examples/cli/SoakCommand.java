@@ -55,8 +55,9 @@ final class SoakCommand implements Callable<Integer> {
             out.println(Json.line(report.json()));
         } else if (report.interrupted()) {
             out.printf("soak interrupted after %.0f s: %s killed with SIGKILL and restarted; operations %s; every"
-                    + " worker and the server stopped; recovery and invariants not run%n", report.seconds(),
-                    Soak.workersKilled(report.kills()), report.operations());
+                    + " worker stopped; recovery run; %d invariant violations; the server stopped%n", report.seconds(),
+                    Soak.workersKilled(report.kills()), report.operations(), report.violations().size());
+            report.violations().forEach(v -> out.println("  " + v));
         } else {
             out.printf("soak: %.0f s, %s killed with SIGKILL and restarted; operations %s; %d invariant"
                     + " violations%n", report.seconds(), Soak.workersKilled(report.kills()), report.operations(),

@@ -5,6 +5,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -95,8 +96,9 @@ public final class Soak {
     }
 
     /**
-     * Runs a soak. An interruption of the calling thread stops it: every worker and the server process are ended
-     * (also on any failure), and the report says what was done, without recovery or invariants.
+     * Runs a soak. An interruption of the calling thread ends the kill phase early: every worker is stopped, then
+     * recovery and the invariants run as at a normal end, and the report says it was interrupted. The server process
+     * is ended last (also on any failure).
      */
     public static Report run(Settings settings, Consumer<String> progress) throws IOException {
         Process server = null;
@@ -148,7 +150,11 @@ public final class Soak {
     private static Report soak(Settings settings, String uri, List<Process> workers, Consumer<String> progress)
             throws IOException {
         String database = MongoTarget.freshDatabaseName("soak");
-        try (MongoClient client = MongoClients.create(uri)) {
+        // bounded: should the server be gone, the soak ends with an error within the interruption's grace, not after the
+        // driver's 30 s server selection
+        try (MongoClient client = MongoClients.create(com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(new com.mongodb.ConnectionString(uri))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
             MongoDatabase db = client.getDatabase(database);
             seed(db);
             progress.accept("seeded " + database + " on " + MongoTarget.redact(uri));
@@ -177,30 +183,28 @@ public final class Soak {
                             (System.nanoTime() - start) / 1e9, workersKilled(kills)));
                 }
             } catch (InterruptedException e) {
-                interrupted = true;   // the flag is clear now, so the clean-up below can still talk to the server
+                // the flag is clear now, so the clean-up below can still talk to the server, which the signal did not
+                // reach (it runs in a session of its own): recovery and the invariants run as at a normal end
+                interrupted = true;
             }
             for (Process w : workers) {
                 w.destroyForcibly();
                 waitFor(w);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
-            if (interrupted) {
-                Map<String, Long> operations = operations(db);
-                db.drop();
-                return new Report(seconds, kills, operations, List.of(), true);   // the report carries the interruption
-            }
+            boolean stoppedEarly = interrupted;
             progress.accept("workers stopped; recovering every pattern and checking its invariants");
             recover(db);
             List<String> violations = invariants(db);
             Map<String, Long> operations = operations(db);
             operations.forEach((pattern, count) -> {
-                if (count == 0) {
+                if (count == 0 && !stoppedEarly) {   // cut short, a worker may not have begun
                     violations.add(pattern + ": no operation reached the database (see consistency-kit-soak-worker-"
                             + pattern + ".err in " + System.getProperty("java.io.tmpdir") + ")");
                 }
             });
             db.drop();
-            return new Report(seconds, kills, operations, violations, false);
+            return new Report(seconds, kills, operations, violations, interrupted);
         }
     }
 
@@ -263,11 +267,20 @@ public final class Soak {
      * The CLI in a new JVM: {@code uri}, which may hold a password, goes into the child's environment, never onto its
      * command line, where any user of the machine can read it ({@code ps}).
      */
+    /** Linux's {@code setsid}, where there is one. */
+    private static final Path SETSID = Path.of("/usr/bin/setsid");
+
     static ProcessBuilder processBuilder(List<String> args, String logName, String uri) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
                 "dev.consistencykit.examples.cli.ConsistencyKitCli"));
         command.addAll(args);
+        if (Files.isExecutable(SETSID)) {
+            // a session of its own: Ctrl-C in a terminal, or `timeout`, signals the whole foreground process group;
+            // the soak's server and workers are the soak's to stop (and they watch it, should it die), so the signal
+            // reaches the soak alone, which then stops its workers, recovers and checks the invariants on the server
+            command.add(0, SETSID.toString());
+        }
         ProcessBuilder builder = new ProcessBuilder(command);
         if (uri != null) {
             builder.environment().put(MongoTarget.URI_ENVIRONMENT, uri);
