@@ -79,6 +79,22 @@ public final class MongoErrors {
         return kind == Kind.TRANSIENT_NOT_SENT || kind == Kind.TRANSIENT_MAYBE_APPLIED;
     }
 
+    /**
+     * Whether {@code e} reports a violation of the {@code _id} index: another document has this {@code _id}. A
+     * violation of another unique index (one of the application's) is not, and says nothing about the {@code _id}.
+     */
+    public static boolean isDuplicateId(MongoException e) {
+        if (!isDuplicateKey(e)) {
+            return false;
+        }
+        String message = String.valueOf(e.getMessage());
+        if (e instanceof MongoWriteException we && we.getError().getDetails().get("keyPattern") instanceof
+                org.bson.BsonDocument pattern) {
+            return pattern.keySet().equals(java.util.Set.of("_id"));
+        }
+        return message.contains("index: _id_ ") || message.contains("index: _id_\"") || message.endsWith("_id_");
+    }
+
     /** Whether {@code e} reports a unique-index violation, whichever API raised it. */
     public static boolean isDuplicateKey(MongoException e) {
         if (e instanceof MongoWriteException we) {

@@ -260,6 +260,10 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         Object id = Ids.documentId(name(), "documentId", documentId, business.getCodecRegistry());
         Bson filter = businessFilter == null ? null
                 : FilterGrammar.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
+        if (filter != null && namesId(filter.toBsonDocument(BsonDocument.class, business.getCodecRegistry()))) {
+            throw new InvalidInputException(name(), "businessFilter", "the filter of an upsert must not name _id:"
+                    + " the document's id is documentId, and an inserted document takes it from there");
+        }
         Bson update = businessUpdate == null ? null : UpdateGrammar.updateSpec(name(), "businessUpdate", businessUpdate,
                 business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
         JobEngine.Encoded encoded = engine.encode(job);
@@ -292,6 +296,23 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         MongoCollection<Document> bounded = Calls.bounded(business.withDocumentClass(Document.class),
                 calls.operationTimeout());
         return calls.idempotent("relay outbox", () -> engine.relayAll(bounded, staleAfter));
+    }
+
+    /** Whether a filter names {@code _id}, at its top level or inside {@code $and}/{@code $or}/{@code $nor}. */
+    private static boolean namesId(BsonDocument filter) {
+        for (String key : filter.keySet()) {
+            if (key.equals("_id") || key.startsWith("_id.")) {
+                return true;
+            }
+            if (filter.get(key).isArray()) {
+                for (org.bson.BsonValue clause : filter.get(key).asArray()) {
+                    if (clause.isDocument() && namesId(clause.asDocument())) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** Creates the index {@link #relayOutbox} needs on a business collection. */

@@ -349,4 +349,24 @@ class OutboxInsertTest {
         assertThat(db.getCollection(ORDERS).find().first()).as("nothing written").isEqualTo(new Document("_id", "o1"));
         assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).isZero();
     }
+
+    @Test
+    void shouldTypeAViolationOfTheApplicationsOwnUniqueIndexAndWriteNothing(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        JobQueue queue = Friends.queue(db).build();
+        MongoCollection<Document> orders = db.getCollection(ORDERS);
+        orders.createIndex(new Document("ref", 1), new com.mongodb.client.model.IndexOptions().unique(true));
+        queue.insertWith(orders, new Document("_id", "o1").append("ref", "R-1"), ship("o1"));
+
+        assertThatThrownBy(() -> queue.insertWith(orders, new Document("_id", "o2").append("ref", "R-1"), ship("o2")))
+                .isInstanceOf(dev.consistencykit.core.ServerRefusedException.class);
+        assertThatThrownBy(() -> queue.upsertWith(orders, "o3", eq("ref", "R-1"), Updates.set("n", 1), ship("o3")))
+                .isInstanceOf(dev.consistencykit.core.ServerRefusedException.class);
+        assertThatThrownBy(() -> queue.upsertWith(orders, "o4", eq("_id", "o5"), Updates.set("n", 1), ship("o4")))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("_id");
+
+        assertThat(orders.countDocuments()).isEqualTo(1);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).as("o1's job only")
+                .isEqualTo(1);
+    }
 }

@@ -248,7 +248,9 @@ final class JobOutbox {
             try {
                 return send.getAsBoolean();
             } catch (MongoException e) {
-                if (!MongoErrors.isDuplicateKey(e)) {
+                // another document has this _id; a violation of one of the application's own unique indexes is the
+                // server refusing the document, typed as such by the call's boundary
+                if (!MongoErrors.isDuplicateId(e)) {
                     throw e;
                 }
                 return false;
