@@ -78,7 +78,7 @@ class DocumentedRoundTripsTest {
             new Claim("README.md", "of 1,000 roots): 3 round trips per", "versioning commit"),
             new Claim("README.md", "10 copies per master): 3 round trips per rename", "rename one target"),
             new Claim("README.md", "settling costs under one round trip", PRINTED),
-            new Claim("README.md", "the embedded server): 7 round trips and 10 documents", "transfer"),
+            new Claim("README.md", "every such figure): 7 round trips and 10 documents", "transfer"),
             new Claim("README.md", "later valid changes: 3 round trips", "ledger balance"),
             new Claim("README.md", "1,000 accounts): 1.0 round trips per transfer", PRINTED),
             new Claim("README.md", "// 7 round trips; typed", "transfer"),
