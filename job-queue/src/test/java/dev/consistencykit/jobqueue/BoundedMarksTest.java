@@ -4,7 +4,6 @@ import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +28,6 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.MongoTarget;
@@ -139,7 +137,7 @@ class BoundedMarksTest {
         other.relayOutbox(db.getCollection(Friends.USERS));
         other.processNext();
         releasedByTheirInstances(db);
-        assertThat(later(db).prune()).as("the job waits for its outbox call").isZero();
+        assertThat(Friends.prunerDaysAhead(db).prune()).as("the job waits for its outbox call").isZero();
 
         lost.release();
 
@@ -147,7 +145,7 @@ class BoundedMarksTest {
         assertThat(user(db, "ann").getInteger("charged")).isEqualTo(1);
         assertThat(user(db, "ann").getList("friends", String.class)).containsExactly("bob");
         caller.recover();   // the caller's maintenance releases what its calls wrote
-        assertThat(later(db).prune()).isEqualTo(1);
+        assertThat(Friends.prunerDaysAhead(db).prune()).isEqualTo(1);
     }
 
     @Test
@@ -238,11 +236,6 @@ class BoundedMarksTest {
     }
 
     /** A queue whose clock runs eight days ahead: past the default retention of done jobs. */
-    private static JobQueue later(MongoDatabase db) {
-        return Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.offset(Clock.systemUTC(),
-                Duration.ofDays(8)))).build();
-    }
-
     @Test
     void shouldRefuseAZombieWorkerWhenItsJobWasFinishedByAnotherAndPruned(MongoDatabase db) throws Exception {
         // apply(): #1 enqueue, #2 claim, #3 the effect's reservation, #4 the claim's check, #5 the effect
@@ -257,7 +250,7 @@ class BoundedMarksTest {
 
             assertThat(Friends.queue(fresh).build().recover(Duration.ZERO).rolledForward()).isEqualTo(1);
             releasedByTheirInstances(fresh);
-            assertThat(later(fresh).prune()).as("site " + site).isEqualTo(1);
+            assertThat(Friends.prunerDaysAhead(fresh).prune()).as("site " + site).isEqualTo(1);
             Document before = fresh.getCollection(Friends.COUNTERS).find().first();
             zombie.release();
             OperationResult late = paused.get(30, TimeUnit.SECONDS);
@@ -283,7 +276,7 @@ class BoundedMarksTest {
         assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).isTrue();
         Friends.queue(db).build().recover(Duration.ZERO);
         releasedByTheirInstances(db);
-        assertThat(later(db).prune()).isEqualTo(1);
+        assertThat(Friends.prunerDaysAhead(db).prune()).isEqualTo(1);
         // the id is free again: another j1 (ann and cid), claimed by worker 2, which pauses at the same point
         FaultInjector second = FaultInjector.atWrite("findOneAndUpdate", "users", 1, FaultMode.PAUSE);
         CompletableFuture<OperationResult> reused = CompletableFuture.supplyAsync(() -> Friends.queue(second.wrap(db))

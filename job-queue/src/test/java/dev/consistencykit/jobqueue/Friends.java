@@ -45,6 +45,12 @@ final class Friends {
                         Updates.combine(Updates.inc("n", 1L), Updates.push(WITNESS, ctx.id().value()))));
     }
 
+    /** A queue whose server clock is two days ahead of a one-day retention: to it, every done job is past retention. */
+    static JobQueue prunerDaysAhead(MongoDatabase db) {
+        return queue(db).retention(Duration.ofDays(1)).serverClock(dev.consistencykit.core.ServerClock.unsynchronized(
+                java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofDays(2)))).build();
+    }
+
     static void seedUsers(MongoDatabase db, String... names) {
         List<Document> docs = new ArrayList<>();
         for (String n : names) {

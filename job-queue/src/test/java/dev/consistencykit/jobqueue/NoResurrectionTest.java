@@ -3,7 +3,6 @@ package dev.consistencykit.jobqueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +18,6 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -37,8 +35,7 @@ class NoResurrectionTest {
 
     /** A pruner whose clock is two days ahead: every done job is past its retention. */
     private static long prune(MongoDatabase db) {
-        return Friends.queue(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(
-                Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build().prune();
+        return Friends.prunerDaysAhead(db).prune();
     }
 
     private static long counter(MongoDatabase db) {

@@ -4,7 +4,6 @@ import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +24,6 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
@@ -268,7 +266,7 @@ class OutboxInsertTest {
                         return List.of();
                     })
                     .actor("pruner", db -> {
-                        prunerDaysAhead(db).prune();
+                        Friends.prunerDaysAhead(db).prune();
                         return List.of();
                     })
                     .actor("second caller", db -> {
@@ -279,11 +277,6 @@ class OutboxInsertTest {
 
             assertThat(report.violations()).as(report.toString()).isEmpty();
         }
-    }
-
-    private static JobQueue prunerDaysAhead(MongoDatabase db) {
-        return Friends.queue(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(
-                Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build();
     }
 
     @Test
@@ -301,7 +294,7 @@ class OutboxInsertTest {
         assertThat(other.relayOutbox(db.getCollection(ORDERS))).isEqualTo(1);
         assertThat(other.processNext()).isPresent();
         db.getCollection(ORDERS).deleteOne(eq("_id", "o1"));   // the order shipped and archived
-        assertThat(prunerDaysAhead(db).prune()).as("the job waits for its call").isZero();
+        assertThat(Friends.prunerDaysAhead(db).prune()).as("the job waits for its call").isZero();
         lost.release();
 
         assertThat(call.get(30, TimeUnit.SECONDS)).contains(OperationId.of("ship-o1"));
@@ -318,12 +311,12 @@ class OutboxInsertTest {
         queue.processNext();
         db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateMany(new Document(), Updates.unset(
                 dev.consistencykit.core.RecordReleases.FIELD));   // as if its relayer had released it
-        assertThat(prunerDaysAhead(db).prune()).as("held by its call until the call's instance releases it")
+        assertThat(Friends.prunerDaysAhead(db).prune()).as("held by its call until the call's instance releases it")
                 .isZero();
 
         queue.recover(Duration.ZERO);   // its maintenance releases what its calls wrote
 
-        assertThat(prunerDaysAhead(db).prune()).isEqualTo(1);
+        assertThat(Friends.prunerDaysAhead(db).prune()).isEqualTo(1);
     }
 
     @Test

@@ -266,11 +266,18 @@ final class JobOutbox {
                 : Written.REFUSED;
     }
 
-    /** Whether the queue holds job {@code jobId} relayed from the outbox call {@code nonce}: read from the primary. */
+    /** {@link #queuedFor}, retried as the instance's policy says. */
     private boolean heldFor(Object jobId, String nonce) {
-        return config.retryPolicy().execute(config.name(), jobId, "read relayed job", () -> fields.jobs
-                .withReadPreference(ReadPreference.primary()).find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce)))
-                .projection(Projections.include("_id")).first()) != null;
+        return config.retryPolicy().execute(config.name(), jobId, "read relayed job", () -> queuedFor(jobId, nonce));
+    }
+
+    /**
+     * Whether the queue holds job {@code jobId} relayed from the outbox call {@code nonce} (its record keeps the call's
+     * nonce until the call has its answer): one read from the primary.
+     */
+    private boolean queuedFor(Object jobId, String nonce) {
+        return fields.jobs.withReadPreference(ReadPreference.primary()).find(and(eq("_id", jobId),
+                eq(OUTBOX_NONCE, nonce))).projection(Projections.include("_id")).first() != null;
     }
 
     /** Whether the queue holds job {@code jobId}, from whichever call: read from the primary. */
@@ -399,9 +406,7 @@ final class JobOutbox {
         if (current != null && OUTBOX_MARKER.evidence(current, jobId, nonce) != EffectMarker.Evidence.NONE) {
             return refused;
         }
-        Document queued = fields.jobs.withReadPreference(ReadPreference.primary())
-                .find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce))).first();
-        if (queued != null) {
+        if (queuedFor(jobId, nonce)) {   // already inside the write's retry: read once
             return new GuardedResult(UpdateOutcome.ALREADY_APPLIED, Optional.empty());
         }
         throw new OutcomeUnknownException(config.name(), jobId, "the business write of job " + jobId + " was retried"
@@ -532,15 +537,6 @@ final class JobOutbox {
         return config.retryPolicy().execute(config.name(), jobId, "read outbox entry", () -> business
                 .withReadPreference(ReadPreference.primary()).find(and(eq("_id", documentId),
                         eq(OUTBOX + "._id", jobId))).projection(Projections.include("_id")).first()) != null;
-    }
-
-    static boolean carries(Document doc, Object jobId) {
-        for (Object e : Values.arrayOf(doc, OUTBOX)) {
-            if (e instanceof Document d && Objects.equals(d.get("_id"), jobId)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

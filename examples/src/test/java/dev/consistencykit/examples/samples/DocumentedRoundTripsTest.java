@@ -1,4 +1,4 @@
-package dev.consistencykit.examples.docs;
+package dev.consistencykit.examples.samples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -150,11 +150,7 @@ class DocumentedRoundTripsTest {
     private static final Map<String, Long> MEASURED = new LinkedHashMap<>();
 
     private static Path root() {
-        Path dir = Path.of("").toAbsolutePath();
-        while (!Files.exists(dir.resolve("mvnw"))) {
-            dir = dir.getParent();
-        }
-        return dir;
+        return SampleSources.root();
     }
 
     private static String read(Path file) {
