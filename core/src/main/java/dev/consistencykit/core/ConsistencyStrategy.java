@@ -96,6 +96,39 @@ public interface ConsistencyStrategy<C> {
     }
 
     /**
+     * {@link #recover(Duration)} for one operation: finishes or undoes {@code id} (as {@link #interrupted} lists it) if
+     * it was started, is not finished and has made no progress for {@code staleAfter}; by the same fenced
+     * compare-and-sets as a whole pass, so it is as safe beside owners, workers and other recoverers. For an operator
+     * who repairs one operation he looked at.
+     *
+     * @param id         the operation's id
+     * @param staleAfter how long it must have made no progress; zero takes it over whatever its age
+     * @return what was done: {@code examined} is 0 when there is no such operation in flight that long
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     */
+    RecoveryReport recoverOne(Object id, Duration staleAfter);
+
+    /**
+     * One operation as an operator opens it: its record and the documents it touches, as a reader sees them now.
+     * Read-only; bounded by the documents the operation names.
+     *
+     * @param id the operation's id (as {@link #interrupted} lists it)
+     * @return empty when the pattern keeps no record of {@code id}
+     */
+    java.util.Optional<OperationView> describe(Object id);
+
+    /**
+     * How many operations reached a terminal state within the last {@code window} (server time), counted by an
+     * index and at most {@code cap}: what a page polls to draw throughput without reading every record. Empty for a
+     * pattern that keeps no indexed completion time.
+     *
+     * @throws IllegalArgumentException if {@code window} is negative or {@code cap} below 1
+     */
+    default java.util.OptionalLong finishedWithin(Duration window, int cap) {
+        return java.util.OptionalLong.empty();
+    }
+
+    /**
      * The operations that were started and have made no progress for longer than {@code staleAfter} (server time):
      * those {@link #recover(Duration)} with the same threshold would finish or undo, oldest first. Read-only.
      *

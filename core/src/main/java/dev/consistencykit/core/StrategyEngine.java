@@ -18,6 +18,20 @@ public interface StrategyEngine<M extends Record> {
     /** Finishes or undoes what was left unfinished longer than {@code staleAfter} (zero: everything unfinished). */
     RecoveryReport recover(Duration staleAfter);
 
+    /** {@link #recover(Duration)} restricted to the operation {@code id}. */
+    RecoveryReport recoverOne(Object id, Duration staleAfter);
+
+    /** The operation {@code id}: its record and the documents it touches as a reader sees them; empty if none. */
+    java.util.Optional<OperationView> describe(Object id);
+
+    /**
+     * Operations that reached a terminal state within the last {@code window} (server time), counted by an index, at
+     * most {@code cap}; empty for a pattern that keeps no indexed completion time.
+     */
+    default java.util.OptionalLong finishedSince(Duration window, int cap) {
+        return java.util.OptionalLong.empty();
+    }
+
     /** Operations left unfinished longer than {@code staleAfter}, oldest first, at most {@code limit}. */
     List<InterruptedOperation> interrupted(Duration staleAfter, int limit);
 

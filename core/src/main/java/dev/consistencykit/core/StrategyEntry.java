@@ -80,6 +80,39 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
         return calls.idempotent("recover", () -> engine.recover(staleAfter));
     }
 
+    /**
+     * Finishes or undoes the operation {@code id} if it is unfinished and has made no progress for {@code staleAfter}
+     * (zero: whatever its age), by the same fenced compare-and-sets as {@link #recover(Duration)}.
+     *
+     * @throws IllegalArgumentException if {@code staleAfter} is negative
+     * @throws InvalidInputException    if {@code id} is not a valid id
+     */
+    @Override
+    public final RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        Checks.notNegative("staleAfter", staleAfter);
+        Object checked = Ids.documentId(name(), "id", id);
+        return calls.idempotent("recover one", () -> engine.recoverOne(checked, staleAfter));
+    }
+
+    /**
+     * The operation {@code id}: its record and the documents it touches, as a reader sees them now. Read-only.
+     *
+     * @throws InvalidInputException if {@code id} is not a valid id
+     */
+    @Override
+    public final java.util.Optional<OperationView> describe(Object id) {
+        Object checked = Ids.documentId(name(), "id", id);
+        return calls.idempotent("describe", () -> engine.describe(checked));
+    }
+
+    /** Operations finished within the last {@code window}, by an index, at most {@code cap}; empty if not kept. */
+    @Override
+    public final java.util.OptionalLong finishedWithin(Duration window, int cap) {
+        Checks.notNegative("window", window);
+        Checks.atLeast("cap", cap, 1);
+        return calls.idempotent("count finished", () -> engine.finishedSince(window, cap));
+    }
+
     /** {@link #recover(Duration)} with the configuration's {@link StrategyConfig#staleAfter()}. */
     @Override
     public final RecoveryReport recover() {

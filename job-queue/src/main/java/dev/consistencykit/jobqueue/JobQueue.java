@@ -372,6 +372,18 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
+    /**
+     * Dead jobs, each with the error that killed it, in the order of the {@code due} index, skipping {@code skip}:
+     * what an operator pages through before {@link #replayDead}. Reads at most {@code skip + limit} index entries.
+     *
+     * @throws IllegalArgumentException if {@code skip} is negative or {@code limit} below 1
+     */
+    public List<InterruptedOperation> dead(int skip, int limit) {
+        Checks.atLeast("skip", skip, 0);
+        Checks.atLeast("limit", limit, 1);
+        return calls.idempotent("list dead jobs", () -> engine.dead(skip, limit));
+    }
+
     /** Counts per state and job type. */
     public Map<String, Map<String, Long>> countsByType() {
         return calls.idempotent("count by type", engine::countsByType);

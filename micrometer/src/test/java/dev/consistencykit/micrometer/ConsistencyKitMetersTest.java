@@ -56,6 +56,16 @@ class ConsistencyKitMetersTest {
         }
 
         @Override
+        public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.util.Optional<dev.consistencykit.core.OperationView> describe(Object id) {
+            return java.util.Optional.empty();
+        }
+
+        @Override
         public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
             return List.of();
         }

@@ -29,7 +29,9 @@ class BenchInterruptionTest {
     @Test
     void shouldReturnWhatRanWhenATimedRunIsInterrupted() throws Exception {
         Bench.start();
-        CountDownLatch running = new CountDownLatch(50);
+        // one thread: when the 51st operation starts, the 50th has been counted (an operation is counted after it
+        // returns, so waiting for the 50th to start would race with its count)
+        CountDownLatch running = new CountDownLatch(51);
         AtomicReference<Thread> command = new AtomicReference<>();
         CompletableFuture<Bench.Comparison> measured = CompletableFuture.supplyAsync(() -> {
             command.set(Thread.currentThread());

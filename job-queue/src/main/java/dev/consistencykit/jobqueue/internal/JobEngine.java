@@ -55,6 +55,8 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OperationView;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
@@ -246,6 +248,72 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         return recovery.recover(staleAfter);
     }
 
+    /**
+     * {@link #recover(Duration)} for the job {@code id} alone, as {@link #interrupted} lists it: requeued (or dead, on
+     * its last attempt) when its lease expired (zero: whatever its lease), for the workers to run.
+     */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        long start = System.nanoTime();
+        fields.releases.flush();
+        int[] swept = recovery.sweep(staleAfter.isZero(), id);
+        // as JobQueue.requeue counts: requeued or killed is rolled back, for the workers (or an operator) to go on
+        return new RecoveryReport(fields.config.name(), swept[0] + swept[1] + swept[2], 0, swept[0] + swept[1],
+                swept[2], Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /** The job {@code id} and the documents its handler changed with {@code applyOnce}, as stored. */
+    @Override
+    public Optional<OperationView> describe(Object id) {
+        Document job = fields.jobs.find(eq("_id", id)).first();
+        if (job == null) {
+            return Optional.empty();
+        }
+        List<OperationView.Touched> touched = new ArrayList<>();
+        for (Object e : job.get(EFFECTS) instanceof List<?> effects ? effects : List.of()) {
+            if (touched.size() < DESCRIBED_EFFECTS && e instanceof Document effect
+                    && effect.get("c") instanceof String c && Names.isCollectionName(c)
+                    && Ids.isDocumentId(effect.get("id"))) {
+                touched.add(new OperationView.Touched(c, effect.get("id"), fields.database.getCollection(c)
+                        .find(eq("_id", effect.get("id"))).first(), "as stored: changed by the handler's applyOnce"));
+            }
+        }
+        return Optional.of(new OperationView(id, String.valueOf(job.get(STATE)), job, touched));
+    }
+
+    /** The most documents {@link #describe} reads for one job. */
+    private static final int DESCRIBED_EFFECTS = 50;
+
+    /** Jobs done within the window, by the {@code retention} index ({@code state}, {@code completedAt}). */
+    @Override
+    public java.util.OptionalLong finishedSince(Duration window, int cap) {
+        return java.util.OptionalLong.of(fields.jobs.countDocuments(and(eq(STATE, JobState.DONE.stored()),
+                com.mongodb.client.model.Filters.gt(COMPLETED, fields.clock.cutoff(window))),
+                new com.mongodb.client.model.CountOptions().limit(cap)));
+    }
+
+    /**
+     * Dead jobs, in the order of the {@code due} index ({@code state}, {@code runAt}), skipping {@code skip}: each with
+     * the error that killed it. Bounded by {@code skip + limit} index entries.
+     */
+    public List<InterruptedOperation> dead(int skip, int limit) {
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document job : fields.jobs.find(eq(STATE, JobState.DEAD.stored())).projection(Projections.include(TYPE,
+                ATTEMPTS, LAST_ERROR, LAST_MODIFIED)).sort(Sorts.ascending(RUN_AT)).skip(skip).limit(limit)) {
+            out.add(deadJob(job));
+        }
+        return out;
+    }
+
+    private InterruptedOperation deadJob(Document job) {
+        Date at = job.getDate(LAST_MODIFIED);
+        String error = job.getString(LAST_ERROR);
+        return new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
+                at == null ? Duration.ZERO : fields.clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
+                + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
+                + (error == null ? "" : ", last error: " + Values.show(error)));
+    }
+
     // ---------------------------------------------------------------- entry points
 
     /** Enqueues {@code job} and runs it in this thread when it is due and free. */
@@ -318,12 +386,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         if (out.size() < limit) {
             for (Document job : fields.jobs.find(eq(STATE, JobState.DEAD.stored())).projection(Projections.include(TYPE,
                     ATTEMPTS, LAST_ERROR, LAST_MODIFIED)).sort(Sorts.ascending(RUN_AT)).limit(limit - out.size())) {
-                Date at = job.getDate(LAST_MODIFIED);
-                String error = job.getString(LAST_ERROR);
-                out.add(new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
-                        at == null ? Duration.ZERO : fields.clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
-                        + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
-                        + (error == null ? "" : ", last error: " + Values.show(error))));
+                out.add(deadJob(job));
             }
         }
         return out;

@@ -68,8 +68,14 @@ final class JobRecovery {
      * @return {@code [requeued, dead, skipped]}
      */
     public int[] sweep(boolean all) {
-        Bson filter = all ? eq(STATE, JobState.PROCESSING.stored())
+        return sweep(all, null);
+    }
+
+    /** {@link #sweep(boolean)} of the job {@code only} alone when it is not {@code null} (an id checked by the caller). */
+    public int[] sweep(boolean all, Object only) {
+        Bson expired = all ? eq(STATE, JobState.PROCESSING.stored())
                 : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
+        Bson filter = only == null ? expired : and(eq("_id", only), expired);
         int[] counts = new int[3];
         for (Document job : fields.jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS,
                 MAX_ATTEMPTS))

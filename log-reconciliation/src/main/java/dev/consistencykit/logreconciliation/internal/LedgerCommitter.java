@@ -420,10 +420,19 @@ final class LedgerCommitter {
 
     /** Commits every transaction uncommitted for longer than {@code staleAfter}, in log order per account. */
     public RecoveryReport commitPending(Duration staleAfter) {
+        return commitPending(staleAfter, null);
+    }
+
+    /**
+     * {@link #commitPending(Duration)} of the transaction {@code only} alone when it is not {@code null} (checked);
+     * committing it commits the transactions before it in its accounts' logs first, as every commit does.
+     */
+    public RecoveryReport commitPending(Duration staleAfter, Object only) {
         fields.releases.flush();
         long start = System.nanoTime();
-        Bson filter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
+        Bson pendingFilter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
                 : and(eq("proc", UNCOMMITTED), lte("ts", fields.clock.cutoff(staleAfter)));
+        Bson filter = only == null ? pendingFilter : and(eq("_id", only), pendingFilter);
         int examined = 0;
         int forward = 0;
         int back = 0;

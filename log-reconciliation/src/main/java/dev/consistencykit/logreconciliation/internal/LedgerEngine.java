@@ -3,6 +3,7 @@ package dev.consistencykit.logreconciliation.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
@@ -33,6 +34,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
@@ -108,6 +110,54 @@ public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         return committer.commitPending(staleAfter);
+    }
+
+    /** {@link #recover(Duration)} for the transaction {@code id} (and what must commit before it). */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return committer.commitPending(staleAfter, id);
+    }
+
+    /**
+     * The transaction {@code id} (from the ledger, or the archive once archived) and each account it changes with
+     * the balance a reader gets ({@link #balances}).
+     */
+    @Override
+    public Optional<OperationView> describe(Object id) {
+        Document tx = fields.byId(id);
+        if (tx == null) {
+            Document archived = fields.archive.find(eq("_id." + LedgerFields.ARCHIVED_ID, id))
+                    .sort(Sorts.descending("ts")).first();
+            if (archived == null) {
+                return Optional.empty();
+            }
+            tx = LedgerFields.fromArchive(archived);
+        }
+        List<String> accounts = new ArrayList<>();
+        for (Object c : tx.get(CHANGES) instanceof List<?> changes ? changes : List.of()) {
+            if (c instanceof Document change && change.get(ACCOUNT) instanceof String account
+                    && !accounts.contains(account) && accounts.size() < DESCRIBED_ACCOUNTS) {
+                accounts.add(account);
+            }
+        }
+        Map<String, Long> balances = accounts.isEmpty() ? Map.of() : reads.balances(accounts);
+        List<OperationView.Touched> touched = new ArrayList<>();
+        for (String account : accounts) {
+            touched.add(new OperationView.Touched(fields.config.accountsCollection(), account, new Document("_id", account)
+                    .append("balance", balances.get(account)), "the balance Ledger.balances reads"));
+        }
+        String state = tx.get("proc") + (tx.get("state") == null ? "" : ", " + tx.get("state"));
+        return Optional.of(new OperationView(id, state, tx, touched));
+    }
+
+    /** The most accounts {@link #describe} reads. */
+    private static final int DESCRIBED_ACCOUNTS = 50;
+
+    /** Transactions committed within the window, by the {@code proc_ts} index. */
+    @Override
+    public java.util.OptionalLong finishedSince(Duration window, int cap) {
+        return java.util.OptionalLong.of(fields.ledger.countDocuments(and(eq("proc", COMMITTED), gt("ts",
+                fields.clock.cutoff(window))), new com.mongodb.client.model.CountOptions().limit(cap)));
     }
 
     // ---------------------------------------------------------------- cancel and reads

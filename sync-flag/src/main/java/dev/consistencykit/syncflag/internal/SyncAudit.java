@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -35,7 +36,9 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
+import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
@@ -146,6 +149,32 @@ final class SyncAudit {
         }
         return values;
     }
+
+    /**
+     * The master {@code id} (its flag is the operation in flight) and its copies in every target, as stored (a reader
+     * of a copy reads it as stored), each noted current or stale; at most {@link #DESCRIBED_COPIES} per target.
+     */
+    public Optional<OperationView> describe(Object id) {
+        Document master = fields.masters.find(eq("_id", id)).first();
+        if (master == null) {
+            return Optional.empty();
+        }
+        List<OperationView.Touched> touched = new ArrayList<>();
+        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
+            SyncTarget target = t.getKey();
+            Set<Object> stale = new java.util.HashSet<>();
+            t.getValue().find(staleCopies(target, master)).projection(Projections.include("_id"))
+                    .limit(DESCRIBED_COPIES).forEach(d -> stale.add(Ids.idKey(d.get("_id"))));
+            for (Document copy : t.getValue().find(eq(target.path(target.idField()), id)).limit(DESCRIBED_COPIES)) {
+                touched.add(new OperationView.Touched(target.collection(), copy.get("_id"), copy,
+                        stale.contains(Ids.idKey(copy.get("_id"))) ? "stale copy: not yet propagated" : "current copy"));
+            }
+        }
+        return Optional.of(new OperationView(id, master.get(FLAG) == null ? "synced" : "flagged", master, touched));
+    }
+
+    /** The most copies per target {@link #describe} reads. */
+    static final int DESCRIBED_COPIES = 20;
 
     /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Objects;
 
 import org.bson.BsonDocument;
@@ -29,6 +30,7 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyEngine;
@@ -96,6 +98,18 @@ public final class SyncEngine implements StrategyEngine<SyncFlagMetrics> {
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recovery.sweep(staleAfter, Source.SWEEP);
+    }
+
+    /** {@link #recover(Duration)} of the master {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return recovery.sweep(staleAfter, Source.SWEEP, id);
+    }
+
+    /** The master {@code id} and its copies. */
+    @Override
+    public Optional<OperationView> describe(Object id) {
+        return audit.describe(id);
     }
 
     /** Read repair of {@code master} as a reader just read it: takes over its flag, if any, and propagates. */

@@ -56,8 +56,14 @@ final class SyncRecovery {
      * every flag.
      */
     public RecoveryReport sweep(Duration staleAfter, Source source) {
+        return sweep(staleAfter, source, null);
+    }
+
+    /** {@link #sweep(Duration, Source)} of the master {@code only} alone when it is not {@code null} (checked). */
+    public RecoveryReport sweep(Duration staleAfter, Source source, Object only) {
         long start = System.nanoTime();
-        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
+        Bson flagged = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
+        Bson stale = only == null ? flagged : and(eq("_id", only), flagged);
         Set<Object> seen = new HashSet<>();
         int examined = 0;
         int forward = 0;

@@ -61,6 +61,7 @@ import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
@@ -169,6 +170,56 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
     @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recovery.recover(staleAfter);
+    }
+
+    /** {@link #recover(Duration)} for the transaction {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return recovery.recover(staleAfter, id);
+    }
+
+    /**
+     * The transaction {@code id} and its participants as {@link #readConsistent} shows them (as stored, with a note,
+     * when that read cannot place a transaction in flight on them).
+     */
+    @Override
+    public Optional<OperationView> describe(Object id) {
+        Document tx = fields.transactions.find(eq("_id", id)).first();
+        if (tx == null) {
+            return Optional.empty();
+        }
+        Map<String, List<Object>> byCollection = new java.util.LinkedHashMap<>();
+        for (Document p : tx.getList(PARTICIPANTS, Document.class, List.of())) {
+            if (p.get(P_COLLECTION) instanceof String c && Names.isCollectionName(c)
+                    && Ids.isDocumentId(p.get(P_ID))) {
+                byCollection.computeIfAbsent(c, k -> new ArrayList<>()).add(p.get(P_ID));
+            }
+        }
+        List<OperationView.Touched> touched = new ArrayList<>();
+        byCollection.forEach((collection, ids) -> {
+            ConsistentRead read = reader.read(collection, ids);
+            Map<Object, Document> seen = new HashMap<>();
+            String note = "as readConsistent shows it";
+            if (read.isResolved()) {
+                read.documents().forEach(d -> seen.put(Ids.idKey(d.get("_id")), d));
+            } else {
+                note = "as stored: readConsistent could not place transactions " + read.unresolved();
+                fields.database.getCollection(collection).find(in("_id", ids))
+                        .forEach(d -> seen.put(Ids.idKey(d.get("_id")), d));
+            }
+            for (Object participant : ids) {
+                touched.add(new OperationView.Touched(collection, participant, seen.get(Ids.idKey(participant)), note));
+            }
+        });
+        return Optional.of(new OperationView(id, String.valueOf(tx.get(STATE)), tx, touched));
+    }
+
+    /** Transactions done or canceled within the window, by the {@code state_lastModified} index. */
+    @Override
+    public java.util.OptionalLong finishedSince(Duration window, int cap) {
+        return java.util.OptionalLong.of(fields.transactions.countDocuments(and(in(STATE, List.of(
+                TransactionState.DONE.stored(), TransactionState.CANCELED.stored())), Filters.gt(LAST_MODIFIED,
+                fields.clock.cutoff(window))), new com.mongodb.client.model.CountOptions().limit(cap)));
     }
 
     // ---------------------------------------------------------------- the entry points

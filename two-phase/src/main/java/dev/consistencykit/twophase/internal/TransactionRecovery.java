@@ -69,6 +69,14 @@ final class TransactionRecovery {
 
     /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
     public RecoveryReport recover(Duration staleAfter) {
+        return recover(staleAfter, null);
+    }
+
+    /**
+     * Finishes or undoes every transaction without progress for {@code staleAfter}; only the transaction {@code only}
+     * when it is not {@code null} (an id checked by the caller).
+     */
+    public RecoveryReport recover(Duration staleAfter, Object only) {
         fields.releases.flush();
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
@@ -79,6 +87,9 @@ final class TransactionRecovery {
         Bson stale = staleAfter.isZero() ? and(in(STATE, IN_FLIGHT), exists(SET_ASIDE, false))
                 : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, fields.clock.cutoff(staleAfter)), exists(SET_ASIDE,
                 false));
+        if (only != null) {
+            stale = and(eq("_id", only), stale);
+        }
         int examined = 0;
         int forward = 0;
         int back = 0;
@@ -107,7 +118,9 @@ final class TransactionRecovery {
                 }
             }
         }
-        participants.releaseAbandoned();
+        if (only == null) {
+            participants.releaseAbandoned();
+        }
         RecoveryReport report = new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start), setAside);
         if (examined > 0) {

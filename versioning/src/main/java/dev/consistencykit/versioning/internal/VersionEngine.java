@@ -43,6 +43,7 @@ import com.mongodb.client.model.Projections;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyEngine;
@@ -171,6 +172,45 @@ public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics
     public RecoveryReport recover(Duration staleAfter) {
         return maintenance.recover(staleAfter);
     }
+
+    /** {@link #recover(Duration)} of the change set {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return maintenance.recover(staleAfter, id);
+    }
+
+    /**
+     * The change set {@code id} while it is staged (its entry on its root), and its root as a reader reads it now
+     * ({@link #read}: the committed version, without the staged change). Empty once it is committed or abandoned: the
+     * history is indexed by root, not by change set alone.
+     */
+    @Override
+    public Optional<OperationView> describe(Object id) {
+        for (Document root : fields.roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING,
+                PENDING_AT))) {
+            for (Object value : pending(root).values()) {
+                Document entry = (Document) value;
+                if (id.equals(entry.get(CS))) {
+                    Object rootId = root.get("_id");
+                    VersionedTree tree = reads.read(rootId);
+                    Document asRead = new Document("_id", rootId).append("version", tree.version())
+                            .append("items", new Document(tree.items().entrySet().stream().limit(DESCRIBED_ITEMS)
+                                    .collect(java.util.stream.Collectors.toMap(i -> VersionedTree.canonicalId(
+                                            i.getKey()), Map.Entry::getValue, (a, b) -> a,
+                                            java.util.LinkedHashMap::new))));
+                    tree.meta().ifPresent(m -> asRead.append("meta", m));
+                    return Optional.of(new OperationView(id, STAGED, entry, List.of(new OperationView
+                            .Touched(fields.roots.getNamespace().getCollectionName(), rootId, asRead,
+                            "the root as read() returns it (committed version; at most " + DESCRIBED_ITEMS
+                                    + " items)"))));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The most items of a root {@link #describe} shows. */
+    private static final int DESCRIBED_ITEMS = 50;
 
     /** Settles every root with unsettled versions. */
     public long settle() {

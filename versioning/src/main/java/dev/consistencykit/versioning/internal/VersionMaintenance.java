@@ -9,6 +9,7 @@ import static com.mongodb.client.model.Filters.lte;
 import static dev.consistencykit.versioning.internal.VersionFields.AT;
 import static dev.consistencykit.versioning.internal.VersionFields.ATT;
 import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionFields.CS;
 import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
 import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionFields.LOG;
@@ -74,6 +75,14 @@ final class VersionMaintenance {
      * all its documents are written, else abandon), then settles, cleans up and prunes.
      */
     public RecoveryReport recover(Duration staleAfter) {
+        return recover(staleAfter, null);
+    }
+
+    /**
+     * {@link #recover(Duration)}; only the change set {@code only} when it is not {@code null} (checked), without the
+     * settling, clean-up and pruning of a whole pass.
+     */
+    public RecoveryReport recover(Duration staleAfter, Object only) {
         long start = System.nanoTime();
         Date cutoff = fields.clock.cutoff(staleAfter);
         int examined = 0;
@@ -89,7 +98,7 @@ final class VersionMaintenance {
             for (Map.Entry<String, Object> e : pending(root).entrySet()) {
                 Document entry = (Document) e.getValue();
                 Date at = entry.getDate(AT);
-                if (at != null && at.after(cutoff)) {
+                if ((at != null && at.after(cutoff)) || (only != null && !only.equals(entry.get(CS)))) {
                     continue;
                 }
                 examined++;
@@ -100,6 +109,10 @@ final class VersionMaintenance {
                     default -> skipped++;
                 }
             }
+        }
+        if (only != null) {
+            return new RecoveryReport(fields.name, examined, forward, back, skipped,
+                    Duration.ofNanos(System.nanoTime() - start));
         }
         long settled = settlement.settle();
         long cleaned = cleanup();
