@@ -36,11 +36,12 @@ class ModuleGraphTest {
             Map.entry("examples", "examples"), Map.entry("spring", "spring-boot"),
             Map.entry("syncflag", "sync-flag"), Map.entry("jobqueue", "job-queue"), Map.entry("twophase", "two-phase"),
             Map.entry("logreconciliation", "log-reconciliation"), Map.entry("versioning", "versioning"),
-            Map.entry("micrometer", "micrometer"), Map.entry("sample", SAMPLE));
+            Map.entry("micrometer", "micrometer"), Map.entry("sample", SAMPLE),
+            Map.entry("dashboard", "dashboard"));
     private static final Set<String> INFRASTRUCTURE = Set.of("embedded-server", "core", "testkit", "testkit-junit5",
-            "examples", "spring-boot", "spring-boot-starter");
+            "examples", "spring-boot", "spring-boot-starter", "dashboard");
     /** The modules that integrate every pattern into a framework: they may depend on the patterns. */
-    private static final Set<String> INTEGRATIONS = Set.of("spring-boot", "spring-boot-starter");
+    private static final Set<String> INTEGRATIONS = Set.of("spring-boot", "spring-boot-starter", "dashboard");
     /**
      * Run from this repository, never published: the CLI and examples; driver-floor, which runs every pattern's
      * compatibility tests on the lowest supported driver (so it depends on every pattern, in test scope only); and

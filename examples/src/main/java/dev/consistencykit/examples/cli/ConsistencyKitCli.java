@@ -33,7 +33,7 @@ import picocli.CommandLine.ScopeType;
             "130:Interrupted (SIGINT/Ctrl-C or SIGTERM), after printing what was done."},
         subcommands = {TourCommand.class, VerifyServerCommand.class, ServeCommand.class, ChaosCommand.class,
                 BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
-                CompareCommand.class, SoakWorkerCommand.class})
+                CompareCommand.class, DashboardCommand.class, SoakWorkerCommand.class})
 public final class ConsistencyKitCli implements Runnable {
 
     @Option(names = "--uri", scope = ScopeType.INHERIT, paramLabel = "<mongodb-uri>",

@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import org.bson.Document;
 
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -48,10 +49,10 @@ final class InspectCommand implements Callable<Integer> {
             OperatorOptions.Scope scope = options.scope(target, out);
             String name = scope.name();
             boolean exists = scope.exists();
-            List<PatternsPresent> present = scope.present();
+            List<DashboardInstance> present = scope.present();
             List<Document> listed = new ArrayList<>();
             long younger = 0;
-            for (PatternsPresent p : present) {
+            for (DashboardInstance p : present) {
                 List<InterruptedOperation> stale = p.strategy().interrupted(options.staleAfter, limit);
                 for (InterruptedOperation op : stale) {
                     listed.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
@@ -76,7 +77,7 @@ final class InspectCommand implements Callable<Integer> {
             if (parent.json) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
-                        .append("patterns", present.stream().map(PatternsPresent::pattern).toList())
+                        .append("patterns", present.stream().map(DashboardInstance::pattern).toList())
                         .append("count", listed.size()).append("youngerInFlight", younger)
                         .append("interrupted", listed)));
             }

@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.Values;
+import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
 
 import picocli.CommandLine.ITypeConverter;
@@ -48,7 +49,7 @@ final class OperatorOptions {
     }
 
     /** The database an operator command looks in, whether it exists, and the instances found there. */
-    record Scope(String name, boolean exists, MongoDatabase db, List<PatternsPresent> present) {
+    record Scope(String name, boolean exists, MongoDatabase db, List<DashboardInstance> present) {
 
         /** {@code [two-phase 'payments', …]}. */
         List<String> instances() {
@@ -71,7 +72,7 @@ final class OperatorOptions {
                     .toList());
         }
         MongoDatabase db = target.client().getDatabase(name);
-        return new Scope(name, true, db, PatternsPresent.on(db));
+        return new Scope(name, true, db, DashboardInstance.registered(db));
     }
 
     /** {@code d} as the options are written: {@code 0s}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 500ms}. */

@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import org.bson.Document;
 
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -39,14 +40,14 @@ final class RecoverCommand implements Callable<Integer> {
             OperatorOptions.Scope scope = options.scope(target, out);
             String name = scope.name();
             boolean exists = scope.exists();
-            List<PatternsPresent> present = scope.present();
+            List<DashboardInstance> present = scope.present();
             out.printf("recovering in database %s on %s: %d pattern instance(s) %s; operations with no progress for %s"
                     + " or more (--stale-after)%n", name, target.description(), present.size(), scope.instances(),
                     OperatorOptions.show(options.staleAfter));
             List<Document> reports = new ArrayList<>();
             int repaired = 0;
             long younger = 0;
-            for (PatternsPresent p : present) {
+            for (DashboardInstance p : present) {
                 RecoveryReport r = p.recover().apply(options.staleAfter);
                 repaired += r.repaired();
                 long left = options.staleAfter.isZero() ? 0

@@ -1,0 +1,472 @@
+package dev.consistencykit.dashboard;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.json.JsonParseException;
+import org.bson.types.ObjectId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationView;
+import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.Values;
+import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.logreconciliation.Ledger;
+import dev.consistencykit.syncflag.SyncFlag;
+import dev.consistencykit.syncflag.SyncVerification;
+
+/**
+ * An operator's page of every pattern instance in one database, and the JSON API it polls: counts of unfinished
+ * operations by state, the interrupted ones oldest first, dead jobs with their error, each operation's record and
+ * the documents it touches as a reader sees them, checks on request, and a short time series while the page is open.
+ * Actions (recover an instance, recover one operation, replay a dead job) only when {@link DashboardSettings} enables
+ * them, and then only for a request carrying the token.
+ *
+ * <p>It answers {@link DashboardRequest}s whoever serves them: {@link DashboardHttpServer} (the CLI's
+ * {@code dashboard}) or the Spring Boot starter's servlet. Every query behind it is indexed and bounded: each poll
+ * reads at most {@value #UNFINISHED_CAP} unfinished operations per instance and counts recent completions by an index
+ * up to {@value #FINISHED_CAP}; the counts of every state ({@code status}) and the checks read every record and run
+ * only when asked. docs/dashboard.md documents the API.
+ *
+ * <pre>{@code
+ * Dashboard dashboard = Dashboard.of(database, new DashboardSettings());
+ * DashboardHttpServer server = DashboardHttpServer.start(dashboard, new InetSocketAddress("127.0.0.1", 8090));
+ * }</pre>
+ */
+public final class Dashboard {
+
+    /** The header an action's request carries its token in. */
+    public static final String TOKEN_HEADER = "X-Consistency-Kit-Token";
+    /** The headers every answer carries: never cached, never framed, nothing loaded from elsewhere. */
+    public static final Map<String, String> HEADERS = Map.of(
+            "Cache-Control", "no-store",
+            "X-Content-Type-Options", "nosniff",
+            "X-Frame-Options", "DENY",
+            "Referrer-Policy", "no-referrer",
+            "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none';"
+                    + " form-action 'none'; base-uri 'none'");
+    /** The most unfinished operations one poll reads per instance. */
+    public static final int UNFINISHED_CAP = 1_000;
+    /** The most recent completions one poll counts per instance. */
+    public static final int FINISHED_CAP = 100_000;
+    /** The deepest a page of operations or dead jobs reaches ({@code offset + limit}). */
+    public static final int MAX_DEPTH = 1_000;
+    /** The largest page. */
+    public static final int MAX_PAGE = 100;
+    /** The most ledger accounts with gaps listed by a check. */
+    static final int LISTED_GAPS = 100;
+    /** How long the list of instances is kept before the registry is read again. */
+    static final Duration INSTANCES_KEPT = Duration.ofSeconds(30);
+    /** The window of {@code finishedLastMinute}. */
+    static final Duration FINISHED_WINDOW = Duration.ofMinutes(1);
+    private static final int MAX_PATH = 4_096;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Dashboard.class);
+
+    private final String database;
+    private final Supplier<List<DashboardInstance>> source;
+    private final DashboardSettings settings;
+    private final DashboardSeries series;
+    private final DashboardPage page;
+    private final Object instancesLock = new Object();
+    private Map<String, DashboardInstance> instances = Map.of();
+    private long instancesReadAt;
+    private boolean instancesRead;
+
+    /**
+     * A dashboard of the instances {@code source} gives (called again every {@link #INSTANCES_KEPT}; an instance keeps
+     * its object while its key stays, so its counters go on).
+     *
+     * @param database the database's name, for the page's title
+     * @throws IllegalArgumentException if actions are enabled without a token
+     */
+    public Dashboard(String database, Supplier<List<DashboardInstance>> source, DashboardSettings settings) {
+        this.database = Objects.requireNonNull(database, "database");
+        this.source = Objects.requireNonNull(source, "source");
+        this.settings = settings.copy();
+        if (this.settings.actionsEnabled() && this.settings.token() == null) {
+            throw new IllegalArgumentException("the dashboard's actions need a token: set one, or leave actions off");
+        }
+        this.series = new DashboardSeries();
+        this.page = new DashboardPage();
+    }
+
+    /** A dashboard of every instance registered in {@code database} ({@link DashboardInstance#registered}). */
+    public static Dashboard of(MongoDatabase database, DashboardSettings settings) {
+        return new Dashboard(database.getName(), () -> DashboardInstance.registered(database), settings);
+    }
+
+    /** The settings, as copied. */
+    public DashboardSettings settings() {
+        return settings.copy();
+    }
+
+    /**
+     * Answers one request: a file of the page, or the API. Never throws for anything a client sends or a server
+     * fails: a bad request is a 400, an unknown instance or operation a 404, a refused action a 401 or 403, a server
+     * that failed a 503, each with a JSON {@code error}.
+     */
+    public DashboardResponse handle(DashboardRequest request) {
+        try {
+            if (request.path().length() > MAX_PATH) {
+                return error(414, "the path is too long");
+            }
+            if (!request.path().startsWith("/api/")) {
+                return request.method().equals("GET") || request.method().equals("HEAD") ? page.serve(request.path())
+                        : error(405, "the page's files are read with GET");
+            }
+            List<String> parts = segments(request.path().substring("/api/".length()));
+            return route(request, parts);
+        } catch (InvalidInputException | IllegalArgumentException | JsonParseException e) {
+            return error(400, e.getMessage());
+        } catch (ConsistencyException e) {
+            return error(503, e.getMessage());
+        } catch (MongoException e) {
+            // the library's calls answer typed exceptions; this is a read outside them (the registry's)
+            LOG.warn("dashboard: the server failed a read: {}", e.getClass().getSimpleName());
+            return error(503, "the server failed: " + e.getClass().getSimpleName() + " (code " + e.getCode() + ")");
+        }
+    }
+
+    private DashboardResponse route(DashboardRequest request, List<String> parts) {
+        String method = request.method();
+        if (parts.equals(List.of("overview"))) {
+            return method.equals("GET") ? ok(overview()) : error(405, "overview is read with GET");
+        }
+        if (parts.size() < 4 || !parts.get(0).equals("instances")) {
+            return error(404, "no such API path");
+        }
+        DashboardInstance instance = instances().get(parts.get(1) + "/" + parts.get(2));
+        if (instance == null) {
+            return error(404, "no instance " + Values.show(parts.get(1) + "/" + parts.get(2)) + " in database "
+                    + database);
+        }
+        List<String> rest = parts.subList(3, parts.size());
+        boolean get = method.equals("GET");
+        boolean post = method.equals("POST");
+        if (rest.equals(List.of("status")) && get) {
+            return ok(status(instance));
+        }
+        if (rest.equals(List.of("operations")) && get) {
+            return ok(operations(instance, request.query()));
+        }
+        if (rest.size() == 2 && rest.get(0).equals("operations") && get) {
+            Optional<OperationView> view = instance.strategy().describe(idOf(rest.get(1)));
+            return view.isPresent() ? ok(describe(view.get()))
+                    : error(404, "no operation " + Values.show(rest.get(1)) + " in " + instance.key());
+        }
+        if (rest.equals(List.of("dead")) && get) {
+            JobQueue queue = instance.queue().orElse(null);
+            return queue == null ? error(404, instance.key() + " is not a job queue") : ok(dead(queue, request.query()));
+        }
+        if (rest.equals(List.of("checks")) && get) {
+            return ok(checks(instance));
+        }
+        boolean action = post && (rest.equals(List.of("recover"))
+                || (rest.size() == 3 && rest.get(0).equals("operations") && rest.get(2).equals("recover"))
+                || (rest.size() == 3 && rest.get(0).equals("dead") && rest.get(2).equals("replay")));
+        if (!action) {
+            return error(get || post ? 404 : 405, "no such API path or method");
+        }
+        Optional<DashboardResponse> refused = refusal(request);
+        if (refused.isPresent()) {
+            return refused.get();
+        }
+        if (rest.size() == 1) {
+            RecoveryReport report = instance.recover().apply(settings.staleAfter());
+            series.repaired(report.repaired());
+            LOG.info("dashboard: recovery of {} asked from the page: {}", instance.key(), report);
+            return ok(report(report));
+        }
+        Object id = idOf(rest.get(1));
+        if (rest.get(0).equals("operations")) {
+            RecoveryReport report = instance.strategy().recoverOne(id, settings.staleAfter());
+            series.repaired(report.repaired());
+            LOG.info("dashboard: recovery of operation {} of {} asked from the page: {}", Values.show(id),
+                    instance.key(), report);
+            return ok(report(report));
+        }
+        JobQueue queue = instance.queue().orElse(null);
+        if (queue == null) {
+            return error(404, instance.key() + " is not a job queue");
+        }
+        boolean replayed = queue.replayDead(operationId(id));
+        LOG.info("dashboard: replay of dead job {} of {} asked from the page: {}", Values.show(id), instance.key(),
+                replayed ? "replayed" : "not dead");
+        return ok(new Document("replayed", replayed));
+    }
+
+    /** Why an action is refused, if it is: actions off (403), no or the wrong token (401). */
+    private Optional<DashboardResponse> refusal(DashboardRequest request) {
+        if (!settings.actionsEnabled()) {
+            return Optional.of(error(403, "this dashboard is read-only: actions are off"));
+        }
+        byte[] expected = settings.token().getBytes(StandardCharsets.UTF_8);
+        byte[] given = request.token() == null ? new byte[0] : request.token().getBytes(StandardCharsets.UTF_8);
+        if (!MessageDigest.isEqual(expected, given)) {
+            return Optional.of(error(401, "an action needs the dashboard's token (header " + TOKEN_HEADER + ")"));
+        }
+        return Optional.empty();
+    }
+
+    // ---------------------------------------------------------------- instances
+
+    /** The instances by key, read again from the source every {@link #INSTANCES_KEPT}. */
+    Map<String, DashboardInstance> instances() {
+        synchronized (instancesLock) {
+            long now = System.nanoTime();
+            if (!instancesRead || now - instancesReadAt >= INSTANCES_KEPT.toNanos()) {
+                Map<String, DashboardInstance> next = new LinkedHashMap<>();
+                for (DashboardInstance found : source.get()) {
+                    next.put(found.key(), instances.getOrDefault(found.key(), found));
+                }
+                instances = next;
+                instancesReadAt = now;
+                instancesRead = true;
+            }
+            return instances;
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    private Document overview() {
+        List<Document> listed = new ArrayList<>();
+        long finished = 0;
+        long unfinished = 0;
+        long interrupted = 0;
+        for (DashboardInstance instance : instances().values()) {
+            Document d = new Document("key", instance.key()).append("pattern", instance.pattern())
+                    .append("name", instance.name()).append("jobQueue", instance.queue().isPresent())
+                    .append("checks", hasChecks(instance));
+            try {
+                List<InterruptedOperation> ops = instance.strategy().interrupted(Duration.ZERO, UNFINISHED_CAP);
+                Map<String, Long> byState = new LinkedHashMap<>();
+                long stale = 0;
+                for (InterruptedOperation op : ops) {
+                    byState.merge(op.state(), 1L, Long::sum);
+                    stale += op.age().compareTo(settings.staleAfter()) >= 0 ? 1 : 0;
+                }
+                OptionalLong recent = instance.strategy().finishedWithin(FINISHED_WINDOW, FINISHED_CAP);
+                d.append("unfinished", (long) ops.size()).append("unfinishedCapped", ops.size() >= UNFINISHED_CAP)
+                        .append("byState", new Document(new LinkedHashMap<>(byState)))
+                        .append("interrupted", stale)
+                        .append("oldestAgeSeconds", ops.isEmpty() ? null : seconds(ops.get(0).age()))
+                        .append("finishedLastMinute", recent.isPresent() ? recent.getAsLong() : null)
+                        .append("setupProblems", instance.strategy().setupProblems());
+                unfinished += ops.size();
+                interrupted += stale;
+                finished += recent.orElse(0);
+            } catch (ConsistencyException e) {
+                d.append("error", e.getMessage());
+            }
+            listed.add(d);
+        }
+        series.sample(finished, unfinished, interrupted);
+        return new Document("database", database).append("actions", settings.actionsEnabled())
+                .append("staleAfterSeconds", seconds(settings.staleAfter()))
+                .append("refreshSeconds", seconds(settings.refreshEvery()))
+                .append("limits", new Document("unfinishedCap", UNFINISHED_CAP).append("finishedCap", FINISHED_CAP)
+                        .append("maxDepth", MAX_DEPTH).append("maxPage", MAX_PAGE))
+                .append("instances", listed).append("series", series.samples());
+    }
+
+    private Document status(DashboardInstance instance) {
+        StrategyStatus s = instance.strategy().status();
+        return new Document("key", instance.key()).append("countsByState", new Document(new LinkedHashMap<>(
+                new java.util.TreeMap<>(s.countsByState())))).append("inFlight", s.inFlight())
+                .append("oldestInFlightSeconds", s.oldestInFlightAge().map(Dashboard::seconds).orElse(null));
+    }
+
+    private Document operations(DashboardInstance instance, Map<String, String> query) {
+        int offset = intParam(query, "offset", 0, 0, MAX_DEPTH - 1);
+        int limit = intParam(query, "limit", 20, 1, MAX_PAGE);
+        if (offset + limit > MAX_DEPTH) {
+            throw new IllegalArgumentException("a page reaches at most " + MAX_DEPTH + " operations deep (offset +"
+                    + " limit); the CLI's inspect --limit lists more");
+        }
+        boolean onlyInterrupted = Boolean.parseBoolean(query.getOrDefault("interrupted", "false"));
+        Duration threshold = onlyInterrupted ? settings.staleAfter() : Duration.ZERO;
+        List<InterruptedOperation> read = instance.strategy().interrupted(threshold, Math.min(offset + limit + 1,
+                MAX_DEPTH));
+        List<Document> page = new ArrayList<>();
+        for (InterruptedOperation op : read.subList(Math.min(offset, read.size()), Math.min(offset + limit,
+                read.size()))) {
+            page.add(new Document("id", op.id()).append("idParam", DashboardJson.value(op.id()))
+                    .append("state", op.state()).append("ageSeconds", seconds(op.age())).append("detail", op.detail())
+                    .append("interrupted", op.age().compareTo(settings.staleAfter()) >= 0));
+        }
+        return new Document("key", instance.key()).append("offset", offset).append("limit", limit)
+                .append("more", read.size() > offset + limit && offset + limit < MAX_DEPTH)
+                .append("operations", page);
+    }
+
+    private Document dead(JobQueue queue, Map<String, String> query) {
+        int offset = intParam(query, "offset", 0, 0, MAX_DEPTH - 1);
+        int limit = intParam(query, "limit", 20, 1, MAX_PAGE);
+        if (offset + limit > MAX_DEPTH) {
+            throw new IllegalArgumentException("a page reaches at most " + MAX_DEPTH + " dead jobs deep (offset +"
+                    + " limit)");
+        }
+        List<InterruptedOperation> read = queue.dead(offset, limit + 1);
+        List<Document> page = new ArrayList<>();
+        for (InterruptedOperation op : read.subList(0, Math.min(limit, read.size()))) {
+            page.add(new Document("id", op.id()).append("idParam", DashboardJson.value(op.id()))
+                    .append("ageSeconds", seconds(op.age())).append("detail", op.detail()));
+        }
+        return new Document("offset", offset).append("limit", limit)
+                .append("more", read.size() > limit && offset + limit < MAX_DEPTH).append("dead", page);
+    }
+
+    private static Document describe(OperationView view) {
+        List<Document> touched = new ArrayList<>();
+        for (OperationView.Touched t : view.documents()) {
+            touched.add(new Document("collection", t.collection()).append("id", t.id())
+                    .append("asReaderSees", t.asReaderSees()).append("note", t.note()));
+        }
+        return new Document("id", view.id()).append("state", view.state()).append("record", view.record())
+                .append("documents", touched);
+    }
+
+    private static boolean hasChecks(DashboardInstance instance) {
+        return instance.strategy() instanceof Ledger || instance.strategy() instanceof SyncFlag;
+    }
+
+    /** The checks that read every record: run only when asked. */
+    private static Document checks(DashboardInstance instance) {
+        long start = System.nanoTime();
+        Document out = new Document("key", instance.key());
+        if (instance.strategy() instanceof Ledger ledger) {
+            List<String> gaps = ledger.accountsWithGaps();
+            out.append("check", "ledger gaps: accounts whose log has a missing sequence number (reconcile fills them)")
+                    .append("problems", (long) gaps.size())
+                    .append("details", gaps.subList(0, Math.min(LISTED_GAPS, gaps.size())));
+        } else if (instance.strategy() instanceof SyncFlag sync) {
+            SyncVerification v = sync.verify(false);
+            out.append("check", "stale copies: copies that differ from their master (in flight: a propagation is"
+                    + " under way; drifted: written behind the pattern's back)")
+                    .append("problems", v.driftedCopies()).append("staleCopies", v.staleCopies())
+                    .append("inFlightCopies", v.inFlightCopies()).append("driftedCopies", v.driftedCopies())
+                    .append("masters", v.masters()).append("details", v.samples());
+        } else {
+            out.append("check", "none: this pattern keeps no derived data to check").append("problems", 0L)
+                    .append("details", List.of());
+        }
+        return out.append("seconds", seconds(Duration.ofNanos(System.nanoTime() - start)));
+    }
+
+    private static Document report(RecoveryReport r) {
+        return new Document("instance", r.instanceName()).append("examined", r.examined())
+                .append("rolledForward", r.rolledForward()).append("rolledBack", r.rolledBack())
+                .append("skipped", r.skipped()).append("setAside", r.setAside())
+                .append("milliseconds", TimeUnit.NANOSECONDS.toMillis(r.elapsed().toNanos()));
+    }
+
+    // ---------------------------------------------------------------- input
+
+    /** Splits a path into its percent-decoded segments. */
+    private static List<String> segments(String path) {
+        List<String> out = new ArrayList<>();
+        for (String raw : Arrays.asList(path.split("/", -1))) {
+            // '+' is a plus in a path, not a space
+            out.add(URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8));
+        }
+        if (!out.isEmpty() && out.get(out.size() - 1).isEmpty()) {
+            out.remove(out.size() - 1);
+        }
+        return out;
+    }
+
+    /**
+     * An operation id as the page sends it: the JSON of the value ({@code "t1"}, {@code 42},
+     * {@code {"$oid": "…"}}), a scalar. A document or an array is refused: no value from a request reaches the server
+     * as an operator, and the patterns' ids are scalars.
+     */
+    static Object idOf(String json) {
+        BsonDocument parsed = BsonDocument.parse("{\"v\": " + json + "}");
+        if (parsed.size() != 1 || !parsed.containsKey("v")) {
+            throw new IllegalArgumentException("an operation id is one JSON value, was " + Values.show(json));
+        }
+        BsonValue v = parsed.get("v");
+        return switch (v.getBsonType()) {
+            case STRING -> v.asString().getValue();
+            case INT32 -> v.asInt32().getValue();
+            case INT64 -> v.asInt64().getValue();
+            case DOUBLE -> v.asDouble().getValue();
+            case OBJECT_ID -> v.asObjectId().getValue();
+            case BOOLEAN -> v.asBoolean().getValue();
+            case DOCUMENT, ARRAY, NULL, UNDEFINED, REGULAR_EXPRESSION, JAVASCRIPT, JAVASCRIPT_WITH_SCOPE, MIN_KEY,
+                 MAX_KEY -> throw new IllegalArgumentException("an operation id is a string, a number, an ObjectId"
+                    + " or another scalar, was " + Values.show(json));
+            default -> v;
+        };
+    }
+
+    private static OperationId operationId(Object id) {
+        if (id instanceof String s) {
+            return OperationId.of(s);
+        }
+        if (id instanceof Long || id instanceof Integer) {
+            return OperationId.of(((Number) id).longValue());
+        }
+        if (id instanceof ObjectId o) {
+            return OperationId.of(o);
+        }
+        throw new IllegalArgumentException("a job's id is a string, an integer or an ObjectId, was " + Values.show(id));
+    }
+
+    private static int intParam(Map<String, String> query, String name, int fallback, int min, int max) {
+        String raw = query.get(name);
+        if (raw == null) {
+            return fallback;
+        }
+        int value;
+        try {
+            value = Integer.parseInt(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be an integer, was " + Values.show(raw), e);
+        }
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", was " + value);
+        }
+        return value;
+    }
+
+    // ---------------------------------------------------------------- output
+
+    private static double seconds(Duration d) {
+        return d.toMillis() / 1000.0;
+    }
+
+    private static DashboardResponse ok(Document body) {
+        return DashboardResponse.json(200, DashboardJson.of(body));
+    }
+
+    private static DashboardResponse error(int status, String message) {
+        return DashboardResponse.json(status, DashboardJson.of(new Document("error", message)));
+    }
+}
