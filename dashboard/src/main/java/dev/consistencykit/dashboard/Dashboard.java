@@ -412,7 +412,7 @@ public final class Dashboard {
             throw new IllegalArgumentException("an operation id is one JSON value, was " + Values.show(json));
         }
         BsonValue v = parsed.get("v");
-        return switch (v.getBsonType()) {
+        Object id = switch (v.getBsonType()) {
             case STRING -> v.asString().getValue();
             case INT32 -> v.asInt32().getValue();
             case INT64 -> v.asInt64().getValue();
@@ -424,6 +424,13 @@ public final class Dashboard {
                     + " or another scalar, was " + Values.show(json));
             default -> v;
         };
+        // the parser stops after the first value: text after it ("t1"}, "x": {…) would be ignored, so the id must be
+        // exactly the JSON the API gives for it (idParam), whitespace aside
+        if (!DashboardJson.value(id).replaceAll("\\s", "").equals(json.replaceAll("\\s", ""))) {
+            throw new IllegalArgumentException("an operation id is given as the API lists it (its idParam), was "
+                    + Values.show(json));
+        }
+        return id;
     }
 
     private static OperationId operationId(Object id) {

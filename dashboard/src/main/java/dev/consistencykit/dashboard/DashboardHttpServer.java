@@ -33,6 +33,7 @@ public final class DashboardHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DashboardHttpServer.class);
     private static final int THREADS = 4;
     private static final long MAX_QUERY = 4_096;
+    private static final int MAX_BODY = 65_536;
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -131,9 +132,12 @@ public final class DashboardHttpServer implements AutoCloseable {
                 exchange.getRequestHeaders().getFirst(Dashboard.TOKEN_HEADER)));
     }
 
-    /** Reads and drops a request body, at most a few KiB: no API call takes one. */
+    /**
+     * Reads and drops a request body, at most {@value #MAX_BODY} bytes: no API call takes one (a client that sends more
+     * sees its connection closed).
+     */
     private static void drain(InputStream body) throws IOException {
-        body.readNBytes((int) MAX_QUERY);
+        body.readNBytes(MAX_BODY);
     }
 
     private static Map<String, String> query(String raw) {

@@ -1,0 +1,271 @@
+package dev.consistencykit.dashboard;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.testkit.DatabaseSnapshot;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.InjectedCrash;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+import dev.consistencykit.twophase.Transfer;
+import dev.consistencykit.twophase.TwoPhaseCommit;
+
+/**
+ * The dashboard's API on a database with finished, interrupted and dead operations: counts, pagination, one
+ * operation opened as a reader sees it, actions refused without the token (and nothing changed), hostile input
+ * refused before any read, and no token in any answer.
+ */
+@ExtendWith(MongoTestExtension.class)
+class DashboardTest {
+
+    static final String TOKEN = "a-token-of-the-test-0123456789";
+    static final int DEAD_JOBS = 45;
+
+    /** Five transfers done, {@code t-6} left with both accounts prepared; 45 dead jobs and one a dead worker holds. */
+    static void seed(MongoDatabase db) {
+        db.getCollection("accounts").insertMany(List.of(new Document("_id", "alice").append("balance", 10_000L),
+                new Document("_id", "bob").append("balance", 5_000L)));
+        TwoPhaseCommit.on(db).ensureIndexes();
+        for (int i = 1; i <= 5; i++) {
+            TwoPhaseCommit.on(db).transfer(Transfer.of(OperationId.of("t-" + i), "alice", "bob", 100));
+        }
+        try {
+            TwoPhaseCommit.on(FaultInjector.at(3, FaultMode.CRASH_AFTER).wrap(db))
+                    .transfer(Transfer.of(OperationId.of("t-6"), "alice", "bob", 1_000));
+            throw new AssertionError("the crash was not injected");
+        } catch (InjectedCrash expected) {
+            // t-6 is left pending
+        }
+        JobQueue queue = queue(db);
+        queue.ensureIndexes();
+        for (int i = 0; i < DEAD_JOBS; i++) {
+            queue.apply(JobRequest.of("fail", new Document("n", i)).withId(OperationId.of(String.format("dead-%02d",
+                    i))));
+        }
+        queue.enqueue(JobRequest.of("fail", new Document()).withId(OperationId.of("held")));
+        try {
+            JobQueue.builder(FaultInjector.at(1, FaultMode.CRASH_AFTER).wrap(db)).maxAttempts(1)
+                    .handler("fail", job -> { }).build().processNext();
+            throw new AssertionError("the crash was not injected");
+        } catch (InjectedCrash expected) {
+            // 'held' is processing, its worker gone
+        }
+    }
+
+    static JobQueue queue(MongoDatabase db) {
+        return JobQueue.builder(db).maxAttempts(1).handler("fail", job -> {
+            throw new IllegalStateException("boom <script>alert(1)</script>");
+        }).build();
+    }
+
+    private static Dashboard dashboard(MongoDatabase db, boolean actions) {
+        return Dashboard.of(db, new DashboardSettings().actionsEnabled(actions).token(actions ? TOKEN : null)
+                .staleAfter(Duration.ZERO));
+    }
+
+    private final List<String> answers = new ArrayList<>();
+
+    private Document call(Dashboard dashboard, String method, String path, Map<String, String> query, String token,
+                          int expectedStatus) {
+        DashboardResponse r = dashboard.handle(new DashboardRequest(method, path, query, token));
+        answers.add(r.text());
+        assertThat(r.status()).as(method + " " + path + ": " + r.text()).isEqualTo(expectedStatus);
+        assertThat(r.contentType()).startsWith("application/json");
+        return Document.parse(r.text());
+    }
+
+    private Document get(Dashboard dashboard, String path, Map<String, String> query) {
+        return call(dashboard, "GET", path, query, null, 200);
+    }
+
+    private static Document instance(Document overview, String key) {
+        return overview.getList("instances", Document.class).stream().filter(i -> i.getString("key").equals(key))
+                .findFirst().orElseThrow();
+    }
+
+    @Test
+    void shouldCountEveryInstancesUnfinishedOperationsByState(MongoDatabase db) {
+        seed(db);
+        Document overview = get(dashboard(db, false), "/api/overview", Map.of());
+
+        assertThat(overview.getString("database")).isEqualTo(db.getName());
+        assertThat(overview.getBoolean("actions")).isFalse();
+        Document tpc = instance(overview, "two-phase/two-phase");
+        assertThat(tpc.get("byState", Document.class)).isEqualTo(new Document("pending", 1));
+        assertThat(tpc.get("interrupted")).isEqualTo(1);
+        assertThat(tpc.get("finishedLastMinute")).isEqualTo(5);
+        assertThat(tpc.getList("setupProblems", String.class)).isEmpty();
+        Document jobs = instance(overview, "job-queue/job-queue");
+        assertThat(jobs.get("byState", Document.class)).isEqualTo(new Document("processing", 1)
+                .append("dead", DEAD_JOBS));
+        assertThat(jobs.getBoolean("jobQueue")).isTrue();
+        assertThat(overview.getList("series", Document.class)).hasSize(1);
+    }
+
+    @Test
+    void shouldPageUnfinishedOperationsAndDeadJobsOldestFirst(MongoDatabase db) {
+        seed(db);
+        Dashboard dashboard = dashboard(db, false);
+        String ops = "/api/instances/job-queue/job-queue/operations";
+        Document first = get(dashboard, ops, Map.of("limit", "20"));
+        Document second = get(dashboard, ops, Map.of("offset", "20", "limit", "20"));
+        Document third = get(dashboard, ops, Map.of("offset", "40", "limit", "20"));
+
+        assertThat(first.getList("operations", Document.class)).hasSize(20);
+        assertThat(first.getList("operations", Document.class).get(0).getString("state")).isEqualTo("processing");
+        assertThat(first.getBoolean("more")).isTrue();
+        assertThat(second.getList("operations", Document.class)).hasSize(20);
+        assertThat(third.getList("operations", Document.class)).hasSize(DEAD_JOBS + 1 - 40);
+        assertThat(third.getBoolean("more")).isFalse();
+        List<Object> ids = new ArrayList<>();
+        for (Document page : List.of(first, second, third)) {
+            page.getList("operations", Document.class).forEach(o -> ids.add(o.get("id")));
+        }
+        assertThat(ids).doesNotHaveDuplicates().hasSize(DEAD_JOBS + 1);
+
+        String dead = "/api/instances/job-queue/job-queue/dead";
+        Document deadPage = get(dashboard, dead, Map.of("offset", "40", "limit", "10"));
+        assertThat(deadPage.getList("dead", Document.class)).hasSize(DEAD_JOBS - 40);
+        assertThat(deadPage.getList("dead", Document.class).get(0).getString("detail"))
+                .contains("boom <script>alert(1)</script>");
+
+        call(dashboard, "GET", ops, Map.of("offset", "990", "limit", "20"), null, 400);
+        call(dashboard, "GET", ops, Map.of("limit", "0"), null, 400);
+        call(dashboard, "GET", ops, Map.of("limit", "101"), null, 400);
+        call(dashboard, "GET", ops, Map.of("limit", "ten"), null, 400);
+        call(dashboard, "GET", "/api/instances/two-phase/two-phase/dead", Map.of(), null, 404);
+    }
+
+    @Test
+    void shouldOpenAnOperationWithItsDocumentsAsAReaderSeesThem(MongoDatabase db) {
+        seed(db);
+        Document view = get(dashboard(db, false), "/api/instances/two-phase/two-phase/operations/%22t-6%22",
+                Map.of());
+
+        assertThat(view.getString("state")).isEqualTo("pending");
+        assertThat(view.get("record", Document.class).getString("_id")).isEqualTo("t-6");
+        List<Document> documents = view.getList("documents", Document.class);
+        assertThat(documents).extracting(d -> d.get("id")).containsExactly("alice", "bob");
+        // t-6 is undecided: a reader sees the balances as if it had not run, its reservation on alice undone
+        assertThat(documents.get(0).get("asReaderSees", Document.class).get("balance", Number.class).longValue())
+                .isEqualTo(10_000L - 500);
+        assertThat(documents.get(1).get("asReaderSees", Document.class).get("balance", Number.class).longValue())
+                .isEqualTo(5_000L + 500);
+
+        call(dashboard(db, false), "GET", "/api/instances/two-phase/two-phase/operations/%22nope%22", Map.of(), null,
+                404);
+    }
+
+    @Test
+    void shouldRefuseEveryActionWithoutTheTokenAndChangeNothing(MongoDatabase db) {
+        seed(db);
+        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+        String recoverOne = "/api/instances/two-phase/two-phase/operations/%22t-6%22/recover";
+        String recoverAll = "/api/instances/two-phase/two-phase/recover";
+        String replay = "/api/instances/job-queue/job-queue/dead/%22dead-00%22/replay";
+
+        Dashboard readOnly = dashboard(db, false);
+        for (String path : List.of(recoverOne, recoverAll, replay)) {
+            call(readOnly, "POST", path, Map.of(), TOKEN, 403);
+        }
+        Dashboard withActions = dashboard(db, true);
+        for (String path : List.of(recoverOne, recoverAll, replay)) {
+            call(withActions, "POST", path, Map.of(), null, 401);
+            call(withActions, "POST", path, Map.of(), TOKEN.substring(1), 401);
+            call(withActions, "POST", path, Map.of(), TOKEN + "x", 401);
+            call(withActions, "GET", path, Map.of(), TOKEN, 404);
+        }
+        assertThat(DatabaseSnapshot.of(db)).isEqualTo(before);
+    }
+
+    @Test
+    void shouldRecoverOneOperationAndReplayADeadJobWithTheToken(MongoDatabase db) {
+        seed(db);
+        Dashboard dashboard = dashboard(db, true);
+        Document report = call(dashboard, "POST", "/api/instances/two-phase/two-phase/operations/%22t-6%22/recover",
+                Map.of(), TOKEN, 200);
+
+        assertThat(report.getInteger("examined")).isEqualTo(1);
+        assertThat(report.getInteger("rolledBack")).isEqualTo(1);
+        assertThat(db.getCollection("transactions").find(eq("_id", "t-6")).first().getString("state"))
+                .isEqualTo("canceled");
+        long total = 0;
+        for (Document a : db.getCollection("accounts").find()) {
+            total += a.getLong("balance");
+        }
+        assertThat(total).isEqualTo(15_000L);
+
+        Document replayed = call(dashboard, "POST", "/api/instances/job-queue/job-queue/dead/%22dead-07%22/replay",
+                Map.of(), TOKEN, 200);
+        assertThat(replayed.getBoolean("replayed")).isTrue();
+        assertThat(db.getCollection("jobs").find(eq("_id", "dead-07")).first().getString("state")).isEqualTo("todo");
+
+        Document requeued = call(dashboard, "POST", "/api/instances/job-queue/job-queue/recover", Map.of(), TOKEN,
+                200);
+        assertThat(requeued.getInteger("rolledBack")).as("the job its dead worker held, requeued").isEqualTo(1);
+        Document overview = get(dashboard, "/api/overview", Map.of());
+        assertThat(instance(overview, "two-phase/two-phase").get("unfinished")).isEqualTo(0);
+        assertThat(overview.getList("series", Document.class).get(0).get("repairedFromPage")).isEqualTo(2);
+    }
+
+    @Test
+    void shouldRefuseHostileInputBeforeAnyRead(MongoDatabase db) {
+        seed(db);
+        Dashboard dashboard = dashboard(db, true);
+        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+        String base = "/api/instances/two-phase/two-phase/operations/";
+        for (String id : List.of("%7B%22%24gt%22%3A%22%22%7D", "%5B1%5D", "null", "%22t-6%22%7D%2C%22x%22%3A%7B",
+                "%2Fregex%2F", "%7B%22%24where%22%3A%221%22%7D", "not-json")) {
+            Document answer = call(dashboard, "GET", base + id, Map.of(), null, 400);
+            assertThat(answer.getString("error")).isNotBlank();
+            call(dashboard, "POST", base + id + "/recover", Map.of(), TOKEN, 400);
+        }
+        call(dashboard, "GET", "/api/instances/two-phase/%24where/operations", Map.of(), null, 404);
+        call(dashboard, "GET", "/api/instances/two-phase", Map.of(), null, 404);
+        call(dashboard, "GET", "/api/nothing", Map.of(), null, 404);
+        call(dashboard, "DELETE", "/api/overview", Map.of(), TOKEN, 405);
+        call(dashboard, "GET", "/api/" + "x".repeat(5_000), Map.of(), null, 414);
+        assertThat(DatabaseSnapshot.of(db)).isEqualTo(before);
+        assertThat(answers).noneMatch(a -> a.contains(TOKEN));
+    }
+
+    @Test
+    void shouldNeverAnswerWithTheTokenOrAConnectionString(MongoDatabase db) {
+        seed(db);
+        Dashboard dashboard = dashboard(db, true);
+        get(dashboard, "/api/overview", Map.of());
+        get(dashboard, "/api/instances/two-phase/two-phase/operations", Map.of());
+        get(dashboard, "/api/instances/two-phase/two-phase/status", Map.of());
+        get(dashboard, "/api/instances/two-phase/two-phase/operations/%22t-6%22", Map.of());
+        get(dashboard, "/api/instances/job-queue/job-queue/dead", Map.of());
+        call(dashboard, "POST", "/api/instances/two-phase/two-phase/recover", Map.of(), TOKEN, 200);
+
+        assertThat(answers).hasSize(6).noneMatch(a -> a.contains(TOKEN)).noneMatch(a -> a.contains("mongodb://"));
+        assertThat(dashboard.handle(new DashboardRequest("GET", "/", Map.of(), null)).text())
+                .doesNotContain(TOKEN).contains("dashboard.js");
+    }
+
+    @Test
+    void shouldRefuseActionsWithoutATokenOrWithAShortOne() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Dashboard("db", List::of,
+                new DashboardSettings().actionsEnabled(true))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("need a token");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DashboardSettings().token("short"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
