@@ -57,6 +57,7 @@ async function api(path, method) {
 }
 
 function idText(id) {
+  if (id && typeof id === 'object' && typeof id.$oid === 'string') return 'ObjectId(' + id.$oid + ')';
   if (id && typeof id === 'object') return JSON.stringify(id);
   return String(id);
 }
@@ -157,6 +158,10 @@ async function select(key) {
   state.deadOffset = 0;
   $('states').textContent = '';
   $('checks').textContent = '';
+  for (const table of ['operations', 'dead']) {
+    const body = $(table).tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+  }
   $('operation').hidden = true;
   state.opened = null;
   if (state.overview) drawOverview(state.overview);
@@ -332,7 +337,9 @@ function start() {
     const o = state.opened;
     if (o) act(instancePath(o.key) + '/operations/' + encodeURIComponent(o.idParam) + '/recover', recovered);
   });
+  const open = new URLSearchParams(location.search).get('open');   // ?open=pattern/name: that instance at once
   refresh().then(() => {
+    if (open && state.overview && state.overview.instances.some(i => i.key === open)) select(open);
     const seconds = every > 0 ? every : (state.overview ? state.overview.refreshSeconds : 2);
     state.timer = setInterval(refresh, Math.max(0.5, seconds) * 1000);
   });

@@ -40,6 +40,11 @@ final class SoakCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "seed of the kill schedule (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--database", paramLabel = "NAME",
+            description = "the database to soak in, which must not exist (default: a fresh name); what another tool"
+                    + " such as 'dashboard --database NAME' watches")
+    String database;
+
     @Override
     public Integer call() throws IOException {
         Duration duration = minutes != null ? Duration.ofMinutes(minutes) : Duration.ofSeconds(seconds);
@@ -49,7 +54,7 @@ final class SoakCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
         String uri = parent.uri != null ? parent.uri : System.getenv("MONGODB_URI");
-        Soak.Report report = Soak.run(new Soak.Settings(duration, workers, seed, uri), progress);
+        Soak.Report report = Soak.run(new Soak.Settings(duration, workers, seed, uri, database), progress);
         progress.done();
         if (parent.json) {
             out.println(Json.line(report.json()));

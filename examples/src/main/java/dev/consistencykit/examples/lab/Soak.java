@@ -54,8 +54,14 @@ public final class Soak {
      * @param workersPerPattern worker processes per pattern
      * @param seed              the seed of the kill schedule and of the workers' choices
      * @param uri               a server to use; empty: start the embedded server in a process of its own
+     * @param database          the database to soak in (it must not exist); {@code null}: a fresh name
      */
-    public record Settings(Duration duration, int workersPerPattern, long seed, String uri) {
+    public record Settings(Duration duration, int workersPerPattern, long seed, String uri, String database) {
+
+        /** A soak in a database of a fresh name. */
+        public Settings(Duration duration, int workersPerPattern, long seed, String uri) {
+            this(duration, workersPerPattern, seed, uri, null);
+        }
 
         /** Validates. */
         public Settings {
@@ -149,13 +155,17 @@ public final class Soak {
 
     private static Report soak(Settings settings, String uri, List<Process> workers, Consumer<String> progress)
             throws IOException {
-        String database = MongoTarget.freshDatabaseName("soak");
+        String database = settings.database() != null ? settings.database() : MongoTarget.freshDatabaseName("soak");
         // bounded: should the server be gone, the soak ends with an error within the interruption's grace, not after the
         // driver's 30 s server selection
         try (MongoClient client = MongoClients.create(com.mongodb.MongoClientSettings.builder()
                 .applyConnectionString(new com.mongodb.ConnectionString(uri))
                 .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
             MongoDatabase db = client.getDatabase(database);
+            if (settings.database() != null && db.listCollectionNames().first() != null) {
+                throw new IllegalArgumentException("the soak's database " + database + " exists: a soak checks its"
+                        + " invariants on data it seeded itself, so it runs in a new database only");
+            }
             seed(db);
             progress.accept("seeded " + database + " on " + MongoTarget.redact(uri));
             Random random = new Random(settings.seed());

@@ -178,9 +178,13 @@ public final class SyncEngine implements StrategyEngine<SyncFlagMetrics> {
                 .ReplaceOptions().upsert(true));
     }
 
-    /** The settings {@link #register} recorded, as builder calls. */
+    /** The most registered instances read: one document each, so far more than any application has. */
+    static final int MAX_REGISTERED = 1_000;
+
+    /** The settings {@link #register} recorded, as builder calls: at most {@link #MAX_REGISTERED}, in name order. */
     public static List<Document> registered(MongoDatabase database) {
-        return database.getCollection(SyncFlagConfig.REGISTRY_COLLECTION).find().into(new ArrayList<>());
+        return database.getCollection(SyncFlagConfig.REGISTRY_COLLECTION).find().sort(new Document("_id", 1))
+                .limit(MAX_REGISTERED).into(new ArrayList<>());
     }
 
     /**

@@ -187,7 +187,7 @@ public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics
     @Override
     public Optional<OperationView> describe(Object id) {
         for (Document root : fields.roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING,
-                PENDING_AT))) {
+                PENDING_AT)).limit(SCANNED_ROOTS)) {
             for (Object value : pending(root).values()) {
                 Document entry = (Document) value;
                 if (id.equals(entry.get(CS))) {
@@ -253,13 +253,22 @@ public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics
 
     // ---------------------------------------------------------------- status
 
-    /** Change sets staged longer than {@code staleAfter} ago and neither committed nor abandoned, oldest first. */
+    /**
+     * The most roots with a staged change set that {@link #interrupted} and {@link #describe} read (through the
+     * {@code pendingCount} index): each is an operation in flight, so a poll stays bounded even after a crash left many.
+     */
+    static final int SCANNED_ROOTS = 10_000;
+
+    /**
+     * Change sets staged longer than {@code staleAfter} ago and neither committed nor abandoned, oldest first (among
+     * the first {@link #SCANNED_ROOTS} roots with one staged).
+     */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         Date cutoff = fields.clock.cutoff(staleAfter);
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document root : fields.roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING,
-                PENDING_AT))) {
+                PENDING_AT)).limit(SCANNED_ROOTS)) {
             for (Object value : pending(root).values()) {
                 Document entry = (Document) value;
                 Date at = entry.getDate(AT);
