@@ -9,9 +9,12 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -116,6 +119,48 @@ public final class ConsistencyKitAutoConfiguration {
         @ConditionalOnMissingBean
         ConsistencyKitEndpoint consistencyKitEndpoint(ListableBeanFactory beans) {
             return new ConsistencyKitEndpoint(beans);
+        }
+    }
+
+    /**
+     * The operator's dashboard under {@code consistency-kit.dashboard.path}, over every instance bean, when
+     * {@code consistency-kit.dashboard.enabled} and the dashboard module is on the class path of a servlet web
+     * application.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"dev.consistencykit.dashboard.Dashboard", "jakarta.servlet.http.HttpServlet"})
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnProperty(prefix = "consistency-kit.dashboard", name = "enabled", havingValue = "true")
+    static final class DashboardConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        dev.consistencykit.dashboard.Dashboard consistencyKitDashboard(ListableBeanFactory beans,
+                                                                        ConsistencyKitDatabase database,
+                                                                        ConsistencyKitProperties properties) {
+            ConsistencyKitProperties.Dashboard p = properties.getDashboard();
+            dev.consistencykit.dashboard.DashboardSettings settings = new dev.consistencykit.dashboard
+                    .DashboardSettings().actionsEnabled(p.isActionsEnabled()).token(p.getToken())
+                    .staleAfter(p.getStaleAfter()).refreshEvery(p.getRefreshEvery());
+            return new dev.consistencykit.dashboard.Dashboard(database.database().getName(), () -> beans
+                    .getBeansOfType(ConsistencyStrategy.class).values().stream()
+                    .map(s -> dev.consistencykit.dashboard.DashboardInstance.of((ConsistencyStrategy<?>) s)).toList(),
+                    settings);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "consistencyKitDashboardServlet")
+        ServletRegistrationBean<DashboardServlet> consistencyKitDashboardServlet(
+                dev.consistencykit.dashboard.Dashboard dashboard, ConsistencyKitProperties properties) {
+            String path = properties.getDashboard().getPath();
+            if (path == null || !path.startsWith("/") || path.endsWith("/") || path.contains("*")) {
+                throw new IllegalStateException("consistency-kit.dashboard.path must start with '/', and neither end"
+                        + " with '/' nor hold '*', was '" + path + "'");
+            }
+            ServletRegistrationBean<DashboardServlet> registration = new ServletRegistrationBean<>(
+                    new DashboardServlet(dashboard), path, path + "/*");
+            registration.setName("consistencyKitDashboard");
+            return registration;
         }
     }
 

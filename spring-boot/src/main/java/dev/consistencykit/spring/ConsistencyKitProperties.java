@@ -25,6 +25,8 @@ public class ConsistencyKitProperties {
     private final Maintenance maintenance = new Maintenance();
     /** The health of every instance (with Spring Boot's health module). */
     private final Health health = new Health();
+    /** The operator's dashboard page (with consistency-kit-dashboard and a servlet web application). */
+    private final Dashboard dashboard = new Dashboard();
     /** Two-phase commit instances by bean name. */
     private final Map<String, TwoPhase> twoPhase = new LinkedHashMap<>();
     /** Job queues by bean name. */
@@ -58,6 +60,10 @@ public class ConsistencyKitProperties {
 
     public Health getHealth() {
         return health;
+    }
+
+    public Dashboard getDashboard() {
+        return dashboard;
     }
 
     public Map<String, TwoPhase> getTwoPhase() {
@@ -115,6 +121,70 @@ public class ConsistencyKitProperties {
 
         public void setInterruptedAfter(Duration interruptedAfter) {
             this.interruptedAfter = interruptedAfter;
+        }
+    }
+
+    /** The operator's dashboard, served under a path of the application; off unless enabled. */
+    public static class Dashboard {
+        /** Whether the application serves the dashboard (needs consistency-kit-dashboard on the class path). */
+        private boolean enabled;
+        /** The path the page and its API are served under (the page at path + "/"). */
+        private String path = "/consistency-kit";
+        /** Whether the page may recover and replay; then each action needs the token. */
+        private boolean actionsEnabled;
+        /** The secret an action's request carries (header X-Consistency-Kit-Token); at least 16 characters. */
+        private String token;
+        /** How long an operation stands without progress before the page shows it interrupted. */
+        private Duration staleAfter = Duration.ofMinutes(1);
+        /** How often the page polls. */
+        private Duration refreshEvery = Duration.ofSeconds(2);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getPath() {
+            return path;
+        }
+
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        public boolean isActionsEnabled() {
+            return actionsEnabled;
+        }
+
+        public void setActionsEnabled(boolean actionsEnabled) {
+            this.actionsEnabled = actionsEnabled;
+        }
+
+        public String getToken() {
+            return token;
+        }
+
+        public void setToken(String token) {
+            this.token = token;
+        }
+
+        public Duration getStaleAfter() {
+            return staleAfter;
+        }
+
+        public void setStaleAfter(Duration staleAfter) {
+            this.staleAfter = staleAfter;
+        }
+
+        public Duration getRefreshEvery() {
+            return refreshEvery;
+        }
+
+        public void setRefreshEvery(Duration refreshEvery) {
+            this.refreshEvery = refreshEvery;
         }
     }
 

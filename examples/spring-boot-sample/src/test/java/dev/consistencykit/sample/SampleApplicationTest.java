@@ -157,4 +157,26 @@ class SampleApplicationTest {
         String endpoint = get("/actuator/consistencykit").body();
         assertThat(endpoint).contains("payments", "shipping").doesNotContain("mongodb://");
     }
+
+    /** The operator's page, served by the application under /consistency-kit/: its instances, read-only. */
+    @Test
+    void shouldServeTheDashboardOfItsInstances() throws Exception {
+        HttpResponse<String> bare = get("/consistency-kit");
+        assertThat(bare.statusCode()).isEqualTo(302);
+        assertThat(bare.headers().firstValue("Location")).get().asString().endsWith("/consistency-kit/");
+        HttpResponse<String> page = get("/consistency-kit/");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("dashboard.js");
+        assertThat(page.headers().firstValue("X-Frame-Options")).hasValue("DENY");
+
+        Document overview = Document.parse(get("/consistency-kit/api/overview").body());
+        assertThat(overview.getString("database")).isEqualTo(database);
+        assertThat(overview.getList("instances", Document.class)).extracting(i -> i.getString("key"))
+                .containsExactlyInAnyOrder("two-phase/payments", "job-queue/shipping");
+        assertThat(overview.toJson()).doesNotContain("mongodb://");
+        HttpResponse<String> recover = http.send(HttpRequest.newBuilder(URI.create(base
+                + "/consistency-kit/api/instances/two-phase/payments/recover")).timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(recover.statusCode()).as("read-only").isEqualTo(403);
+    }
 }
