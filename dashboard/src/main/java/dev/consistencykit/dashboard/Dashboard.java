@@ -77,8 +77,10 @@ public final class Dashboard {
     public static final int MAX_DEPTH = 1_000;
     /** The largest page. */
     public static final int MAX_PAGE = 100;
-    /** The most ledger accounts with gaps listed by a check. */
+    /** The most lines a check lists. */
     static final int LISTED_GAPS = 100;
+    /** The most ledger accounts a check reconciles. */
+    static final int RECONCILED_ACCOUNTS = 100;
     /** How long the list of instances is kept before the registry is read again. */
     static final Duration INSTANCES_KEPT = Duration.ofSeconds(30);
     /** The window of {@code finishedLastMinute}. */
@@ -362,9 +364,21 @@ public final class Dashboard {
         Document out = new Document("key", instance.key());
         if (instance.strategy() instanceof Ledger ledger) {
             List<String> gaps = ledger.accountsWithGaps();
-            out.append("check", "ledger gaps: accounts whose log has a missing sequence number (reconcile fills them)")
-                    .append("problems", (long) gaps.size())
-                    .append("details", gaps.subList(0, Math.min(LISTED_GAPS, gaps.size())));
+            List<String> details = new ArrayList<>();
+            gaps.stream().limit(LISTED_GAPS).forEach(a -> details.add("account " + a + ": a gap in its log"
+                    + " (reconcile with repair fills it)"));
+            long problems = gaps.size();
+            List<dev.consistencykit.logreconciliation.ReconcileReport> reports = ledger
+                    .reconcileAccounts(RECONCILED_ACCOUNTS);
+            for (dev.consistencykit.logreconciliation.ReconcileReport r : reports) {
+                problems += r.problems().size();
+                r.problems().stream().limit(LISTED_GAPS - Math.min(LISTED_GAPS, details.size()))
+                        .forEach(p -> details.add("account " + r.account() + ": " + p));
+            }
+            out.append("check", "ledger: accounts whose log has a gap, and the cache of each of the first "
+                    + RECONCILED_ACCOUNTS + " accounts against its log (reconcile)")
+                    .append("problems", problems).append("accountsReconciled", (long) reports.size())
+                    .append("details", details);
         } else if (instance.strategy() instanceof SyncFlag sync) {
             SyncVerification v = sync.verify(false);
             out.append("check", "stale copies: copies that differ from their master (in flight: a propagation is"

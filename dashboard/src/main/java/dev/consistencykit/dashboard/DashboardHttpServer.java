@@ -102,7 +102,15 @@ public final class DashboardHttpServer implements AutoCloseable {
                         "this dashboard answers only requests to a loopback address")));
             } else {
                 drain(exchange.getRequestBody());
-                response = answer(exchange);
+                try {
+                    response = answer(exchange);
+                } catch (RuntimeException e) {
+                    // a bug of ours, not the client's: a 500 the page shows, and the log to find it by
+                    LOG.error("dashboard: {} {} failed", exchange.getRequestMethod(), exchange.getRequestURI()
+                            .getRawPath(), e);
+                    response = DashboardResponse.json(500, DashboardJson.of(new org.bson.Document("error",
+                            "the dashboard failed: " + e.getClass().getSimpleName() + " (logged)")));
+                }
             }
             Dashboard.HEADERS.forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
             exchange.getResponseHeaders().set("Content-Type", response.contentType());

@@ -211,6 +211,24 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
         return calls.idempotent("reconcile", () -> engine.reconcile(a, repair));
     }
 
+    /**
+     * {@link #reconcile(String, boolean) reconcile} without repair, of each account with a log, at most {@code limit}
+     * of them: what an operator's check runs (the dashboard's). Reads every change of each account it checks.
+     *
+     * @return one report per account checked, those with problems first
+     * @throws IllegalArgumentException if {@code limit} is below 1
+     */
+    public List<ReconcileReport> reconcileAccounts(int limit) {
+        Checks.atLeast("limit", limit, 1);
+        List<String> accounts = calls.idempotent("list accounts", engine::accountIds);
+        List<ReconcileReport> reports = new java.util.ArrayList<>();
+        for (String account : accounts.subList(0, Math.min(limit, accounts.size()))) {
+            reports.add(calls.idempotent("reconcile", () -> engine.reconcile(account, false)));
+        }
+        reports.sort(java.util.Comparator.comparing(r -> r.problems().isEmpty()));
+        return reports;
+    }
+
     /** Accounts whose log has a hole (a missing sequence number), by one pass over every change. */
     public List<String> accountsWithGaps() {
         return calls.idempotent("accounts with gaps", engine::accountsWithGaps);

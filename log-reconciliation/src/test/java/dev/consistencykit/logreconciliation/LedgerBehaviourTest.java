@@ -135,6 +135,26 @@ class LedgerBehaviourTest {
     }
 
     @Test
+    void shouldReconcileEveryAccountUpToALimitProblemsFirstWithoutRepairing(MongoDatabase db) {
+        Ledger ledger = ready(db);
+        ledger.apply(LedgerTransaction.transfer("a0", "a1", 10));
+        ledger.apply(LedgerTransaction.transfer("a2", "a1", 20));
+        var accounts = db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION);
+        accounts.updateOne(eq("_id", "a2"), Updates.set("balance", 5L));
+
+        List<ReconcileReport> all = ledger.reconcileAccounts(100);
+        List<ReconcileReport> one = ledger.reconcileAccounts(1);
+
+        assertThat(all).extracting(ReconcileReport::account).containsExactlyInAnyOrder("a0", "a1", "a2");
+        assertThat(all.get(0).account()).isEqualTo("a2");
+        assertThat(all.get(0).problems()).hasSize(1);
+        assertThat(all.subList(1, 3)).allMatch(ReconcileReport::consistent);
+        assertThat(one).hasSize(1);
+        assertThat(accounts.find(eq("_id", "a2")).first().getLong("balance")).as("nothing repaired").isEqualTo(5L);
+        assertThatThrownBy(() -> ledger.reconcileAccounts(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void shouldKeepBalancesExactAndReconcilableAfterArchiving(MongoDatabase db) throws Exception {
         Ledger ledger = ready(db);
         for (int i = 0; i < 6; i++) {

@@ -99,6 +99,12 @@ class DashboardInBrowserTest {
             browser.waitFor("document.getElementById('checks').textContent.includes('stale copies')", "the checks");
             assertThat(browser.text("document.getElementById('checks').textContent"))
                     .contains("2 document(s) of invoices hold stale copies of master ann");
+            browser.evaluate(row("log-reconciliation/log-reconciliation") + ".querySelector('button').click()");
+            browser.waitFor("document.getElementById('instance-title').textContent.startsWith('log-reconciliation')",
+                    "the ledger");
+            browser.evaluate("document.getElementById('run-checks').click()");
+            browser.waitFor("document.getElementById('checks').textContent.includes('ledger:')", "the ledger's checks");
+            assertThat(browser.text("document.getElementById('checks').textContent")).contains("0 problem(s)");
             browser.evaluate("document.getElementById('count-states').click()");
             browser.waitFor("document.getElementById('states').textContent.includes('every state')", "the counts");
 

@@ -130,7 +130,7 @@ class InspectRecoverCommandTest {
 
     private static final Names DEFAULT_NAMES = new Names("");
 
-    private static void interruptEveryPattern(MongoDatabase db) {
+    static void interruptEveryPattern(MongoDatabase db) {
         DEFAULT_NAMES.interruptEveryPattern(db);
     }
 

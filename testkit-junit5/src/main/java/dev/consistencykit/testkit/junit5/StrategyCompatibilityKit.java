@@ -223,6 +223,55 @@ public abstract class StrategyCompatibilityKit<C> {
         assertThatThrownBy(() -> strategy.interrupted(Duration.ZERO, 0)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    /**
+     * An operator repairs one operation he looked at: {@code recoverOne} takes over exactly that one (the others stay
+     * listed), a second call finds nothing to do, an id of nothing changes nothing, a hostile id is refused before any
+     * write; {@code describe} opens what {@code interrupted} listed (or, for a pattern whose submitted operations wait
+     * rather than stand interrupted, what was submitted).
+     */
+    @Test
+    void shouldRecoverOnlyTheOperationNamedAndDescribeIt(MongoDatabase database) {
+        ConsistencyStrategy<C> strategy = ready(database);
+        OperationId a = strategy.submit(change(OperationId.of("kit-one-a")));
+        strategy.submit(change(OperationId.of("kit-one-b")));
+        List<dev.consistencykit.core.InterruptedOperation> listed = strategy.interrupted(Duration.ZERO, 10);
+        DatabaseSnapshot before = DatabaseSnapshot.of(database);
+
+        assertThat(newStrategy(database).recoverOne("kit-no-such-operation", Duration.ZERO).examined()).isZero();
+        assertThatThrownBy(() -> newStrategy(database).recoverOne(new org.bson.Document("$gt", ""), Duration.ZERO))
+                .isInstanceOf(dev.consistencykit.core.InvalidInputException.class);
+        assertThatThrownBy(() -> newStrategy(database).describe(new org.bson.Document("$gt", "")))
+                .isInstanceOf(dev.consistencykit.core.InvalidInputException.class);
+        assertThat(DatabaseSnapshot.of(database)).isEqualTo(before);
+        if (listed.isEmpty()) {
+            assertThat(strategy.describe(a.value())).as("the submitted operation, opened").get()
+                    .extracting(dev.consistencykit.core.OperationView::id).isEqualTo(a.value());
+            return;
+        }
+
+        Object first = listed.get(0).id();
+        dev.consistencykit.core.OperationView view = strategy.describe(first).orElseThrow();
+        assertThat(view.id()).isEqualTo(first);
+        assertThat(view.state()).contains(listed.get(0).state());
+        RecoveryReport one = newStrategy(database).recoverOne(first, Duration.ZERO);
+        RecoveryReport again = newStrategy(database).recoverOne(first, Duration.ZERO);
+
+        assertThat(one.examined()).isEqualTo(1);
+        assertThat(again.repaired()).isZero();
+        List<Object> left = strategy.interrupted(Duration.ZERO, 10).stream()
+                .map(dev.consistencykit.core.InterruptedOperation::id).toList();
+        assertThat(left).doesNotContain(first);
+        for (dev.consistencykit.core.InterruptedOperation other : listed.subList(1, listed.size())) {
+            if (!other.id().equals(first)) {
+                assertThat(left).as("an operation not named stays for its own recovery").contains(other.id());
+            }
+        }
+        newStrategy(database).recover(Duration.ZERO);
+        assertThat(invariants(database)).isEmpty();
+        assertThatThrownBy(() -> strategy.recoverOne(first, Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test
     void shouldRefuseUnacknowledgedWriteConcern(MongoDatabase database) {
         assertThatThrownBy(() -> newStrategy(database.withWriteConcern(WriteConcern.UNACKNOWLEDGED)))
