@@ -83,6 +83,12 @@ public final class Dashboard {
     static final int RECONCILED_ACCOUNTS = 100;
     /** How long the list of instances is kept before the registry is read again. */
     static final Duration INSTANCES_KEPT = Duration.ofSeconds(30);
+    /**
+     * The counters that count recoveries, of the patterns that keep one: two-phase transactions finished or undone by
+     * recovery, jobs requeued after their worker died, sync flags taken over from a quiet owner.
+     */
+    static final List<String> RECOVERY_COUNTERS = List.of("recoveredForward", "recoveredBack", "requeued",
+            "flagsTakenOver");
     /** The window of {@code finishedLastMinute}. */
     static final Duration FINISHED_WINDOW = Duration.ofMinutes(1);
     private static final int MAX_PATH = 4_096;
@@ -261,7 +267,10 @@ public final class Dashboard {
         long finished = 0;
         long unfinished = 0;
         long interrupted = 0;
+        long recovered = 0;
         for (DashboardInstance instance : instances().values()) {
+            Map<String, Long> counters = instance.strategy().counters();
+            recovered += RECOVERY_COUNTERS.stream().mapToLong(c -> counters.getOrDefault(c, 0L)).sum();
             Document d = new Document("key", instance.key()).append("pattern", instance.pattern())
                     .append("name", instance.name()).append("jobQueue", instance.queue().isPresent())
                     .append("checks", hasChecks(instance));
@@ -288,7 +297,7 @@ public final class Dashboard {
             }
             listed.add(d);
         }
-        series.sample(finished, unfinished, interrupted);
+        series.sample(finished, unfinished, interrupted, recovered);
         return new Document("database", database).append("actions", settings.actionsEnabled())
                 .append("staleAfterSeconds", seconds(settings.staleAfter()))
                 .append("refreshSeconds", seconds(settings.refreshEvery()))
@@ -304,13 +313,24 @@ public final class Dashboard {
                 .append("oldestInFlightSeconds", s.oldestInFlightAge().map(Dashboard::seconds).orElse(null));
     }
 
-    private Document operations(DashboardInstance instance, Map<String, String> query) {
-        int offset = intParam(query, "offset", 0, 0, MAX_DEPTH - 1);
-        int limit = intParam(query, "limit", 20, 1, MAX_PAGE);
-        if (offset + limit > MAX_DEPTH) {
-            throw new IllegalArgumentException("a page reaches at most " + MAX_DEPTH + " operations deep (offset +"
-                    + " limit); the CLI's inspect --limit lists more");
+    /** A page's {@code offset} and {@code limit}, checked: at most {@link #MAX_PAGE}, at most {@link #MAX_DEPTH} deep. */
+    private record Page(int offset, int limit) {
+
+        static Page of(Map<String, String> query) {
+            int offset = intParam(query, "offset", 0, 0, MAX_DEPTH - 1);
+            int limit = intParam(query, "limit", 20, 1, MAX_PAGE);
+            if (offset + limit > MAX_DEPTH) {
+                throw new IllegalArgumentException("a page reaches at most " + MAX_DEPTH + " deep (offset + limit);"
+                        + " the CLI's inspect --limit lists more");
+            }
+            return new Page(offset, limit);
         }
+    }
+
+    private Document operations(DashboardInstance instance, Map<String, String> query) {
+        Page p = Page.of(query);
+        int offset = p.offset();
+        int limit = p.limit();
         boolean onlyInterrupted = Boolean.parseBoolean(query.getOrDefault("interrupted", "false"));
         Duration threshold = onlyInterrupted ? settings.staleAfter() : Duration.ZERO;
         List<InterruptedOperation> read = instance.strategy().interrupted(threshold, Math.min(offset + limit + 1,
@@ -328,12 +348,9 @@ public final class Dashboard {
     }
 
     private Document dead(JobQueue queue, Map<String, String> query) {
-        int offset = intParam(query, "offset", 0, 0, MAX_DEPTH - 1);
-        int limit = intParam(query, "limit", 20, 1, MAX_PAGE);
-        if (offset + limit > MAX_DEPTH) {
-            throw new IllegalArgumentException("a page reaches at most " + MAX_DEPTH + " dead jobs deep (offset +"
-                    + " limit)");
-        }
+        Page p = Page.of(query);
+        int offset = p.offset();
+        int limit = p.limit();
         List<InterruptedOperation> read = queue.dead(offset, limit + 1);
         List<Document> page = new ArrayList<>();
         for (InterruptedOperation op : read.subList(0, Math.min(limit, read.size()))) {

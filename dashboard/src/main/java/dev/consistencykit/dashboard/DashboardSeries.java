@@ -20,8 +20,13 @@ final class DashboardSeries {
     private final Deque<Document> samples = new ArrayDeque<>();
     private long repaired;
 
-    /** Adds a sample, unless the last one is less than a second old (two pages open poll twice as often). */
-    synchronized void sample(long finishedLastMinute, long unfinished, long interrupted) {
+    /**
+     * Adds a sample, unless the last one is less than a second old (two pages open poll twice as often).
+     *
+     * @param recovered the recoveries the shown instances counted since they were built (in the application that
+     *                  runs them: its maintenance's too)
+     */
+    synchronized void sample(long finishedLastMinute, long unfinished, long interrupted, long recovered) {
         long now = System.currentTimeMillis();
         Document last = samples.peekLast();
         if (last != null && now - last.getLong("t") < MIN_GAP_MILLIS) {
@@ -29,7 +34,7 @@ final class DashboardSeries {
         }
         samples.addLast(new Document("t", now).append("finishedLastMinute", finishedLastMinute)
                 .append("unfinished", unfinished).append("interrupted", interrupted)
-                .append("repairedFromPage", repaired));
+                .append("recovered", recovered).append("repairedFromPage", repaired));
         while (samples.size() > KEPT) {
             samples.removeFirst();
         }

@@ -95,7 +95,7 @@ function drawOverview(o) {
   drawChart('chart-finished', 'now-finished', s.map(x => x.finishedLastMinute));
   drawChart('chart-unfinished', 'now-unfinished', s.map(x => x.unfinished));
   drawChart('chart-interrupted', 'now-interrupted', s.map(x => x.interrupted));
-  drawChart('chart-repaired', 'now-repaired', s.map(x => x.repairedFromPage));
+  drawChart('chart-recovered', 'now-recovered', s.map(x => x.recovered));
 
   const body = $('instances').tBodies[0];
   while (body.firstChild) body.removeChild(body.firstChild);
