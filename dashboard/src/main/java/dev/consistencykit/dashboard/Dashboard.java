@@ -54,7 +54,10 @@ import dev.consistencykit.syncflag.SyncVerification;
  *
  * <pre>{@code
  * Dashboard dashboard = Dashboard.of(database, new DashboardSettings());
- * DashboardHttpServer server = DashboardHttpServer.start(dashboard, new InetSocketAddress("127.0.0.1", 8090));
+ * try (DashboardHttpServer server = DashboardHttpServer.start(dashboard,
+ *         new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+ *     log.info("the dashboard: {}", server.uri());   // the page; its API below it, server.uri() + "api/overview"
+ * }
  * }</pre>
  */
 public final class Dashboard {

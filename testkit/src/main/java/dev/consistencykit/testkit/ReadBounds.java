@@ -22,7 +22,7 @@ import com.mongodb.event.CommandStartedEvent;
  *
  * <pre>{@code
  * try (ReadBounds bounds = ReadBounds.attach(target, db.getName())) {
- *     poll();
+ *     strategy.interrupted(Duration.ZERO, 100);   // what a page polls
  *     assertThat(bounds.unbounded(Set.of())).isEmpty();
  * }
  * }</pre>

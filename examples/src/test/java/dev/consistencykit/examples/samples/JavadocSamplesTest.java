@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Set;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -34,6 +37,9 @@ import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.Transition;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.dashboard.Dashboard;
+import dev.consistencykit.dashboard.DashboardHttpServer;
+import dev.consistencykit.dashboard.DashboardSettings;
 import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
 import dev.consistencykit.jobqueue.JobQueue;
@@ -56,6 +62,7 @@ import dev.consistencykit.testkit.FaultyNetwork;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.InjectedCrash;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.ReadBounds;
 import dev.consistencykit.testkit.RoundTripCounter;
 import dev.consistencykit.testkit.contract.CheckResult;
 import dev.consistencykit.testkit.contract.ServerContract;
@@ -301,6 +308,31 @@ class JavadocSamplesTest {
             strategy.ensureIndexes();
             runWorkload(strategy);
             assertThat(coverage.uncovered(db)).isEmpty();
+        }
+        // javadoc:end
+    }
+
+    @Test
+    void readBounds(MongoTarget target, MongoDatabase db) {
+        seedAccounts(db);
+        TwoPhaseCommit strategy = strategy(db);
+        strategy.ensureIndexes();
+        // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/ReadBounds.java
+        try (ReadBounds bounds = ReadBounds.attach(target, db.getName())) {
+            strategy.interrupted(Duration.ZERO, 100);   // what a page polls
+            assertThat(bounds.unbounded(Set.of())).isEmpty();
+        }
+        // javadoc:end
+    }
+
+    @Test
+    void dashboard(MongoDatabase database) {
+        TwoPhaseCommit.on(database).ensureIndexes();
+        // javadoc:start dashboard/src/main/java/dev/consistencykit/dashboard/Dashboard.java
+        Dashboard dashboard = Dashboard.of(database, new DashboardSettings());
+        try (DashboardHttpServer server = DashboardHttpServer.start(dashboard,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            log.info("the dashboard: {}", server.uri());   // the page; its API below it, server.uri() + "api/overview"
         }
         // javadoc:end
     }
