@@ -45,7 +45,7 @@ class DashboardTest {
             TwoPhaseCommit.on(db).transfer(Transfer.of(OperationId.of("t-" + i), "alice", "bob", 100));
         }
         try {
-            TwoPhaseCommit.on(FaultInjector.at(3, FaultMode.CRASH_AFTER).wrap(db))
+            TwoPhaseCommit.on(FaultInjector.atWrite("bulkWrite", "accounts", 1, FaultMode.CRASH_AFTER).wrap(db))
                     .transfer(Transfer.of(OperationId.of("t-6"), "alice", "bob", 1_000));
             throw new AssertionError("the crash was not injected");
         } catch (InjectedCrash expected) {
@@ -59,7 +59,8 @@ class DashboardTest {
         }
         queue.enqueue(JobRequest.of("fail", new Document()).withId(OperationId.of("held")));
         try {
-            JobQueue.builder(FaultInjector.at(1, FaultMode.CRASH_AFTER).wrap(db)).maxAttempts(1)
+            JobQueue.builder(FaultInjector.atWrite("findOneAndUpdate", "jobs", 1, FaultMode.CRASH_AFTER).wrap(db))
+                    .maxAttempts(1)
                     .handler("fail", job -> { }).build().processNext();
             throw new AssertionError("the crash was not injected");
         } catch (InjectedCrash expected) {

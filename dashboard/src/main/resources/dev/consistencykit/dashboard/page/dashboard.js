@@ -152,7 +152,7 @@ function selectedInstance() {
   return state.overview && state.overview.instances.find(i => i.key === state.selected);
 }
 
-async function select(key) {
+async function select(key, scroll = true) {
   state.selected = key;
   state.operationsOffset = 0;
   state.deadOffset = 0;
@@ -165,7 +165,7 @@ async function select(key) {
   $('operation').hidden = true;
   state.opened = null;
   if (state.overview) drawOverview(state.overview);
-  await loadInstance(true);
+  await loadInstance(scroll);
 }
 
 async function loadInstance(scroll) {
@@ -339,7 +339,7 @@ function start() {
   });
   const open = new URLSearchParams(location.search).get('open');   // ?open=pattern/name: that instance at once
   refresh().then(() => {
-    if (open && state.overview && state.overview.instances.some(i => i.key === open)) select(open);
+    if (open && state.overview && state.overview.instances.some(i => i.key === open)) select(open, false);
     const seconds = every > 0 ? every : (state.overview ? state.overview.refreshSeconds : 2);
     state.timer = setInterval(refresh, Math.max(0.5, seconds) * 1000);
   });

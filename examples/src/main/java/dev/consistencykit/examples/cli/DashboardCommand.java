@@ -134,7 +134,7 @@ final class DashboardCommand implements Callable<Integer> {
                 try {
                     new CountDownLatch(1).await();
                 } catch (InterruptedException e) {
-                    out.println("dashboard stopped");
+                    out.println("dashboard stopped");   // with --json, the CLI's last line says exit 130
                     out.flush();
                     return ExitCodes.INTERRUPTED;
                 }

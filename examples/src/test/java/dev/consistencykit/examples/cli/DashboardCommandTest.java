@@ -11,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -84,7 +85,10 @@ class DashboardCommandTest {
         assertThat(send(HttpRequest.newBuilder(page.resolve("api/instances/two-phase/two-phase/recover"))
                 .POST(HttpRequest.BodyPublishers.noBody())).statusCode()).isEqualTo(403);
         assertThat(readOnly.stop()).isEqualTo(ExitCodes.INTERRUPTED);
-        assertThat(readOnly.out().toString()).contains("dashboard stopped");
+        List<String> lines = readOnly.out().toString().lines().toList();
+        assertThat(lines).contains("dashboard stopped");
+        assertThat(Document.parse(lines.get(lines.size() - 1)).getInteger("exitCode")).as("--json: the last line")
+                .isEqualTo(ExitCodes.INTERRUPTED);
 
         Running actions = start("--uri", uri(), "--json", "dashboard", "--database", db.getName(), "--port", "0",
                 "--actions", "--stale-after", "0");
