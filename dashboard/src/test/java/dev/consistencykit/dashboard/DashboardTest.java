@@ -265,6 +265,22 @@ class DashboardTest {
     }
 
     @Test
+    void shouldAnswerATypedErrorInBoundedTimeWhenTheServerIsGone() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        try (com.mongodb.client.MongoClient gone = com.mongodb.client.MongoClients.create("mongodb://127.0.0.1:"
+                + closedPort + "/?serverSelectionTimeoutMS=300&connectTimeoutMS=300")) {
+            Dashboard dashboard = Dashboard.of(gone.getDatabase("shop"), new DashboardSettings());
+            DashboardResponse answer = dashboard.handle(new DashboardRequest("GET", "/api/overview", Map.of(), null));
+
+            assertThat(answer.status()).isEqualTo(503);
+            assertThat(Document.parse(answer.text()).getString("error")).isNotBlank().doesNotContain("Exception:");
+        }
+    }
+
+    @Test
     void shouldRefuseActionsWithoutATokenOrWithAShortOne() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Dashboard("db", List::of,
                 new DashboardSettings().actionsEnabled(true))).isInstanceOf(IllegalArgumentException.class)

@@ -43,18 +43,13 @@ public final class DashboardDemo {
     private DashboardDemo() {
     }
 
-    /**
-     * Writes the demo data into {@code db} (expected empty).
-     *
-     * @return the number of operations left unfinished (one per pattern, two for the job queue)
-     */
-    public static int populate(MongoDatabase db) {
+    /** Writes the demo data into {@code db} (expected empty): six operations left unfinished, two of them jobs. */
+    public static void populate(MongoDatabase db) {
         twoPhase(db);
         jobs(db);
         syncFlag(db);
         ledger(db);
         versioning(db);
-        return 6;
     }
 
     private static void crash(Runnable call) {
