@@ -67,30 +67,34 @@ final class HeadlessChromium implements AutoCloseable {
                 "--remote-debugging-port=0", "--remote-allow-origins=*", "--user-data-dir=" + profile,
                 "--window-size=" + width + "," + height, "about:blank")
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        String browser = null;
-        BufferedReader err = new BufferedReader(new InputStreamReader(process.getErrorStream(),
-                StandardCharsets.UTF_8));
-        for (String line = err.readLine(); line != null && browser == null; line = err.readLine()) {
-            Matcher m = LISTENING.matcher(line);
-            if (m.find()) {
-                browser = m.group(1);
+        // its stderr, read on a thread of its own: the DevTools address, then whatever it logs (drained)
+        CompletableFuture<String> listening = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader err = new BufferedReader(new InputStreamReader(process.getErrorStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line = err.readLine(); line != null; line = err.readLine()) {
+                    Matcher m = LISTENING.matcher(line);
+                    if (m.find()) {
+                        listening.complete(m.group(1));
+                    }
+                }
+            } catch (IOException e) {
+                // the process ended
             }
+            listening.complete(null);
+        }, "chromium-stderr");
+        reader.setDaemon(true);
+        reader.start();
+        String browser;
+        try {
+            browser = listening.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            browser = null;
         }
         if (browser == null) {
             process.destroyForcibly();
             throw new IllegalStateException("chromium did not open its DevTools port");
         }
-        Thread drain = new Thread(() -> {
-            try {
-                while (err.readLine() != null) {
-                    // chromium's own log: not this test's business
-                }
-            } catch (IOException e) {
-                // the process ended
-            }
-        }, "chromium-stderr");
-        drain.setDaemon(true);
-        drain.start();
         URI browserUri = URI.create(browser);
         HttpClient http = HttpClient.newHttpClient();
         String list = http.send(HttpRequest.newBuilder(URI.create("http://" + browserUri.getAuthority()
