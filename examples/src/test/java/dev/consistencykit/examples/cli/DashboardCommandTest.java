@@ -38,19 +38,11 @@ class DashboardCommandTest {
     }
 
     /** The command running in a thread of its own, until the test interrupts it. */
-    private record Running(CompletableFuture<Integer> exit, Thread thread, StringWriter out) {
+    private record Running(CompletableFuture<Integer> exit, Thread thread, Output out) {
 
-        Document json() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (System.nanoTime() < deadline) {
-                for (String line : out.toString().lines().toList()) {
-                    if (line.startsWith("{\"url\"")) {
-                        return Document.parse(line);
-                    }
-                }
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
-            throw new AssertionError("the dashboard never said where it listens: " + out);
+        /** The JSON line the command prints once it listens: awaited, as a latch is. */
+        Document json() throws Exception {
+            return Document.parse(out.listening().get(60, TimeUnit.SECONDS));
         }
 
         int stop() throws Exception {
@@ -59,8 +51,23 @@ class DashboardCommandTest {
         }
     }
 
+    /** The command's standard output, which completes {@link #listening()} with the line that says where it serves. */
+    private static final class Output extends StringWriter {
+        private final CompletableFuture<String> listening = new CompletableFuture<>();
+
+        CompletableFuture<String> listening() {
+            return listening;
+        }
+
+        @Override
+        public void flush() {
+            super.flush();
+            toString().lines().filter(line -> line.startsWith("{\"url\"")).findFirst().ifPresent(listening::complete);
+        }
+    }
+
     private static Running start(String... args) {
-        StringWriter out = new StringWriter();
+        Output out = new Output();
         CompletableFuture<Thread> started = new CompletableFuture<>();
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
             started.complete(Thread.currentThread());

@@ -151,20 +151,16 @@ final class HeadlessChromium implements AutoCloseable {
     }
 
     /**
-     * Waits until {@code condition} (a JavaScript expression) is true in the page, polling; fails with
-     * {@code what} after {@link #PATIENCE}.
+     * Waits until {@code condition} (a JavaScript expression) is true in the page: a promise in the page checks it on
+     * every animation frame and resolves then; this call waits for its answer, and fails with {@code what} if none
+     * comes within {@link #PATIENCE} (a bound on a failure, not a speed the test relies on).
      */
     void waitFor(String condition, String what) throws Exception {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (true) {
-            BsonValue v = evaluate("Boolean(" + condition + ")");
-            if (v.isBoolean() && v.asBoolean().getValue()) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the page never showed " + what + " (" + condition + ")");
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
+        try {
+            evaluate("new Promise(resolve => { const check = () => { if (" + condition
+                    + ") { resolve(true); } else { requestAnimationFrame(check); } }; check(); })");
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("the page never showed " + what + " (" + condition + ")", e);
         }
     }
 
