@@ -139,6 +139,18 @@ class EmbeddedMongoTest {
     }
 
     @Test
+    void shouldAnswerGetnonceAsLegacyDriversSendItFirst() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            org.bson.Document first = client.getDatabase("admin").runCommand(new org.bson.Document("getnonce", 1));
+            org.bson.Document second = client.getDatabase("admin").runCommand(new org.bson.Document("getnonce", 1));
+
+            assertThat(first.getString("nonce")).hasSize(16).isNotEqualTo(second.getString("nonce"));
+            assertThat(first.get("ok")).isIn(1, 1.0);
+        }
+    }
+
+    @Test
     void shouldMatchWholeFilterWhenQueryNarrowedByAnIdInList() {
         try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
                 server.connectionString())) {

@@ -18,6 +18,8 @@ import io.netty.channel.Channel;
  */
 public final class ReadAtomicMemoryBackend extends MemoryBackend {
 
+    private static final java.security.SecureRandom NONCES = new java.security.SecureRandom();
+
     private final Consumer<String> onClientClosed;
 
     /** A backend that says nothing when a client's connection closes. */
@@ -38,13 +40,20 @@ public final class ReadAtomicMemoryBackend extends MemoryBackend {
 
     /**
      * Answers {@code hello} (what MongoDB 4.4.2+ and health checks such as Spring Boot's send) as the stock backend
-     * answers the legacy {@code isMaster}, with {@code isWritablePrimary} as {@code hello} names it.
+     * answers the legacy {@code isMaster}, with {@code isWritablePrimary} as {@code hello} names it; and answers
+     * {@code getnonce} with a nonce, as MongoDB did until 6.0: legacy drivers such as Go's mgo send it first on every
+     * connection, and the stock server closes a connection on a command it does not know.
      */
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         if ("hello".equalsIgnoreCase(command)) {
             Document answer = super.handleCommand(channel, databaseName, "isMaster", query);
             answer.put("isWritablePrimary", answer.getOrDefault("ismaster", Boolean.TRUE));
+            return answer;
+        }
+        if ("getnonce".equalsIgnoreCase(command)) {
+            Document answer = new Document("nonce", String.format("%016x", NONCES.nextLong()));
+            answer.put("ok", 1.0);
             return answer;
         }
         return super.handleCommand(channel, databaseName, command, query);
