@@ -139,6 +139,24 @@ class EmbeddedMongoTest {
     }
 
     @Test
+    void shouldDropOnlyTheNamedCollectionsIndexesWhenAllAreDropped() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            com.mongodb.client.MongoDatabase db = client.getDatabase("t");
+            db.getCollection("jobs").createIndex(new org.bson.Document("state", 1));
+            db.getCollection("jobs").createIndex(new org.bson.Document("owner", 1).append("at", 1));
+            db.getCollection("servers").createIndex(new org.bson.Document("name", 1).append("owner", 1));
+
+            db.getCollection("jobs").dropIndexes();   // index "*"
+
+            assertThat(db.getCollection("jobs").listIndexes().map(i -> i.getString("name"))
+                    .into(new java.util.ArrayList<>())).containsExactly("_id_");
+            assertThat(db.getCollection("servers").listIndexes().map(i -> i.getString("name"))
+                    .into(new java.util.ArrayList<>())).containsExactlyInAnyOrder("_id_", "name_1_owner_1");
+        }
+    }
+
+    @Test
     void shouldAnswerGetnonceAsLegacyDriversSendItFirst() {
         try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
                 server.connectionString())) {

@@ -72,6 +72,9 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
             refused.put("codeName", "AuthenticationFailed");
             return refused;
         }
+        if (command.equalsIgnoreCase("dropIndexes") && "*".equals(query.get("index"))) {
+            return dropAllIndexes(channel, query, databaseResolver, oplog);
+        }
         Document result = super.handleCommand(channel, command, query, databaseResolver, oplog);
         if (command.equalsIgnoreCase("insert") && result.get("writeErrors") instanceof List<?> errors
                 && !errors.isEmpty() && query.get("documents") instanceof List<?> documents) {
@@ -85,6 +88,33 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
             }
             result.put("n", inserted);
         }
+        return result;
+    }
+
+    /**
+     * {@code dropIndexes} with {@code "*"}: the stock server walks the indexes of every collection of the database and
+     * fails on the first that is not the named collection's ({@code IndexNotFound}); this drops the named collection's
+     * indexes but {@code _id}'s, one by one, as mongod does.
+     */
+    private Document dropAllIndexes(Channel channel, Document query, DatabaseResolver databaseResolver, Oplog oplog) {
+        String collection = String.valueOf(query.get("dropIndexes"));
+        Document listed = super.handleCommand(channel, "listIndexes", new Document("listIndexes", collection),
+                databaseResolver, oplog);
+        List<String> names = new java.util.ArrayList<>();
+        if (((Document) listed.get("cursor")).get("firstBatch") instanceof List<?> indexes) {
+            for (Object index : indexes) {
+                names.add(String.valueOf(((Document) index).get("name")));
+            }
+        }
+        for (String name : names) {
+            if (!name.equals("_id_")) {
+                Document one = new Document("dropIndexes", collection);
+                one.put("index", name);
+                super.handleCommand(channel, "dropIndexes", one, databaseResolver, oplog);
+            }
+        }
+        Document result = new Document("nIndexesWas", names.size());
+        result.put("ok", 1.0);
         return result;
     }
 }
