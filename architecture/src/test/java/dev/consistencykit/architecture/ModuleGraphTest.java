@@ -37,17 +37,18 @@ class ModuleGraphTest {
             Map.entry("syncflag", "sync-flag"), Map.entry("jobqueue", "job-queue"), Map.entry("twophase", "two-phase"),
             Map.entry("logreconciliation", "log-reconciliation"), Map.entry("versioning", "versioning"),
             Map.entry("micrometer", "micrometer"), Map.entry("sample", SAMPLE),
-            Map.entry("dashboard", "dashboard"));
+            Map.entry("dashboard", "dashboard"), Map.entry("benchmarks", "benchmarks"));
     private static final Set<String> INFRASTRUCTURE = Set.of("embedded-server", "core", "testkit", "testkit-junit5",
             "examples", "spring-boot", "spring-boot-starter", "dashboard");
     /** The modules that integrate every pattern into a framework: they may depend on the patterns. */
     private static final Set<String> INTEGRATIONS = Set.of("spring-boot", "spring-boot-starter", "dashboard");
     /**
-     * Run from this repository, never published: the CLI and examples; driver-floor, which runs every pattern's
-     * compatibility tests on the lowest supported driver (so it depends on every pattern, in test scope only); and
-     * these rules, which read every module's classes.
+     * Run from this repository, never published: the CLI and examples; the peer benchmarks; driver-floor, which
+     * runs every pattern's compatibility tests on the lowest supported driver (so it depends on every pattern, in
+     * test scope only); and these rules, which read every module's classes.
      */
-    private static final Set<String> UNPUBLISHED = Set.of("examples", "driver-floor", "architecture");
+    private static final Set<String> UNPUBLISHED = Set.of("examples", "benchmarks", "driver-floor",
+            "architecture");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
@@ -117,6 +118,9 @@ class ModuleGraphTest {
                         if (imported.equals("examples")) {
                             violations.add(where + ": nothing may depend on examples");
                         }
+                        if (imported.equals("benchmarks")) {
+                            violations.add(where + ": nothing may depend on the benchmarks");
+                        }
                         if (imported.equals(SAMPLE)) {
                             violations.add(where + ": nothing may depend on the sample application");
                         }
@@ -171,8 +175,11 @@ class ModuleGraphTest {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
             if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")
-                    || module.equals("embedded-server") || INTEGRATIONS.contains(module) || module.equals(SAMPLE)) {
-                continue;   // the BOM only manages versions: it lists every module and depends on none
+                    || module.equals("embedded-server") || INTEGRATIONS.contains(module) || module.equals(SAMPLE)
+                    || module.equals("benchmarks")) {
+                // the BOM only manages versions: it lists every module and depends on none; the CLI and the
+                // benchmarks run every pattern on the embedded server from this repository
+                continue;
             }
             if (UNPUBLISHED.contains(module)) {
                 Matcher m = DEPENDENCY.matcher(read(root().resolve(module).resolve("pom.xml"))

@@ -1,0 +1,288 @@
+package dev.consistencykit.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+import org.bson.Document;
+
+import com.google.common.base.Splitter;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
+import dev.consistencykit.embedded.EmbeddedMongo;
+import dev.consistencykit.testkit.MongoTarget;
+
+/**
+ * The peer benchmark: each workload through our pattern and through the library one would otherwise use, on one
+ * server, through one counting proxy, same data, same callers, same time, in interleaved phases.
+ *
+ * <pre>
+ * PeerBench [--uri URI] [--seconds S] [--sizes 1000,10000,100000] [--callers 1,4]
+ *           [--workloads two-phase,job-queue,versioning] [--mgotxn PATH] [--out DIR]
+ * </pre>
+ *
+ * Prints a table and one JSON line per cell, and writes {@code peers.jsonl} and {@code peers.html} to {@code --out}.
+ */
+public final class PeerBench {
+
+    /** Phases each side's measured time is split into, alternating with the other sides. */
+    static final int ROUNDS = 4;
+
+    /** Unmeasured time each side runs at a size before it is measured: the JIT compiler competes on 2 cores. */
+    static final Duration WARM_UP = Duration.ofSeconds(2);
+
+    record Options(Optional<String> uri, int seconds, List<Integer> sizes, List<Integer> callers,
+                   List<String> workloads, Path mgotxn, Path out) {
+
+        static Options parse(String... args) {
+            Map<String, String> given = new LinkedHashMap<>();
+            for (int i = 0; i < args.length; i++) {
+                if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                    throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
+                }
+                given.put(args[i].substring(2), args[++i]);
+            }
+            List<String> known = List.of("uri", "seconds", "sizes", "callers", "workloads", "mgotxn", "out");
+            for (String name : given.keySet()) {
+                if (!known.contains(name)) {
+                    throw new IllegalArgumentException("unknown option --" + name + "; known: " + known);
+                }
+            }
+            Optional<String> uri = Optional.ofNullable(given.get("uri"))
+                    .or(() -> Optional.ofNullable(System.getenv(MongoTarget.URI_ENVIRONMENT)))
+                    .filter(u -> !u.isBlank());
+            int seconds = Integer.parseInt(given.getOrDefault("seconds", "8"));
+            if (seconds < 1) {
+                throw new IllegalArgumentException("--seconds must be >= 1");
+            }
+            List<String> workloads = Splitter.on(',').trimResults().splitToList(
+                    given.getOrDefault("workloads", String.join(",", WORKLOADS.keySet())));
+            for (String w : workloads) {
+                if (!WORKLOADS.containsKey(w)) {
+                    throw new IllegalArgumentException("unknown workload " + w + "; known: " + WORKLOADS.keySet());
+                }
+            }
+            return new Options(uri, seconds, numbers(given.getOrDefault("sizes", "1000,10000,100000"), 2),
+                    numbers(given.getOrDefault("callers", "1,4"), 1), workloads,
+                    Path.of(given.getOrDefault("mgotxn", "benchmarks/target/mgotxn")),
+                    Path.of(given.getOrDefault("out", "benchmarks/target/peers")));
+        }
+
+        private static List<Integer> numbers(String list, int least) {
+            List<Integer> numbers = Splitter.on(',').trimResults().splitToStream(list).map(Integer::parseInt).toList();
+            if (numbers.isEmpty() || numbers.stream().anyMatch(n -> n < least)) {
+                throw new IllegalArgumentException("expected numbers >= " + least + ", got '" + list + "'");
+            }
+            return numbers;
+        }
+    }
+
+    /** What makes a workload's sides, ours first; the proxied connection string is for sides in another process. */
+    private record Sides(String description, Function<Context, List<Side>> make) {
+    }
+
+    record Context(MongoClient client, String proxiedUri, Options options) {
+    }
+
+    static final Map<String, Sides> WORKLOADS = new LinkedHashMap<>();
+
+    static {
+        WORKLOADS.put("two-phase", new Sides("two-phase transfer (accounts)", c -> List.of(
+                new Transfers.Ours(c.client()), new MgoTxn(c.options().mgotxn(), c.proxiedUri()),
+                new Transfers.Native(c.client()))));
+        WORKLOADS.put("job-queue", new Sides("job: enqueue, run, done (jobs waiting)", c -> List.of(
+                new Jobs.Ours(c.client()), new Jobs.JobRunr(c.proxiedUri()))));
+        WORKLOADS.put("versioning", new Sides("versioned tree: commit, read latest, read previous (trees)",
+                c -> List.of(new Versions.Ours(c.client()), new Versions.JaVers(c.client()))));
+    }
+
+    private PeerBench() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("bench-peers: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        EmbeddedMongo embedded = options.uri().isPresent() ? null : EmbeddedMongo.start();
+        ConnectionString target = new ConnectionString(options.uri().orElseGet(embedded::connectionString));
+        com.mongodb.ServerAddress address = new com.mongodb.ServerAddress(target.getHosts().get(0));
+        try (CountingProxy proxy = CountingProxy.start(address.getHost(), address.getPort())) {
+            String proxied = proxied(target.getConnectionString(), proxy.port());
+            try (MongoClient client = MongoClients.create(proxied)) {
+                String server = describe(client, embedded != null, target);
+                Files.createDirectories(options.out());
+                Path jsonl = options.out().resolve("peers.jsonl");
+                Files.writeString(jsonl, "");
+                String machine = String.format(Locale.ROOT, "%s, %d cores, %s, Java %s", LocalDate.now(ZoneOffset.UTC),
+                        Runtime.getRuntime().availableProcessors(), System.getProperty("os.arch"),
+                        System.getProperty("java.version"));
+                System.out.printf("# peers, measured %s on %s; %d s per side per cell in %d interleaved phases%n",
+                        machine, server, options.seconds(), ROUNDS);
+                List<Cell> cells = new ArrayList<>();
+                for (String workload : options.workloads()) {
+                    Sides sides = WORKLOADS.get(workload);
+                    for (int size : options.sizes()) {
+                        for (Cell cell : measure(workload + ": " + sides.description(), sides.make().apply(
+                                new Context(client, proxied, options)), size, options, proxy)) {
+                            cells.add(cell);
+                            System.out.print(cell.table());
+                            String line = cell.json().toJson();
+                            System.out.println(line);
+                            Files.writeString(jsonl, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+                        }
+                    }
+                }
+                Path page = options.out().resolve("peers.html");
+                Files.writeString(page, PeerPage.render(cells, machine, server), StandardCharsets.UTF_8);
+                System.out.println("# wrote " + jsonl + " and " + page);
+            }
+        } finally {
+            if (embedded != null) {
+                embedded.close();
+            }
+        }
+    }
+
+    /** A peer's version, as the pom names it. */
+    static String version(String peer) {
+        try (java.io.InputStream in = PeerBench.class.getResourceAsStream("peers.properties")) {
+            java.util.Properties properties = new java.util.Properties();
+            properties.load(in);
+            return properties.getProperty(peer);
+        } catch (IOException e) {
+            throw new UncheckedIOException("peers.properties is missing from the build", e);
+        }
+    }
+
+    /** {@code uri} with its hosts replaced by the proxy's, connecting to that one server directly. */
+    static String proxied(String uri, int port) {
+        if (!uri.startsWith("mongodb://")) {
+            throw new IllegalArgumentException("the proxy needs a mongodb:// connection string naming the server"
+                    + " (for a replica set: its primary), not " + MongoTarget.redact(uri));
+        }
+        String rest = uri.substring("mongodb://".length());
+        int at = rest.lastIndexOf('@', rest.indexOf('/') < 0 ? rest.length() : rest.indexOf('/'));
+        String credentials = at < 0 ? "" : rest.substring(0, at + 1);
+        String afterHosts = rest.substring(at + 1);
+        int slash = afterHosts.indexOf('/');
+        int question = afterHosts.indexOf('?');
+        int end = slash >= 0 ? slash : question >= 0 ? question : afterHosts.length();
+        String tail = afterHosts.substring(end);
+        if (tail.isEmpty()) {
+            tail = "/";
+        }
+        String options = tail.contains("?") ? "&" : (tail.startsWith("/") ? "?" : "/?");
+        return "mongodb://" + credentials + "127.0.0.1:" + port + tail + options + "directConnection=true";
+    }
+
+    private static String describe(MongoClient client, boolean embedded, ConnectionString target) {
+        if (embedded) {
+            return "the embedded server (mongo-java-server 1.47.0, in memory, in the harness's JVM)";
+        }
+        Document info = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
+        return "MongoDB " + info.getString("version") + " at " + MongoTarget.redact(target.getConnectionString());
+    }
+
+    /** One workload at one size: every number of callers, the sides interleaved. */
+    static List<Cell> measure(String workload, List<Side> sides, int size, Options options, CountingProxy proxy) {
+        List<String> failures = new ArrayList<>();
+        for (Side side : sides) {
+            String failure = "";
+            try {
+                System.err.printf("%s: preparing %s with %,d documents%n", workload, side.name(), size);
+                long began = System.nanoTime();
+                side.prepare(size);
+                System.err.printf("%s: %s prepared in %.1f s%n", workload, side.name(),
+                        (System.nanoTime() - began) / 1e9);
+                side.run(options.callers().get(0), WARM_UP);
+            } catch (SideUnavailableException e) {
+                failure = e.getMessage();
+            } catch (RuntimeException e) {
+                failure = Failures.describe(e);
+            }
+            failures.add(failure);
+        }
+        List<Cell> cells = new ArrayList<>();
+        try {
+            List<List<SideResult>> perCallers = new ArrayList<>();
+            for (int callers : options.callers()) {
+                Phase[] phases = new Phase[sides.size()];
+                CountingProxy.Traffic[] traffic = new CountingProxy.Traffic[sides.size()];
+                Arrays.fill(phases, Phase.none());
+                Arrays.fill(traffic, CountingProxy.Traffic.NONE);
+                Duration phase = Duration.ofSeconds(options.seconds()).dividedBy(ROUNDS);
+                for (int round = 0; round < ROUNDS; round++) {
+                    for (int k = 0; k < sides.size(); k++) {
+                        int s = (k + round) % sides.size();
+                        if (!failures.get(s).isEmpty()) {
+                            continue;
+                        }
+                        Side side = sides.get(s);
+                        System.err.printf("%s, %,d documents, %d caller(s): %s, phase %d/%d%n", workload, size, callers,
+                                side.name(), round + 1, ROUNDS);
+                        CountingProxy.Traffic before = proxy.traffic(side.database());
+                        try {
+                            phases[s] = phases[s].plus(side.run(callers, phase));
+                        } catch (RuntimeException e) {
+                            failures.set(s, Failures.describe(e));
+                        }
+                        traffic[s] = add(traffic[s], proxy.traffic(side.database()).since(before));
+                    }
+                }
+                List<SideResult> results = new ArrayList<>();
+                for (int s = 0; s < sides.size(); s++) {
+                    results.add(failures.get(s).isEmpty()
+                            ? new SideResult(sides.get(s).name(), "", phases[s], traffic[s], List.of())
+                            : SideResult.failed(sides.get(s).name(), failures.get(s)));
+                }
+                perCallers.add(results);
+            }
+            List<List<String>> problems = new ArrayList<>();
+            for (int s = 0; s < sides.size(); s++) {
+                problems.add(failures.get(s).isEmpty() ? sides.get(s).check() : List.of());
+            }
+            for (int c = 0; c < options.callers().size(); c++) {
+                List<SideResult> results = new ArrayList<>();
+                for (int s = 0; s < sides.size(); s++) {
+                    SideResult r = perCallers.get(c).get(s);
+                    results.add(new SideResult(r.name(), r.failure(), r.phase(), r.traffic(), problems.get(s)));
+                }
+                cells.add(new Cell(workload, size, options.callers().get(c), options.seconds(), results));
+            }
+        } finally {
+            for (Side side : sides) {
+                side.close();
+            }
+        }
+        return cells;
+    }
+
+    private static CountingProxy.Traffic add(CountingProxy.Traffic a, CountingProxy.Traffic b) {
+        Map<String, Long> commands = new java.util.TreeMap<>(a.byCommand());
+        b.byCommand().forEach((name, n) -> commands.merge(name, n, Long::sum));
+        return new CountingProxy.Traffic(a.commands() + b.commands(), a.bytesSent() + b.bytesSent(),
+                a.bytesReceived() + b.bytesReceived(), commands);
+    }
+}

@@ -1,0 +1,34 @@
+package dev.consistencykit.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One side of a comparison: a library doing a workload, in a database of its own (so that the proxy's figures for
+ * that database are the side's own). Created for one size of the workload, prepared once, then run in phases.
+ */
+interface Side extends AutoCloseable {
+
+    /** The library and what it does, as the table shows it. */
+    String name();
+
+    /** The database this side works in, and only this side. */
+    String database();
+
+    /**
+     * Puts {@code documents} documents in the collections the workload touches (accounts, waiting jobs, versioned
+     * trees), dropping what an earlier run left.
+     *
+     * @throws SideUnavailableException when the side cannot run on this server, saying exactly what failed
+     */
+    void prepare(int documents);
+
+    /** Runs the workload on {@code callers} concurrent callers for {@code duration}. */
+    Phase run(int callers, Duration duration);
+
+    /** What is wrong with the data after the runs (money created or lost, a job left behind): nothing, if all holds. */
+    List<String> check();
+
+    @Override
+    void close();
+}
