@@ -5,7 +5,8 @@
 //
 //	prepare <accounts> <opening>      drop the database's collections, insert the accounts
 //	run <callers> <milliseconds>      transfer between random accounts on <callers> goroutines for that long
-//	check                             resume unfinished transactions, sum the balances
+//	check                             resume unfinished transactions, sum the balances, count what is left: the
+//	                                  transaction documents and the longest txn-queue on an account
 //
 // Usage: mgotxn <mongodb-uri> <database>
 package main
@@ -27,8 +28,9 @@ import (
 )
 
 type account struct {
-	ID      string `bson:"_id"`
-	Balance int64  `bson:"balance"`
+	ID      string   `bson:"_id"`
+	Balance int64    `bson:"balance"`
+	Queue   []string `bson:"txn-queue,omitempty"`
 }
 
 type runResult struct {
@@ -41,10 +43,12 @@ type runResult struct {
 }
 
 type checkResult struct {
-	Accounts int64  `json:"accounts"`
-	Total    int64  `json:"total"`
-	Pending  int64  `json:"pending"`
-	Error    string `json:"error,omitempty"`
+	Accounts     int64  `json:"accounts"`
+	Total        int64  `json:"total"`
+	Pending      int64  `json:"pending"`
+	Transactions int64  `json:"transactions"`
+	MaxQueue     int64  `json:"maxTxnQueue"`
+	Error        string `json:"error,omitempty"`
 }
 
 type errorResult struct {
@@ -216,9 +220,16 @@ func check(db *mgo.Database) checkResult {
 	if err := db.C("accounts").Find(nil).All(&all); err != nil {
 		return checkResult{Error: "read: " + err.Error()}
 	}
-	result := checkResult{Accounts: int64(len(all)), Pending: int64(pending)}
+	transactions, err := db.C("txns").Count()
+	if err != nil {
+		return checkResult{Error: "count: " + err.Error()}
+	}
+	result := checkResult{Accounts: int64(len(all)), Pending: int64(pending), Transactions: int64(transactions)}
 	for _, a := range all {
 		result.Total += a.Balance
+		if int64(len(a.Queue)) > result.MaxQueue {
+			result.MaxQueue = int64(len(a.Queue))
+		}
 	}
 	return result
 }

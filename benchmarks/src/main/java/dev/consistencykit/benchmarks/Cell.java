@@ -62,6 +62,9 @@ record Cell(String workload, int documents, int callers, int seconds, List<SideR
             out.append(String.format(Locale.ROOT, "  %-40s %9.0f %8.2f %8.2f %9.2f %9.0f  %s%s%s%n", side.name(),
                     side.phase().perSecond(), side.phase().latencyMillis(50), side.phase().latencyMillis(99),
                     side.roundTripsPerOp(), side.bytesPerOp(), ratio, failures, check));
+            if (!side.left().isEmpty() || !side.notes().isEmpty()) {
+                out.append(String.format(Locale.ROOT, "  %-40s left: %s%n", "", side.leftLine()));
+            }
         }
         return out.toString();
     }

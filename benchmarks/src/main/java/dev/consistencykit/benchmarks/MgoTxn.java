@@ -31,6 +31,7 @@ final class MgoTxn implements Side {
     private BufferedReader answers;
     private Writer requests;
     private int accounts;
+    private Document checked = new Document();
 
     /**
      * @param binary the built {@code mgotxn} program
@@ -122,6 +123,7 @@ final class MgoTxn implements Side {
     @Override
     public List<String> check() {
         Document answer = ask("check");
+        checked = answer;
         List<String> problems = new ArrayList<>();
         if (answer.containsKey("error")) {
             problems.add("mgo/txn check: " + answer.getString("error"));
@@ -136,6 +138,12 @@ final class MgoTxn implements Side {
             problems.add(pending + " transactions still pending after ResumeAll");
         }
         return problems;
+    }
+
+    @Override
+    public List<String> notes() {
+        return checked.containsKey("maxTxnQueue")
+                ? List.of("longest txn-queue left on an account: " + checked.get("maxTxnQueue")) : List.of();
     }
 
     @Override

@@ -145,7 +145,7 @@ public final class PeerBench {
                     Sides sides = WORKLOADS.get(workload);
                     for (int size : options.sizes()) {
                         for (Cell cell : measure(workload + ": " + sides.description(), sides.make().apply(
-                                new Context(client, proxied, options)), size, options, proxy)) {
+                                new Context(client, proxied, options)), size, options, proxy, client)) {
                             cells.add(cell);
                             System.out.print(cell.table());
                             String line = cell.json().toJson();
@@ -154,6 +154,7 @@ public final class PeerBench {
                         }
                     }
                 }
+                System.out.print(growth(cells, options.callers().get(0)));
                 Path page = options.out().resolve("peers.html");
                 Files.writeString(page, PeerPage.render(cells, machine, server), StandardCharsets.UTF_8);
                 System.out.println("# wrote " + jsonl + " and " + page);
@@ -206,7 +207,59 @@ public final class PeerBench {
     }
 
     /** One workload at one size: every number of callers, the sides interleaved. */
-    static List<Cell> measure(String workload, List<Side> sides, int size, Options options, CountingProxy proxy) {
+    /**
+     * How cost grows with the documents in the collections a workload touches: per side, round trips per operation
+     * and the median latency at each size, for {@code callers} callers.
+     */
+    static String growth(List<Cell> cells, int callers) {
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "# how cost grows with the documents the"
+                + " workload touches, %d caller%s: round trips per operation / p50 ms%n", callers,
+                callers == 1 ? "" : "s"));
+        Map<String, Map<String, Map<Integer, SideResult>>> byWorkload = new LinkedHashMap<>();
+        java.util.SortedSet<Integer> sizes = new java.util.TreeSet<>();
+        for (Cell cell : cells) {
+            if (cell.callers() != callers) {
+                continue;
+            }
+            sizes.add(cell.documents());
+            for (SideResult side : cell.sides()) {
+                byWorkload.computeIfAbsent(cell.workload(), w -> new LinkedHashMap<>())
+                        .computeIfAbsent(side.name(), n -> new java.util.TreeMap<>()).put(cell.documents(), side);
+            }
+        }
+        byWorkload.forEach((workload, sides) -> {
+            out.append(String.format(Locale.ROOT, "%-42s", workload.substring(0, workload.indexOf(':'))));
+            sizes.forEach(size -> out.append(String.format(Locale.ROOT, " %16s", String.format(Locale.ROOT, "%,d",
+                    size))));
+            out.append(System.lineSeparator());
+            sides.forEach((name, bySize) -> {
+                out.append(String.format(Locale.ROOT, "  %-40s", name));
+                sizes.forEach(size -> {
+                    SideResult side = bySize.get(size);
+                    out.append(String.format(Locale.ROOT, " %16s", side == null || !side.ran() ? "-"
+                            : String.format(Locale.ROOT, "%.2f / %.1f", side.roundTripsPerOp(),
+                                    side.phase().latencyMillis(50))));
+                });
+                out.append(System.lineSeparator());
+            });
+        });
+        return out.toString();
+    }
+
+    /** Documents per collection of {@code database}. */
+    static Map<String, Long> documents(MongoClient client, String database) {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        com.mongodb.client.MongoDatabase db = client.getDatabase(database);
+        for (String collection : db.listCollectionNames()) {
+            if (!collection.startsWith("system.")) {
+                counts.put(collection, db.getCollection(collection).countDocuments());
+            }
+        }
+        return counts;
+    }
+
+    static List<Cell> measure(String workload, List<Side> sides, int size, Options options, CountingProxy proxy,
+                              MongoClient client) {
         List<String> failures = new ArrayList<>();
         for (Side side : sides) {
             String failure = "";
@@ -254,20 +307,27 @@ public final class PeerBench {
                 List<SideResult> results = new ArrayList<>();
                 for (int s = 0; s < sides.size(); s++) {
                     results.add(failures.get(s).isEmpty()
-                            ? new SideResult(sides.get(s).name(), "", phases[s], traffic[s], List.of())
+                            ? new SideResult(sides.get(s).name(), "", phases[s], traffic[s], List.of(), Map.of(),
+                                    List.of())
                             : SideResult.failed(sides.get(s).name(), failures.get(s)));
                 }
                 perCallers.add(results);
             }
             List<List<String>> problems = new ArrayList<>();
+            List<Map<String, Long>> left = new ArrayList<>();
+            List<List<String>> notes = new ArrayList<>();
             for (int s = 0; s < sides.size(); s++) {
-                problems.add(failures.get(s).isEmpty() ? sides.get(s).check() : List.of());
+                boolean ran = failures.get(s).isEmpty();
+                problems.add(ran ? sides.get(s).check() : List.of());
+                left.add(ran ? documents(client, sides.get(s).database()) : Map.of());
+                notes.add(ran ? sides.get(s).notes() : List.of());
             }
             for (int c = 0; c < options.callers().size(); c++) {
                 List<SideResult> results = new ArrayList<>();
                 for (int s = 0; s < sides.size(); s++) {
                     SideResult r = perCallers.get(c).get(s);
-                    results.add(new SideResult(r.name(), r.failure(), r.phase(), r.traffic(), problems.get(s)));
+                    results.add(new SideResult(r.name(), r.failure(), r.phase(), r.traffic(), problems.get(s),
+                            left.get(s), notes.get(s)));
                 }
                 cells.add(new Cell(workload, size, options.callers().get(c), options.seconds(), results));
             }

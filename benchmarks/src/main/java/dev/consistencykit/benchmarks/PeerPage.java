@@ -18,7 +18,7 @@ final class PeerPage {
                 .append(" peers</title><style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}")
                 .append("h2{font-size:1.1em;margin-top:2em}table{border-collapse:collapse;margin:.5em 0}")
                 .append("td,th{padding:.2em .6em;text-align:right;border-bottom:1px solid #ddd}")
-                .append("td:first-child,th:first-child{text-align:left}.failed{color:#c53030;text-align:left}")
+                .append("td:first-child,th:first-child{text-align:left}.failed{color:#c53030;text-align:left}.left{color:#555;text-align:left;font-size:.9em}")
                 .append(".charts{display:flex;gap:2em;flex-wrap:wrap}</style></head><body>")
                 .append("<h1>consistency-kit and its peers</h1><p>Measured ").append(escape(machine)).append(" on ")
                 .append(escape(server)).append(". Same data, same callers, same time per side, in interleaved")
@@ -40,6 +40,10 @@ final class PeerPage {
                         side.phase().latencyMillis(99), side.roundTripsPerOp(), side.bytesPerOp()))
                         .append("<td>").append(side.problems().isEmpty() ? "ok"
                                 : escape(String.join("; ", side.problems()))).append("</td></tr>");
+                if (!side.left().isEmpty() || !side.notes().isEmpty()) {
+                    html.append("<tr><td></td><td colspan=\"6\" class=\"left\">left: ")
+                            .append(escape(side.leftLine())).append("</td></tr>");
+                }
             }
             html.append("</table><div class=\"charts\">")
                     .append(bars("operations per second", cell, s -> s.phase().perSecond()))
@@ -53,7 +57,7 @@ final class PeerPage {
         double max = cell.sides().stream().filter(SideResult::ran).mapToDouble(value).max().orElse(1);
         int rowHeight = 22;
         int width = 420;
-        int label = 230;
+        int label = 300;
         StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
                 "<svg role=\"img\" aria-label=\"%s\" width=\"%d\" height=\"%d\"><text x=\"0\" y=\"14\""
                         + " font-weight=\"bold\">%s</text>", escape(title), width + label + 60,

@@ -29,6 +29,14 @@ interface Side extends AutoCloseable {
     /** What is wrong with the data after the runs (money created or lost, a job left behind): nothing, if all holds. */
     List<String> check();
 
+    /**
+     * What the runs left on the user's documents that the table's counts of documents per collection do not show
+     * (the longest list of markers on an account), read after {@link #check}; nothing by default.
+     */
+    default List<String> notes() {
+        return List.of();
+    }
+
     @Override
     void close();
 }

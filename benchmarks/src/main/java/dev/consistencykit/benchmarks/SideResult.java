@@ -15,17 +15,32 @@ import org.bson.Document;
  * @param phase    its phases added up
  * @param traffic  what the proxy counted for its database during those phases
  * @param problems what its check found wrong with the data after the runs
+ * @param left     documents per collection of its database after the runs
+ * @param notes    what it left on the user's documents besides
  */
-record SideResult(String name, String failure, Phase phase, CountingProxy.Traffic traffic, List<String> problems) {
+record SideResult(String name, String failure, Phase phase, CountingProxy.Traffic traffic, List<String> problems,
+                  Map<String, Long> left, List<String> notes) {
 
     SideResult {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(failure, "failure");
         problems = List.copyOf(problems);
+        left = Map.copyOf(left);
+        notes = List.copyOf(notes);
     }
 
     static SideResult failed(String name, String failure) {
-        return new SideResult(name, failure, Phase.none(), CountingProxy.Traffic.NONE, List.of());
+        return new SideResult(name, failure, Phase.none(), CountingProxy.Traffic.NONE, List.of(), Map.of(),
+                List.of());
+    }
+
+    /** The documents left, by collection, as one line. */
+    String leftLine() {
+        StringBuilder line = new StringBuilder();
+        new TreeMap<>(left).forEach((collection, n) -> line.append(line.length() == 0 ? "" : ", ")
+                .append(collection).append(' ').append(String.format(java.util.Locale.ROOT, "%,d", n)));
+        notes.forEach(note -> line.append("; ").append(note));
+        return line.toString();
     }
 
     boolean ran() {
@@ -65,6 +80,7 @@ record SideResult(String name, String failure, Phase phase, CountingProxy.Traffi
                 .append("p99Millis", round(phase.latencyMillis(99)))
                 .append("roundTripsPerOp", round(roundTripsPerOp())).append("bytesPerOp", round(bytesPerOp()))
                 .append("failures", phase.failures()).append("firstFailure", phase.firstFailure())
-                .append("commandsPerOp", commands).append("problems", problems);
+                .append("commandsPerOp", commands).append("problems", problems)
+                .append("documentsLeft", new Document(new TreeMap<String, Object>(left))).append("notes", notes);
     }
 }

@@ -101,6 +101,18 @@ final class Transfers {
         }
 
         @Override
+        public List<String> notes() {
+            int longest = 0;
+            for (Document account : db.getCollection(ACCOUNTS).find(com.mongodb.client.model.Filters.or(
+                    com.mongodb.client.model.Filters.exists("pendingTransactions"),
+                    com.mongodb.client.model.Filters.exists("reservedTransactions")))) {
+                longest = Math.max(longest, account.getList("pendingTransactions", Object.class, List.of()).size()
+                        + account.getList("reservedTransactions", Object.class, List.of()).size());
+            }
+            return List.of("longest marker list left on an account: " + longest);
+        }
+
+        @Override
         public void close() {
             // the client is the harness's
         }

@@ -32,6 +32,10 @@ final class Versions {
 
     static final int LINES = 5;
 
+    /** Quantities written, each once, so that no commit is empty (JaVers makes no version of an unchanged object). */
+    private static final java.util.concurrent.atomic.AtomicInteger QUANTITIES = new java.util.concurrent.atomic
+            .AtomicInteger(1);
+
     private Versions() {
     }
 
@@ -88,7 +92,7 @@ final class Versions {
             return ClosedLoop.run(callers, duration, (caller, n, random) -> {
                 String root = "t" + tree(random, caller, n, trees);
                 int line = random.nextInt(LINES);
-                int qty = 1 + random.nextInt(1000);
+                int qty = QUANTITIES.incrementAndGet();   // never the one there: every commit is a change
                 CommitResult committed = store.update(root, (tree, change) -> change.put("l" + line,
                         new Document("sku", "sku-" + line).append("qty", qty)));
                 VersionedTree latest = store.read(root);
@@ -203,7 +207,7 @@ final class Versions {
         public Phase run(int callers, Duration duration) {
             return ClosedLoop.run(callers, duration, (caller, n, random) -> {
                 Order order = orders[tree(random, caller, n, orders.length)];
-                int qty = 1 + random.nextInt(1000);
+                int qty = QUANTITIES.incrementAndGet();   // never the one there: every commit is a change
                 int line = random.nextInt(LINES);
                 order.lines.set(line, new Line("sku-" + line, qty));
                 javers.commit("bench", order);
