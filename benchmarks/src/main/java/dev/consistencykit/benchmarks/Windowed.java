@@ -39,6 +39,8 @@ final class Windowed {
     }
 
     private final ConcurrentMap<Long, InFlight> inFlight = new ConcurrentHashMap<>();
+    /** Items a phase stopped waiting for: done late is not done twice. */
+    private final java.util.Set<Long> abandoned = ConcurrentHashMap.newKeySet();
     private final AtomicLong tokens = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
@@ -49,7 +51,9 @@ final class Windowed {
     void done(long token) {
         InFlight item = inFlight.remove(token);
         if (item == null) {
-            duplicates.incrementAndGet();
+            if (!abandoned.remove(token)) {
+                duplicates.incrementAndGet();
+            }
             return;
         }
         long now = System.nanoTime();
@@ -68,7 +72,7 @@ final class Windowed {
 
     /** Items handed over and not done. */
     int outstanding() {
-        return inFlight.size();
+        return inFlight.size() + abandoned.size();
     }
 
     Phase run(int callers, Duration duration, HandOver handOver) {
@@ -126,7 +130,12 @@ final class Windowed {
                     failures += inFlight.size();
                     first = first.isEmpty() ? inFlight.size() + " items not done " + DRAIN.toSeconds()
                             + " s after the phase" : first;
-                    inFlight.clear();
+                    for (Long token : inFlight.keySet()) {
+                        abandoned.add(token);
+                        if (inFlight.remove(token) == null) {
+                            abandoned.remove(token);   // done meanwhile
+                        }
+                    }
                     break;
                 }
             }

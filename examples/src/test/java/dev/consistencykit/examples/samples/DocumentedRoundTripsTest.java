@@ -94,6 +94,7 @@ class DocumentedRoundTripsTest {
             new Claim("docs/patterns/log-reconciliation.md", "1 round trip per append", "ledger append"),
             new Claim("docs/patterns/sync-flag.md", "3 round trips per rename with one target", "rename one target"),
             new Claim("docs/patterns/two-phase.md", "7 round trips for a two-account transfer", "transfer"),
+            new Claim("docs/peers.md", "why 7 round trips, what the manual's", "transfer"),
             new Claim("core/src/main/java/dev/consistencykit/core/ConditionalUpdates.java",
                     "the common path costs one round trip", "transition"),
             new Claim("core/src/main/java/dev/consistencykit/core/OnceEffects.java",
