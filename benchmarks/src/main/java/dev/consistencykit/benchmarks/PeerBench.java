@@ -116,17 +116,35 @@ public final class PeerBench {
     private PeerBench() {
     }
 
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) {
         Options options;
         try {
             options = Options.parse(args);
+            if (options.uri().isPresent()) {
+                proxied(options.uri().get(), 1);   // refuses what the proxy cannot stand in front of
+                new ConnectionString(options.uri().get());
+            }
         } catch (IllegalArgumentException e) {
-            System.err.println("bench-peers: " + e.getMessage());
+            System.err.println("bench-peers: " + MongoTarget.redactAll(e.getMessage()));
             System.exit(2);
             return;
         }
+        try {
+            run(options);
+        } catch (IOException | RuntimeException e) {
+            // one line, no stack trace, no credential: the server was unreachable, a file could not be written
+            System.err.println("bench-peers: " + MongoTarget.redactAll(Failures.describe(e)));
+            if (System.getenv("CONSISTENCY_KIT_DEBUG") != null) {
+                e.printStackTrace(System.err);   // asked for: CONSISTENCY_KIT_DEBUG=1, as the CLI
+            }
+            System.exit(4);
+        }
+    }
+
+    private static void run(Options options) throws IOException {
         EmbeddedMongo embedded = options.uri().isPresent() ? null : EmbeddedMongo.start();
-        ConnectionString target = new ConnectionString(options.uri().orElseGet(embedded::connectionString));
+        ConnectionString target = new ConnectionString(embedded == null ? options.uri().orElseThrow()
+                : embedded.connectionString());
         com.mongodb.ServerAddress address = new com.mongodb.ServerAddress(target.getHosts().get(0));
         try (CountingProxy proxy = CountingProxy.start(address.getHost(), address.getPort())) {
             String proxied = proxied(target.getConnectionString(), proxy.port());
