@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.bson.Document;
 import org.slf4j.Logger;
@@ -25,6 +26,12 @@ import com.mongodb.client.MongoDatabase;
  * <p>Safety never depends on this estimate: it only decides <em>when</em> recovery may take over. An estimate
  * off by any amount delays or hastens a takeover, and the fencing guards make an early takeover harmless.
  *
+ * <p>The estimate never steps back by a measurement's jitter: one instance measures once at a time (threads that
+ * need the first measurement wait for it rather than each keeping a sample of its own), and {@link #now()} holds
+ * its latest answer while a new measurement puts it up to {@value #HIDDEN_STEP_BACK_MILLIS} ms earlier. So a
+ * stamp taken from {@code now()} (a job due now) is never in the future for a later {@code now()} of the same
+ * instance; a larger correction (the local clock stepped back) goes through at once.
+ *
  * <p>Thread-safe.
  *
  * <pre>{@code
@@ -37,6 +44,9 @@ public final class ServerClock {
     /** How often the offset is measured again: 5 minutes. */
     public static final Duration DEFAULT_RESYNC_INTERVAL = Duration.ofMinutes(5);
 
+    /** How far back a new measurement may put the estimate before {@link #now()} follows it: 1 second. */
+    public static final long HIDDEN_STEP_BACK_MILLIS = 1_000;
+
     private static final int SAMPLES = 3;
     private static final Logger LOG = LoggerFactory.getLogger(ServerClock.class);
 
@@ -46,6 +56,8 @@ public final class ServerClock {
     private final boolean synchronizedWithServer;
 
     private volatile Measurement measurement;
+    /** The latest estimate {@link #now()} returned. */
+    private final AtomicReference<Instant> latest = new AtomicReference<>(Instant.MIN);
 
     private record Measurement(Duration offset, Duration uncertainty, Instant measuredAtLocal) {
     }
@@ -89,10 +101,18 @@ public final class ServerClock {
         return new ServerClock(null, localClock, DEFAULT_RESYNC_INTERVAL, false);
     }
 
-    /** The estimated current time on the server. Measures the offset first if it is missing or old. */
+    /**
+     * The estimated current time on the server. Measures the offset first if it is missing or old. Never earlier than
+     * an answer it gave before, unless the estimate moved back by more than {@value #HIDDEN_STEP_BACK_MILLIS} ms.
+     */
     public Instant now() {
         Measurement m = current();
-        return localClock.instant().plus(m.offset());
+        Instant estimate = localClock.instant().plus(m.offset());
+        if (!synchronizedWithServer) {
+            return estimate;   // a test's clock, taken as it is
+        }
+        return latest.accumulateAndGet(estimate, (before, next) -> next.isBefore(before)
+                && !next.isBefore(before.minusMillis(HIDDEN_STEP_BACK_MILLIS)) ? before : next);
     }
 
     /** The estimated server time minus {@code age}: anything last modified before it is older than {@code age}. */
@@ -122,7 +142,9 @@ public final class ServerClock {
         if (!synchronizedWithServer) {
             return;
         }
-        measurement = measure();
+        synchronized (this) {
+            measurement = measure();
+        }
     }
 
     private Measurement current() {
@@ -130,11 +152,21 @@ public final class ServerClock {
             return new Measurement(Duration.ZERO, Duration.ZERO, localClock.instant());
         }
         Measurement m = measurement;
-        if (m == null || Duration.between(m.measuredAtLocal(), localClock.instant()).abs().compareTo(resyncInterval) > 0) {
-            m = measure();
-            measurement = m;
+        if (stale(m)) {
+            synchronized (this) {   // one measurement at a time: the threads that need it take the same one
+                m = measurement;
+                if (stale(m)) {
+                    m = measure();
+                    measurement = m;
+                }
+            }
         }
         return m;
+    }
+
+    private boolean stale(Measurement m) {
+        return m == null
+                || Duration.between(m.measuredAtLocal(), localClock.instant()).abs().compareTo(resyncInterval) > 0;
     }
 
     private Measurement measure() {
