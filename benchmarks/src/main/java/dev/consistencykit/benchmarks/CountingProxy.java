@@ -67,6 +67,14 @@ public final class CountingProxy implements AutoCloseable {
                     bytesReceived - earlier.bytesReceived, commands);
         }
 
+        /** This and {@code later}, added up. */
+        public Traffic plus(Traffic later) {
+            Map<String, Long> commands = new TreeMap<>(byCommand);
+            later.byCommand.forEach((name, n) -> commands.merge(name, n, Long::sum));
+            return new Traffic(this.commands + later.commands, bytesSent + later.bytesSent,
+                    bytesReceived + later.bytesReceived, commands);
+        }
+
         /** Bytes both ways. */
         public long bytes() {
             return bytesSent + bytesReceived;

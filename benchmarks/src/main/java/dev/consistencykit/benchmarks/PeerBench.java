@@ -319,7 +319,7 @@ public final class PeerBench {
                         } catch (RuntimeException e) {
                             failures.set(s, Failures.describe(e));
                         }
-                        traffic[s] = add(traffic[s], proxy.traffic(side.database()).since(before));
+                        traffic[s] = traffic[s].plus(proxy.traffic(side.database()).since(before));
                     }
                 }
                 List<SideResult> results = new ArrayList<>();
@@ -357,10 +357,4 @@ public final class PeerBench {
         return cells;
     }
 
-    private static CountingProxy.Traffic add(CountingProxy.Traffic a, CountingProxy.Traffic b) {
-        Map<String, Long> commands = new java.util.TreeMap<>(a.byCommand());
-        b.byCommand().forEach((name, n) -> commands.merge(name, n, Long::sum));
-        return new CountingProxy.Traffic(a.commands() + b.commands(), a.bytesSent() + b.bytesSent(),
-                a.bytesReceived() + b.bytesReceived(), commands);
-    }
 }

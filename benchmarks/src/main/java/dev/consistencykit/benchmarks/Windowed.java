@@ -38,6 +38,10 @@ final class Windowed {
     private record InFlight(long startNanos, Semaphore window) {
     }
 
+    /** What one caller's hand-overs failed: how many, and the first failure's description. */
+    private record Failed(long count, String first) {
+    }
+
     private final ConcurrentMap<Long, InFlight> inFlight = new ConcurrentHashMap<>();
     /** Items a phase stopped waiting for: done late is not done twice. */
     private final java.util.Set<Long> abandoned = ConcurrentHashMap.newKeySet();
@@ -88,7 +92,7 @@ final class Windowed {
         long failures = 0;
         String first = "";
         try {
-            List<Future<String[]>> futures = new ArrayList<>();
+            List<Future<Failed>> futures = new ArrayList<>();
             for (int c = 0; c < callers; c++) {
                 Semaphore window = new Semaphore(WINDOW);
                 windows.add(window);
@@ -115,13 +119,13 @@ final class Windowed {
                             }
                         }
                     }
-                    return new String[] {String.valueOf(failed), firstFailure};
+                    return new Failed(failed, firstFailure);
                 }));
             }
-            for (Future<String[]> f : futures) {
-                String[] r = f.get();
-                failures += Long.parseLong(r[0]);
-                first = first.isEmpty() ? r[1] : first;
+            for (Future<Failed> f : futures) {
+                Failed r = f.get();
+                failures += r.count();
+                first = first.isEmpty() ? r.first() : first;
             }
             long drainUntil = System.nanoTime() + DRAIN.toNanos();
             for (Semaphore window : windows) {

@@ -43,6 +43,7 @@ class CountingProxyTest {
             assertThat(before.bytesReceived()).isGreaterThan(1000);   // the document came back
             assertThat(one.commands()).isEqualTo(1);
             assertThat(one.byCommand()).containsOnlyKeys("update");
+            assertThat(before.plus(one)).isEqualTo(proxy.traffic("a"));
             assertThat(proxy.traffic("b").byCommand()).containsOnlyKeys("aggregate");
             assertThat(proxy.traffic("admin").commands()).isPositive();   // the driver's handshake and monitoring
         }

@@ -43,7 +43,10 @@ class ServerClockServerTest {
         assertThat(clock.ageOf(serverTime(db).plusSeconds(60))).isEqualTo(Duration.ZERO);
     }
 
-    /** A local clock a test moves by hand, from the system clock's reading when it was made. */
+    /**
+     * A local clock a test moves by hand. It starts at the system clock's reading only so that the measured offset is
+     * small; it never advances by itself, so nothing in the test races real time.
+     */
     private static final class MovableClock extends Clock {
         private volatile Instant now = Instant.now();
 
