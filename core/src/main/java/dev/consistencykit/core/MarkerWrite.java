@@ -3,7 +3,7 @@ package dev.consistencykit.core;
 import org.bson.conversions.Bson;
 
 /**
- * One document's part of a batched {@link ConditionalUpdates#applyOnceAll} or {@link ConditionalUpdates#settleOnceAll}.
+ * One document's part of a batched {@link OnceEffects#reserve}, {@link OnceEffects#apply} or {@link OnceEffects#settle}.
  *
  * @param id         the document's id
  * @param guard      an extra filter, or {@code null}

@@ -50,6 +50,10 @@ public final class MongoErrors {
 
     /** Classifies {@code e}. */
     public static Kind classify(MongoException e) {
+        if (isWriteConflict(e)) {
+            // before the duplicate check: a batch refused in part by a conflict has writes still to send
+            return Kind.TRANSIENT_MAYBE_APPLIED;
+        }
         if (isDuplicateKey(e)) {
             return Kind.DUPLICATE_KEY;
         }
@@ -73,6 +77,67 @@ public final class MongoErrors {
         return Kind.PERMANENT;
     }
 
+    /** MongoDB's {@code WriteConflict}: two writers met on one document; the loser's write did not apply. */
+    static final int WRITE_CONFLICT = 112;
+    /**
+     * PostgreSQL's {@code serialization_failure} (SQLSTATE 40001) as DocumentDB reports it: the SQLSTATE's five
+     * characters packed six bits each ({@code MAKE_SQLSTATE}), the lowest first.
+     */
+    static final int POSTGRES_SERIALIZATION_FAILURE = sqlState("40001");
+    /** PostgreSQL's {@code deadlock_detected} (SQLSTATE 40P01), packed the same way. */
+    static final int POSTGRES_DEADLOCK_DETECTED = sqlState("40P01");
+    /** MongoDB's {@code InternalError}, under which FerretDB reports a PostgreSQL error of a whole command. */
+    static final int INTERNAL_ERROR = 1;
+
+    /**
+     * Whether the server refused a request because a concurrent writer held what it needed, so that the request (or
+     * the batch it was part of) was rolled back and may be sent again. Documented per server:
+     * <ul>
+     *   <li>MongoDB: {@code WriteConflict} (112), which a standalone retries inside the server and a sharded cluster
+     *       may still return;</li>
+     *   <li>DocumentDB behind FerretDB: a write error or command error whose code is PostgreSQL's SQLSTATE 40001 or
+     *       40P01 as DocumentDB packs it; or, for an error of a whole command, {@code InternalError} (1), the only code
+     *       FerretDB gives it, whose message is PostgreSQL's own for those two states. The message is read here only
+     *       because that server gives no other sign, and only under that code.</li>
+     * </ul>
+     * Where a batch spans several documents, writes before the refused one may have applied: a caller treats it as
+     * an outcome not known, as after a lost reply.
+     */
+    public static boolean isWriteConflict(MongoException e) {
+        if (e instanceof MongoBulkWriteException be) {
+            for (BulkWriteError error : be.getWriteErrors()) {
+                if (conflict(error.getCode(), error.getMessage())) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (e instanceof MongoWriteException we) {
+            return conflict(we.getError().getCode(), we.getError().getMessage());
+        }
+        if (e instanceof MongoCommandException ce) {
+            return conflict(ce.getErrorCode(), ce.getErrorMessage());
+        }
+        return e instanceof MongoServerException && conflict(e.getCode(), null);
+    }
+
+    private static boolean conflict(int code, String message) {
+        if (code == WRITE_CONFLICT || code == POSTGRES_SERIALIZATION_FAILURE || code == POSTGRES_DEADLOCK_DETECTED) {
+            return true;
+        }
+        return code == INTERNAL_ERROR && message != null
+                && (message.contains("deadlock detected") || message.contains("could not serialize access"));
+    }
+
+    /** PostgreSQL's {@code MAKE_SQLSTATE}: each character's six low bits of {@code c - '0'}, the first lowest. */
+    static int sqlState(String state) {
+        int code = 0;
+        for (int i = 0; i < 5; i++) {
+            code |= ((state.charAt(i) - '0') & 0x3F) << (6 * i);
+        }
+        return code;
+    }
+
     /** Whether {@code e} is transient, so that retrying the (guarded) request may succeed. */
     public static boolean isTransient(MongoException e) {
         Kind kind = classify(e);
@@ -80,19 +145,26 @@ public final class MongoErrors {
     }
 
     /**
-     * Whether {@code e} reports a violation of the {@code _id} index: another document has this {@code _id}. A
-     * violation of another unique index (one of the application's) is not, and says nothing about the {@code _id}.
+     * The fields of the unique index whose violation {@code e} reports, when the server says which (MongoDB puts a
+     * {@code keyPattern} in the error's details or reply); empty when it is no duplicate key or the server does not
+     * say. Never read from the message's text, which each server words its own way: a caller that must know whether the
+     * {@code _id} was the duplicate and gets nothing here reads the document back.
      */
-    public static boolean isDuplicateId(MongoException e) {
+    public static java.util.Optional<java.util.Set<String>> duplicateKeyFields(MongoException e) {
         if (!isDuplicateKey(e)) {
-            return false;
+            return java.util.Optional.empty();
         }
-        String message = String.valueOf(e.getMessage());
-        if (e instanceof MongoWriteException we && we.getError().getDetails().get("keyPattern") instanceof
-                org.bson.BsonDocument pattern) {
-            return pattern.keySet().equals(java.util.Set.of("_id"));
+        org.bson.BsonValue pattern = null;
+        if (e instanceof MongoWriteException we) {
+            pattern = we.getError().getDetails().get("keyPattern");
+        } else if (e instanceof MongoCommandException ce) {
+            pattern = ce.getResponse().get("keyPattern");
+        } else if (e instanceof MongoBulkWriteException be && be.getWriteErrors().size() == 1) {
+            pattern = be.getWriteErrors().get(0).getDetails().get("keyPattern");
         }
-        return message.contains("index: _id_ ") || message.contains("index: _id_\"") || message.endsWith("_id_");
+        return pattern != null && pattern.isDocument() && !pattern.asDocument().isEmpty()
+                ? java.util.Optional.of(java.util.Set.copyOf(pattern.asDocument().keySet()))
+                : java.util.Optional.empty();
     }
 
     /** Whether {@code e} reports a unique-index violation, whichever API raised it. */

@@ -143,11 +143,17 @@ public final class RequiredIndexes {
                 index.collection().createIndex(keys, new IndexOptions().name(index.name()).unique(true)
                         .sparse(index.sparse()));
             } catch (MongoException e) {
-                if (!MongoErrors.isDuplicateKey(e)) {
+                if (MongoErrors.isTransient(e)) {
+                    throw e;
+                }
+                // MongoDB says 11000; DocumentDB says InternalError ("could not create exclusion constraint"). Whether
+                // documents share a key is read from the data, not from either answer
+                String shared = MongoErrors.isDuplicateKey(e) ? duplicates(index) : duplicatesIfAny(index);
+                if (shared == null) {
                     throw e;
                 }
                 throw new DuplicateDataException(instanceName, index.describe() + " cannot be built: documents"
-                        + " already share a key it must keep unique: " + duplicates(index)
+                        + " already share a key it must keep unique: " + shared
                         + ". Repair them (docs/operations.md, 'Data that breaks a unique index'), then call"
                         + " ensureIndexes() again", e);
             }
@@ -190,6 +196,14 @@ public final class RequiredIndexes {
         return true;
     }
 
+    private static final String NONE_FOUND = "(none found by the check; the server refused the index anyway)";
+
+    /** {@link #duplicates}, or null when no two documents share a key. */
+    private static String duplicatesIfAny(Unique index) {
+        String found = duplicates(index);
+        return found.equals(NONE_FOUND) ? null : found;
+    }
+
     /** Up to {@link #MAX_REPORTED_DUPLICATES} keys held by more than one document, with those documents' ids. */
     static String duplicates(Unique index) {
         List<Bson> pipeline = new ArrayList<>();
@@ -218,8 +232,7 @@ public final class RequiredIndexes {
             }
             found.add(k + " held by _id " + json(group.get("ids")));
         }
-        return found.length() == 0 ? "(none found by the check; the server refused the index anyway)"
-                : found.toString();
+        return found.length() == 0 ? NONE_FOUND : found.toString();
     }
 
     private static String json(BsonValue value) {

@@ -49,7 +49,7 @@ public final class UpdateGrammar {
      * {@code $[]} allowed); values that are data carry no key starting with {@code $} ({@code $push} and
      * {@code $addToSet} may use their {@code $each}, {@code $slice}, {@code $sort} and {@code $position} modifiers;
      * {@code $pull} conditions may use query operators that match values, never code); {@code $inc} and {@code $mul}
-     * take numbers; the whole update is at most {@value #MAX_VALUE_BYTES} bytes.
+     * take numbers; the whole update is at most {@value Values#MAX_VALUE_BYTES} bytes.
      *
      * @return the spec rendered as a {@link BsonDocument}
      * @throws InvalidInputException if it is not acceptable

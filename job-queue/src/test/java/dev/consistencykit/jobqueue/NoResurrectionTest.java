@@ -101,6 +101,88 @@ class NoResurrectionTest {
         assertThat(db.getCollection("jobs").countDocuments()).as("the late relayer's record withdrawn").isZero();
     }
 
+    /**
+     * The relayer of the test above wakes, records the job held, and dies before it reads the outbox again: nothing
+     * of today's relay finds that job (workers skip held jobs; it has no outbox entry to relay). Recovery must withdraw
+     * it (its entry was relayed and settled by another), list it as interrupted until then, and leave nothing behind.
+     */
+    @Test
+    void shouldWithdrawTheJobOfALateRelayerThatDiedHoldingItAfterItsEntryWasRelayed(MongoDatabase db) throws Exception {
+        Friends.seedUsers(db, "ann", "bob");
+        MongoCollection<Document> users = db.getCollection(Friends.USERS);
+        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
+        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
+                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
+                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        // a relayer reads the outbox and pauses before it records the job; it wakes, records it held, finds the entry
+        // gone and dies before it withdraws what it recorded
+        java.util.concurrent.atomic.AtomicInteger jobWrites = new java.util.concurrent.atomic.AtomicInteger();
+        FaultInjector stale = FaultInjector.withSchedule(site -> !"jobs".equals(site.collection())
+                ? java.util.Optional.empty() : switch (jobWrites.incrementAndGet()) {
+                    case 1 -> java.util.Optional.of(FaultMode.PAUSE);
+                    case 2 -> java.util.Optional.of(FaultMode.CRASH_BEFORE);
+                    default -> java.util.Optional.empty();
+                });
+        MongoDatabase relayer = stale.wrap(db);
+        CompletableFuture<Integer> late = CompletableFuture.supplyAsync(() -> Friends.queue(relayer).build()
+                .relayOutbox(relayer.getCollection(Friends.USERS)));
+        assertThat(stale.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        JobQueue other = Friends.queue(db).build();
+        assertThat(other.relayOutbox(users)).isEqualTo(1);
+        assertThat(other.processNext()).isPresent();
+        other.recover(Duration.ofMinutes(1));
+        db.getCollection("jobs").updateMany(new Document(), Updates.unset("outboxNonce"));
+        assertThat(prune(db)).isEqualTo(1);
+        stale.release();
+        assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(Error.class);
+        assertThat(db.getCollection("jobs").find(Filters.exists("heldBy")).first()).as("recorded held, then died")
+                .isNotNull();
+
+        JobQueue restarted = Friends.queue(db).build();
+        assertThat(restarted.interrupted(Duration.ZERO, 10)).singleElement()
+                .satisfies(op -> assertThat(op.state()).isEqualTo("held"))
+                .satisfies(op -> assertThat(op.detail()).contains("users"));
+        restarted.recover(Duration.ZERO);
+        while (restarted.processNext().isPresent()) {
+            // a resurrected job would run again here
+        }
+
+        assertThat(db.getCollection("jobs").countDocuments()).as("the late relayer's record withdrawn").isZero();
+        assertThat(restarted.interrupted(Duration.ZERO, 10)).isEmpty();
+        Document ann = users.find(Filters.eq("_id", "ann")).first();
+        assertThat(ann.getList("friends", String.class)).containsExactly("bob");
+        assertThat(ann.getInteger("charged")).isEqualTo(1);
+    }
+
+    /** The same death with the entry still in the outbox: recovery releases the job, which runs once. */
+    @Test
+    void shouldReleaseTheJobOfARelayerThatDiedHoldingItWhileItsEntryIsStillOutboxed(MongoDatabase db) {
+        Friends.seedUsers(db, "ann", "bob");
+        MongoCollection<Document> users = db.getCollection(Friends.USERS);
+        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
+        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
+                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
+                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        FaultInjector crash = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_AFTER);
+        assertThatThrownBy(() -> Friends.queue(crash.wrap(db)).build().relayOutbox(crash.wrap(db).getCollection(
+                Friends.USERS))).isInstanceOf(Error.class);
+
+        JobQueue restarted = Friends.queue(db).build();
+        assertThat(restarted.processNext()).as("held: no worker claims it").isEmpty();
+        restarted.recover(Duration.ZERO);
+        while (restarted.processNext().isPresent()) {
+            // runs the released job
+        }
+        restarted.relayOutbox(users);   // settles the entry of the job that ran: it does not run again
+
+        Document ann = users.find(Filters.eq("_id", "ann")).first();
+        assertThat(ann.getList("friends", String.class)).containsExactly("bob");
+        assertThat(ann.getInteger("charged")).isEqualTo(1);
+        assertThat(ann).doesNotContainKey("jobOutbox");
+        assertThat(Friends.invariants(db)).isEmpty();
+    }
+
     @Test
     void shouldLetThePrunerRemoveAJobOnceItsRecorderReleasedIt(MongoDatabase db) {
         Friends.seedCounters(db, 1);

@@ -117,7 +117,7 @@ class SyncFlagBehaviourTest {
         List<Document> batch = new ArrayList<>();
         for (int i = 0; i < copies; i++) {
             batch.add(new Document("_id", i).append("authorId", "star").append("authorName", "Star"));
-            if (batch.size() == 50_000) {
+            if (batch.size() == 10_000) {
                 db.getCollection(Blog.COMMENTS).insertMany(batch);
                 batch = new ArrayList<>();
             }

@@ -160,13 +160,14 @@ public final class MongoTarget implements AutoCloseable {
     }
 
     /**
-     * A unique database name, {@code ck_<hint>_<random>}, within MongoDB's 63-byte limit: the hint keeps only ASCII
-     * letters and digits, lower-cased, at most 30 of them.
+     * A unique database name, {@code ck_<hint>_<random>}, of at most 36 bytes: the hint keeps only ASCII letters and
+     * digits, lower-cased, at most 20 of them. That leaves a test 27 bytes for a suffix of its own within the 63 bytes
+     * that MongoDB and DocumentDB allow (DocumentDB refuses a longer name; MongoDB's limit is on the namespace too).
      */
     public static String freshDatabaseName(String hint) {
         String clean = Objects.requireNonNull(hint, "hint").replaceAll("[^A-Za-z0-9]", "").toLowerCase(Locale.ROOT);
-        if (clean.length() > 30) {
-            clean = clean.substring(0, 30);
+        if (clean.length() > 20) {
+            clean = clean.substring(0, 20);
         }
         return "ck_" + clean + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }

@@ -11,6 +11,7 @@ import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
 import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
 import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
 import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
 import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
@@ -133,7 +134,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         this.recording = new JobRecording(fields);
         this.outbox = new JobOutbox(fields, recording);
         this.runner = new JobRunner(fields);
-        this.recovery = new JobRecovery(fields, runner);
+        this.recovery = new JobRecovery(fields, runner, outbox);
     }
 
     /** The application's listener. */
@@ -381,6 +382,22 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
                     "type " + job.getString(TYPE) + ", claimed by " + job.get(OWNER)
                             + (error == null ? "" : ", last error: " + Values.show(error))));
         }
+        // jobs a relayer recorded held and went quiet on: recovery releases or withdraws them (the held index)
+        if (out.size() < limit) {
+            Date cutoff = staleAfter.isZero() ? Date.from(fields.clock.now().plusSeconds(1))
+                    : fields.clock.cutoff(staleAfter);
+            for (Document job : fields.jobs.find(and(exists(JobFields.HELD, true), lte(ENQUEUED, cutoff)))
+                    .projection(Projections.include(TYPE, JobFields.HELD, JobFields.HELD_FROM, ENQUEUED))
+                    .limit(limit - out.size())) {
+                Date enqueued = job.getDate(ENQUEUED);
+                Object from = job.get(JobFields.HELD_FROM) instanceof Document f ? f.get("c") + " "
+                        + Values.show(f.get("d")) : "unknown";
+                out.add(new InterruptedOperation(job.get("_id"), "held",
+                        enqueued == null ? Duration.ZERO : fields.clock.ageOf(enqueued.toInstant()),
+                        "type " + Values.show(job.get(TYPE)) + ", held by relayer " + Values.show(job.get(JobFields.HELD))
+                                + " relaying the outbox of " + from));
+            }
+        }
         // dead jobs wait for an operator's replay: listed after the stuck ones, with the error that killed them
         // (a walk of the due index, {state, runAt}, bounded by what is left of the limit)
         if (out.size() < limit) {
@@ -470,6 +487,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         fields.jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
                 .sparse(true));
         fields.jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
+        fields.jobs.createIndex(Indexes.ascending(JobFields.HELD), new IndexOptions().name("held").sparse(true));
         for (String name : fields.effectCollections()) {
             ensureEffectIndexes(fields.database.getCollection(name));
         }

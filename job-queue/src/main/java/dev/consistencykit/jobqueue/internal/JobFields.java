@@ -82,6 +82,12 @@ final class JobFields {
     static final String OUTBOX_NONCE = "outboxNonce";
     /** On a job a relayer recorded and has not yet found still outboxed: the relayer's nonce; no worker claims it. */
     static final String HELD = "heldBy";
+    /**
+     * Beside {@link #HELD}: where the relayer found the job, {@code {c: collection, d: document id}}, so that recovery
+     * can finish what a relayer that died holding it left: release it if the outbox still holds its entry, withdraw it
+     * if not.
+     */
+    static final String HELD_FROM = "heldFrom";
 
     static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);

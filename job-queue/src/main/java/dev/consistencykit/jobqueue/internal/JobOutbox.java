@@ -4,9 +4,12 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.nin;
 import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
 import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
+import static dev.consistencykit.jobqueue.internal.JobFields.HELD_FROM;
 import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
 import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
@@ -15,6 +18,7 @@ import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_WRITTEN;
 import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
 import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
 import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
 
 import java.time.Duration;
@@ -48,6 +52,7 @@ import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.MarkerWrite;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -56,6 +61,7 @@ import dev.consistencykit.core.UpdateOutcome;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.JobState;
 import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 
 /**
@@ -249,8 +255,16 @@ final class JobOutbox {
                 return send.getAsBoolean();
             } catch (MongoException e) {
                 // another document has this _id; a violation of one of the application's own unique indexes is the
-                // server refusing the document, typed as such by the call's boundary
-                if (!MongoErrors.isDuplicateId(e)) {
+                // server refusing the document, typed as such by the call's boundary. Which index refused is what the
+                // server reports structurally, or else what a read of the _id finds: never the message's wording
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                Optional<Set<String>> index = MongoErrors.duplicateKeyFields(e);
+                boolean duplicateId = index.isPresent() ? index.get().equals(Set.of("_id"))
+                        : business.withReadPreference(ReadPreference.primary()).find(eq("_id", documentId))
+                        .projection(Projections.include("_id")).first() != null;
+                if (!duplicateId) {
                     throw e;
                 }
                 return false;
@@ -465,9 +479,10 @@ final class JobOutbox {
             String nonce = fields.ownerIds.get();
             Document recorded = null;
             try {
-                recorded = recording.record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce), job
-                        .delay()),
-                        nonce);
+                Document from = new Document("c", business.getNamespace().getCollectionName())
+                        .append("d", doc.get("_id"));
+                recorded = recording.record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce)
+                        .append(HELD_FROM, from), job.delay()), nonce);
             } catch (IdempotencyConflictException conflict) {
                 // its dedupe key went to another job with other content after the business write: that job is the
                 // key's one; this entry is settled off the document rather than block the relay for ever
@@ -490,8 +505,7 @@ final class JobOutbox {
             }
             if (recorded != null) {
                 Object queued = recorded.get("_id");
-                config.retryPolicy().run(config.name(), jobId, "release relayed job", () -> fields.jobs.updateOne(
-                        and(eq("_id", queued), exists(HELD, true)), Updates.unset(HELD)));
+                config.retryPolicy().run(config.name(), jobId, "release relayed job", () -> release(queued, null));
             }
             Bson pullEntry = Updates.pull(OUTBOX, new Document("_id", jobId));
             config.retryPolicy().execute(config.name(), jobId, "clear outbox",
@@ -506,6 +520,64 @@ final class JobOutbox {
             moved++;
         }
         return moved;
+    }
+
+    /**
+     * Releases the held job {@code jobId} to the workers (the one held by {@code nonce} only, when not null): one
+     * write.
+     */
+    private void release(Object jobId, String nonce) {
+        fields.jobs.updateOne(and(eq("_id", jobId), nonce == null ? exists(HELD, true) : eq(HELD, nonce)),
+                Updates.combine(Updates.unset(HELD), Updates.unset(HELD_FROM)));
+    }
+
+    /**
+     * Finishes what relayers that died holding a job left ({@link #relayDocument}): each job held since before
+     * {@code cutoff} (server time; it decides only when, never whether) is released when its outbox entry is still
+     * there, and withdrawn when it is gone (the entry was relayed and settled by another relayer before this record was
+     * written, so this record is a resurrection, never run: it was held). Either write is guarded by the holder's
+     * nonce, so a relayer that was only paused and wakes finds its job released or withdrawn and does nothing twice.
+     * Bounded: at most {@code limit} jobs a pass, by the {@code held} index.
+     *
+     * @return {@code [released, withdrawn, left]} (left: its origin unreadable, logged)
+     */
+    HeldJobs releaseHeld(java.util.Date cutoff, int limit) {
+        int released = 0;
+        int withdrawn = 0;
+        int left = 0;
+        List<Document> held = config.retryPolicy().execute(config.name(), null, "find held jobs", () -> fields.jobs
+                .find(and(exists(HELD, true), lte(ENQUEUED, cutoff))).projection(Projections.include(HELD, HELD_FROM))
+                .limit(limit).into(new ArrayList<>()));
+        for (Document job : held) {
+            Object jobId = job.get("_id");
+            if (!(job.get(HELD) instanceof String nonce) || !(job.get(HELD_FROM) instanceof Document from)
+                    || !(from.get("c") instanceof String c) || !Names.isCollectionName(c)
+                    || !Ids.isDocumentId(from.get("d"))) {
+                LOG.warn("[{}] job {} is held by a relayer but its origin is unreadable; left for an operator",
+                        config.name(), Values.show(jobId));
+                left++;
+                continue;
+            }
+            MongoCollection<Document> business = fields.database.getCollection(c);
+            if (stillOutboxed(business, from.get("d"), jobId)) {
+                config.retryPolicy().run(config.name(), jobId, "release held job", () -> release(jobId, nonce));
+                released++;
+                LOG.info("[{}] released job {}, held by relayer {} that went quiet, to the workers", config.name(),
+                        Values.show(jobId), nonce);
+            } else {
+                long n = config.retryPolicy().execute(config.name(), jobId, "withdraw held job", () -> fields.jobs
+                        .deleteOne(and(eq("_id", jobId), eq(HELD, nonce), eq(STATE, JobState.TODO.stored())))
+                        .getDeletedCount());
+                withdrawn += (int) n;
+                LOG.info("[{}] withdrew job {}, held by relayer {} that went quiet after its outbox entry was"
+                        + " relayed by another", config.name(), Values.show(jobId), nonce);
+            }
+        }
+        return new HeldJobs(released, withdrawn, left);
+    }
+
+    /** What {@link #releaseHeld} did. */
+    record HeldJobs(int released, int withdrawn, int left) {
     }
 
     /** Releases the outbox reservations this instance has seen for {@code staleAfter}; forgets those gone. */

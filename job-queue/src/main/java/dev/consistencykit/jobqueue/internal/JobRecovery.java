@@ -51,13 +51,21 @@ final class JobRecovery {
     private final JobFields fields;
     private final JobQueueConfig config;
     private final JobRunner runner;
+    private final JobOutbox outbox;
 
-    /** Recovery, over the shared fields and the runner (recovery runs the jobs it finds due). */
-    JobRecovery(JobFields fields, JobRunner runner) {
+    /**
+     * Recovery, over the shared fields, the runner (recovery runs the jobs it finds due) and the outbox (it finishes
+     * the relays of relayers that died holding a job).
+     */
+    JobRecovery(JobFields fields, JobRunner runner, JobOutbox outbox) {
         this.fields = fields;
         this.config = fields.config;
         this.runner = runner;
+        this.outbox = outbox;
     }
+
+    /** Held jobs a recovery pass finishes at most. */
+    static final int HELD_PER_PASS = 100;
 
     // ---------------------------------------------------------------- sweeping and recovery
 
@@ -130,10 +138,13 @@ final class JobRecovery {
         fields.outboxHolds.flush();
         long start = System.nanoTime();
         int[] swept = sweep(staleAfter.isZero());
-        int examined = swept[0] + swept[1] + swept[2];
-        int forward = 0;
-        int back = swept[1];
-        int skipped = swept[2];
+        Date heldBefore = staleAfter.isZero() ? Date.from(fields.clock.now().plusSeconds(1))
+                : fields.clock.cutoff(staleAfter);
+        JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
+        int examined = swept[0] + swept[1] + swept[2] + held.released() + held.withdrawn() + held.left();
+        int forward = held.released();
+        int back = swept[1] + held.withdrawn();
+        int skipped = swept[2] + held.left();
         String owner = fields.newOwner();
         Set<Object> seen = new HashSet<>();
         Date cutoff = Date.from(fields.clock.now().minus(staleAfter));

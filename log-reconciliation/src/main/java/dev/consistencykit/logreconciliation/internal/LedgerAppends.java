@@ -144,8 +144,7 @@ final class LedgerAppends {
     Document stored(Prepared p, Map<String, Long> seqs) {
         List<Document> changes = new ArrayList<>();
         for (Change c : p.tx().changes()) {
-            changes.add(new Document(ACCOUNT, c.account()).append(TYPE, c.type().name())
-                    .append(VALUE, c.signedValue()).append(SEQ, seqs.get(c.account())));
+            changes.add(LedgerFields.change(c.account(), c.type().name(), c.signedValue(), seqs.get(c.account())));
         }
         Document doc = new Document("proc", UNCOMMITTED).append("state", VALID).append("h", p.fingerprint())
                 .append("transfer", p.tx().transfer()).append(CHANGES, changes);

@@ -191,7 +191,9 @@ final class LedgerCommitter {
         }
         List<Document> moved = new ArrayList<>();
         for (Document c : old) {
-            moved.add(new Document(c).append(SEQ, fresh.get(c.getString(ACCOUNT))));
+            long seq = fresh.get(c.getString(ACCOUNT));
+            moved.add(new Document(c).append(SEQ, seq).append(LedgerFields.SEQ_KEY,
+                    LedgerFields.seqKey(c.getString(ACCOUNT), seq)));
         }
         long changed;
         try {
@@ -400,8 +402,8 @@ final class LedgerCommitter {
         Object id = "gap:" + account + ":" + seq;
         fields.requiredIndexes.verify();
         Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
-                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(new Document(ACCOUNT, account)
-                        .append(TYPE, ChangeType.CREDIT.name()).append(VALUE, 0L).append(SEQ, seq)));
+                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(LedgerFields.change(account,
+                        ChangeType.CREDIT.name(), 0L, seq)));
         try {
             config.retryPolicy().run(config.name(), id, "fill gap", () -> fields.ledger.updateOne(
                     and(eq("_id", id), exists("proc", false)),

@@ -51,6 +51,13 @@ final class LedgerFields {
     static final String CHANGES = "changes";
     static final String ACCOUNT = "account";
     static final String SEQ = "seqId";
+    /**
+     * A change's place in its account's log as one value, {@code "<seqId>:<account>"}: what the unique index keeps
+     * unique. One field, so that every server makes one index key per change; a unique index over two fields of one
+     * array ({@code changes.account}, {@code changes.seqId}) gets one key per element on MongoDB but one per
+     * combination of elements on others (DocumentDB), where it refuses appends MongoDB accepts.
+     */
+    static final String SEQ_KEY = "k";
     static final String VALUE = "value";
     static final String TYPE = "type";
     static final String CACHE_BAL = "cacheBal";
@@ -69,7 +76,10 @@ final class LedgerFields {
     final ServerClock clock;
     final LedgerListener listener;
     final Map<String, Long> heads = new ConcurrentHashMap<>();
-    /** The unique sequence index: what makes two appenders of one seqId collide, checked before the first write. */
+    /**
+     * The unique sequence index ({@link #SEQ_KEY}): what makes two appenders of one seqId collide, checked before the
+     * first write.
+     */
     final RequiredIndexes requiredIndexes;
     /** Transactions this instance appended, to release so that the archive may move them once committed. */
     final RecordReleases releases;
@@ -93,7 +103,7 @@ final class LedgerFields {
         this.archive = database.getCollection(config.archiveCollection());
         this.database = database;
         this.requiredIndexes = new RequiredIndexes(config.name(), List.of(new RequiredIndexes.Unique(ledger,
-                "account_seq", List.of(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ), false, CHANGES)));
+                "account_seq_unique", List.of(CHANGES + "." + SEQ_KEY), false, CHANGES)));
         this.releases = new RecordReleases(config.name(), ledger, config.retryPolicy());
         this.nonces = OwnerIds.sequence(config.name());
         this.consistentBalances = new ConsistentBalances(config.name(), ledger, accounts, config.retryPolicy());
@@ -104,6 +114,8 @@ final class LedgerFields {
     /** The unique sequence index, the committer's and archiver's index, and the archive's. */
     public void ensureIndexes() {
         requiredIndexes.create();
+        ledger.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
+                new IndexOptions().name("account_seq"));
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));
         archive.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));
@@ -114,6 +126,17 @@ final class LedgerFields {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** The value of {@link #SEQ_KEY} for {@code account}'s change at {@code seq}: the seqId's digits end at the colon. */
+    static String seqKey(String account, long seq) {
+        return seq + ":" + account;
+    }
+
+    /** A change as stored: its account, type, signed value and place in the account's log. */
+    static Document change(String account, String type, long value, long seq) {
+        return new Document(ACCOUNT, account).append(TYPE, type).append(VALUE, value).append(SEQ, seq)
+                .append(SEQ_KEY, seqKey(account, seq));
+    }
 
     /** The field of an archived copy's {@code _id} that holds the transaction's own id. */
     static final String ARCHIVED_ID = "tx";

@@ -102,9 +102,10 @@ public final class ServerContract {
                 new ContractCheck("unique-index-duplicate-key",
                         "a unique index refuses a duplicate with code 11000, classified as DUPLICATE_KEY",
                         ServerContract::uniqueIndexDuplicateKey),
-                new ContractCheck("unique-multikey-compound-index",
-                        "a unique index on array fields refuses a pair another document holds, allows it twice in one",
-                        ServerContract::uniqueMultikeyCompoundIndex),
+                new ContractCheck("unique-multikey-index",
+                        "a unique index on a field of array elements refuses a key another document holds, allows it"
+                                + " twice in one",
+                        ServerContract::uniqueMultikeyIndex),
                 new ContractCheck("find-one-and-update-sort-return-document",
                         "findOneAndUpdate picks the first document in sort order and returns the BEFORE or AFTER image",
                         ServerContract::findOneAndUpdateSortReturnDocument),
@@ -320,26 +321,51 @@ public final class ServerContract {
         throw new ContractViolation("a duplicate key was accepted");
     }
 
-    static String uniqueMultikeyCompoundIndex(MongoDatabase db) {
+    static String uniqueMultikeyIndex(MongoDatabase db) {
         MongoCollection<Document> c = db.getCollection("tx");
-        c.createIndex(Indexes.ascending("changes.account", "changes.seqId"), new IndexOptions().unique(true));
-        c.insertOne(new Document("_id", 1).append("changes", List.of(change("a", 1), change("b", 1))));
+        c.createIndex(Indexes.ascending("changes.k"), new IndexOptions().unique(true));
+        c.insertOne(new Document("_id", 1).append("changes", List.of(keyed("1:a"), keyed("1:b"))));
         boolean refused = false;
         try {
-            c.insertOne(new Document("_id", 2).append("changes", List.of(change("c", 1), change("a", 1))));
+            c.insertOne(new Document("_id", 2).append("changes", List.of(keyed("1:c"), keyed("1:a"))));
         } catch (MongoWriteException e) {
             refused = e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
         }
-        ContractViolation.require(refused, "a document repeating the pair (a, 1) held by another was accepted");
-        c.insertOne(new Document("_id", 3).append("changes", List.of(change("a", 2), change("b", 2))));
-        c.insertOne(new Document("_id", 4).append("changes", List.of(change("d", 1), change("d", 1))));
+        ContractViolation.require(refused, "a document repeating the key 1:a held by another was accepted");
+        c.insertOne(new Document("_id", 3).append("changes", List.of(keyed("2:a"), keyed("2:b"))));
+        c.insertOne(new Document("_id", 4).append("changes", List.of(keyed("1:d"), keyed("1:d"))));
         long count = c.countDocuments();
         ContractViolation.require(count == 3, count + " documents, expected 3");
-        return "pair held by another document refused (11000); new pairs and a pair twice in one document accepted";
+        return "key held by another document refused (11000); new keys and a key twice in one document accepted"
+                + compoundMultikeyDifference(db.getCollection("compound"));
+    }
+
+    /**
+     * What a unique index over two fields of one array does on this server, said rather than required: MongoDB makes
+     * one key per element ({@code (a, 5)}, {@code (b, 7)}); DocumentDB makes one per combination of the elements'
+     * values ({@code (a, 7)}, {@code (b, 5)} too), so it refuses documents MongoDB accepts. No pattern rests on such
+     * an index; an application's own would behave differently there.
+     */
+    static String compoundMultikeyDifference(MongoCollection<Document> c) {
+        c.createIndex(Indexes.ascending("changes.account", "changes.seqId"), new IndexOptions().unique(true));
+        c.insertOne(new Document("_id", 1).append("changes", List.of(change("a", 5), change("b", 7))));
+        try {
+            c.insertOne(new Document("_id", 2).append("changes", List.of(change("a", 6), change("c", 5))));
+            return "";
+        } catch (MongoWriteException e) {
+            return "; note: a unique index over two fields of one array keys every combination of the elements'"
+                    + " values here, unlike MongoDB (it refused {changes: [{account: a, seqId: 6}, {account: c,"
+                    + " seqId: 5}]} beside {changes: [{account: a, seqId: 5}, {account: b, seqId: 7}]}); no pattern"
+                    + " relies on such an index";
+        }
     }
 
     private static Document change(String account, int seqId) {
         return new Document("account", account).append("seqId", seqId);
+    }
+
+    private static Document keyed(String key) {
+        return new Document("k", key);
     }
 
     static String findOneAndUpdateSortReturnDocument(MongoDatabase db) {

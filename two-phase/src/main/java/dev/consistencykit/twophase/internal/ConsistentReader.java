@@ -38,7 +38,7 @@ import dev.consistencykit.twophase.TransactionState;
  * read <em>after</em> the documents, places it:
  * <ul>
  *   <li>{@code initial}, {@code pending}: undecided while the documents were read, so no participant can have been
- *       settled: counted not at all (its rollback update replayed on the copies it is applied to).</li>
+ *       settled: counted not at all (its rollback update replayed, by the server, on the copies it is applied to).</li>
  *   <li>{@code canceling}, {@code canceled}: never commits; counted not at all the same way.</li>
  *   <li>{@code applied}, {@code done}: committed, but perhaps only after the documents were read. Where a copy
  *       carries it applied and another carries nothing, it was decided before (an undecided transaction is reserved
@@ -52,7 +52,9 @@ import dev.consistencykit.twophase.TransactionState;
  * and a pass is repeated only for transactions decided in the moment between a find and its lookup. After
  * {@link #PASSES} passes the read answers "unresolved" with their ids rather than wait.
  *
- * <p>Safety never rests on clocks; nothing is written.
+ * <p>An update is replayed by the server itself, on a copy in a scratch collection ({@link ServerReplay}): the only
+ * writes a read makes, and only when it races a transaction applied on some of its documents. Safety never rests on
+ * clocks.
  */
 final class ConsistentReader {
 
@@ -66,9 +68,11 @@ final class ConsistentReader {
     private final MongoCollection<BsonDocument> transactions;
     private final EffectMarker marker;
     private final CodecRegistry registry;
+    private final ServerReplay replay;
 
-    ConsistentReader(MongoDatabase database, String transactionsCollection, EffectMarker marker) {
+    ConsistentReader(MongoDatabase database, String transactionsCollection, EffectMarker marker, ServerReplay replay) {
         this.database = database;
+        this.replay = replay;
         this.transactions = database.getCollection(transactionsCollection, BsonDocument.class)
                 .withReadPreference(ReadPreference.primary());
         this.marker = marker;
@@ -266,7 +270,7 @@ final class ConsistentReader {
                 BsonValue ops = e.getValue().get(field);
                 List<BsonValue> list = ops != null && ops.isArray() ? ops.asArray().getValues() : List.of();
                 BsonDocument copy = e.getKey().clone();
-                Optional<String> refused = UpdateReplay.apply(copy, list);
+                Optional<String> refused = replay.apply(copy, list);
                 if (refused.isPresent()) {
                     unreplayable.add(java(txId));
                     return;

@@ -37,6 +37,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 
@@ -137,6 +138,7 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
     private final TransactionSettlement settlement;
     private final TransactionDriving driving;
     private final TransactionRecovery recovery;
+    private final ServerReplay replay;
     private final ConsistentReader reader;
 
     /**
@@ -153,7 +155,9 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         this.settlement = new TransactionSettlement(fields, participants);
         this.driving = new TransactionDriving(fields, recording, participants, settlement);
         this.recovery = new TransactionRecovery(fields, recording, participants, driving);
-        this.reader = new ConsistentReader(fields.database, config.transactionsCollection(), fields.marker);
+        this.replay = new ServerReplay(fields.database.getCollection(
+                ServerReplay.scratchName(config.transactionsCollection()), BsonDocument.class));
+        this.reader = new ConsistentReader(fields.database, config.transactionsCollection(), fields.marker, replay);
     }
 
     /** The database's codec registry: user values are encoded and checked with it. */
@@ -340,6 +344,9 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         if (count > 0) {
             LOG.info("[{}] pruned {} terminal transactions older than {}", fields.config.name(), count, retention);
         }
+        // copies a consistent read left when it died mid-replay: garbage, never evidence
+        fields.config.retryPolicy().execute(fields.config.name(), null, "prune replay copies",
+                () -> replay.sweep(fields.clock.cutoff(ServerReplay.ABANDONED_AFTER)));
         return count;
     }
 
