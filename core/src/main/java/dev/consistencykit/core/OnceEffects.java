@@ -372,10 +372,30 @@ public final class OnceEffects {
             return collection.updateOne(filter.apply(w), update.apply(w)).getMatchedCount();
         }
         List<WriteModel<Document>> models = new ArrayList<>();
-        for (MarkerWrite w : writes) {
+        for (MarkerWrite w : inLockOrder(writes)) {
             models.add(new UpdateOneModel<>(filter.apply(w), update.apply(w)));
         }
         return collection.bulkWrite(models, new BulkWriteOptions().ordered(false)).getMatchedCount();
+    }
+
+    /**
+     * The writes in one order every process agrees on (by the id's BSON type, then its JSON form), whatever order the
+     * caller listed them in. A server that runs a batch in one transaction locks its documents in the batch's order
+     * (DocumentDB on PostgreSQL does); two batches over the same documents in opposite orders can then deadlock, and
+     * one order for all removes that. Which document is written first changes nothing else: the writes are
+     * independent.
+     */
+    static List<MarkerWrite> inLockOrder(List<MarkerWrite> writes) {
+        List<MarkerWrite> ordered = new ArrayList<>(writes);
+        ordered.sort(java.util.Comparator.comparing(w -> lockKey(w.id())));
+        return ordered;
+    }
+
+    private static String lockKey(Object id) {
+        org.bson.BsonValue key = Ids.idKey(id);
+        return String.format("%02d", key.getBsonType().getValue())
+                + new org.bson.BsonDocument("k", key).toJson(org.bson.json.JsonWriterSettings.builder()
+                .outputMode(org.bson.json.JsonMode.EXTENDED).build());
     }
 
     private static Document reread(MongoCollection<Document> collection, Object id) {

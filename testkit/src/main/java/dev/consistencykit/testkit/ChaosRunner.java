@@ -171,14 +171,16 @@ public final class ChaosRunner {
         long crashes = 0;
         long faults = 0;
         List<Result> failures = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            Result result = run(firstSeed + i);
+        try (ScratchDatabases pool = new ScratchDatabases(client, "c" + name)) {
+            for (int i = 0; i < count; i++) {
+                Result result = run(firstSeed + i, pool);
             progress.accept(result);
             operations += result.operations();
             crashes += result.crashes();
             faults += result.faults();
-            if (!result.passed()) {
-                failures.add(result);
+                if (!result.passed()) {
+                    failures.add(result);
+                }
             }
         }
         return new Summary(count, operations, crashes, faults, failures);
@@ -186,20 +188,43 @@ public final class ChaosRunner {
 
     /** One run with {@code seed}. */
     public Result run(long seed) {
+        return run(seed, null);
+    }
+
+    /** One run with {@code seed}, on a database of {@code pool} (a fresh one, dropped after, when null). */
+    private Result run(long seed, ScratchDatabases pool) {
         ExecutorService executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "chaos-" + name);
             t.setDaemon(true);
             return t;
         });
-        MongoDatabase db = client.getDatabase(MongoTarget.freshDatabaseName("c" + name));
+        MongoDatabase db = pool != null ? pool.take() : client.getDatabase(MongoTarget.freshDatabaseName("c" + name));
+        boolean ended = false;
         try {
-            return run(seed, db, executor);
+            Result result = run(seed, db, executor);
+            ended = true;
+            return result;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("chaos run interrupted", e);
         } finally {
             executor.shutdownNow();
-            db.drop();
+            // a run that did not end normally may leave threads writing: its database is never handed out again
+            if (pool != null && ended && awaitQuiet(executor)) {
+                pool.give(db);
+            } else {
+                db.drop();
+            }
+        }
+    }
+
+    /** Whether every thread of a run ended within a few seconds of its shutdown. */
+    private static boolean awaitQuiet(ExecutorService executor) {
+        try {
+            return executor.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

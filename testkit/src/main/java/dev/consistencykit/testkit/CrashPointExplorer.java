@@ -187,6 +187,16 @@ public final class CrashPointExplorer {
     }
 
     private ExplorationReport explore(ExecutorService executor) throws InterruptedException {
+        try (ScratchDatabases pool = new ScratchDatabases(client, "x" + name)) {
+            scratch = pool;
+            lingering = false;
+            return exploreIn(executor);
+        } finally {
+            scratch = null;
+        }
+    }
+
+    private ExplorationReport exploreIn(ExecutorService executor) throws InterruptedException {
         List<Violation> violations = new ArrayList<>();
         int scenarios = 1;
         MongoDatabase db = freshDatabase();
@@ -194,7 +204,7 @@ public final class CrashPointExplorer {
         List<WriteSite> sites;
         try {
             setup.accept(db);
-            Outcomes.Ended ended = Outcomes.await(executor.submit(() -> operation.accept(counting.wrap(db))), TIMEOUT);
+            Outcomes.Ended ended = awaited(executor.submit(() -> operation.accept(counting.wrap(db))));
             sites = counting.sites();
             List<String> problems = new ArrayList<>();
             ended.failure().ifPresent(t -> problems.add("the fault-free run failed: " + Outcomes.describe(t)));
@@ -203,7 +213,7 @@ public final class CrashPointExplorer {
                 violations.add(new Violation(Scenario.of(0, FaultMode.CRASH_BEFORE, 0), "no fault", problems));
             }
         } finally {
-            db.drop();
+            done(db);
         }
         String where = sites.toString();
         for (WriteSite site : sites) {
@@ -259,7 +269,7 @@ public final class CrashPointExplorer {
                 recoverConcurrently(executor, db, scenario.recoverers(), problems, "recovery while the owner is paused");
                 injector.release();
             }
-            Outcomes.Ended ended = Outcomes.await(op, TIMEOUT);
+            Outcomes.Ended ended = awaited(op);
             checkOperationEnd(ended, problems);
             if (injector.faults().isEmpty()) {
                 problems.add("the operation never reached write #" + scenario.site());
@@ -267,8 +277,8 @@ public final class CrashPointExplorer {
             if (scenario.recoverySite().isPresent()) {
                 FaultInjector recoveryInjector = FaultInjector.at(scenario.recoverySite().get(),
                         scenario.recoveryMode().orElseThrow());
-                Outcomes.Ended crashedRecovery = Outcomes.await(
-                        executor.submit(() -> recovery.accept(recoveryInjector.wrap(db))), TIMEOUT);
+                Outcomes.Ended crashedRecovery = awaited(
+                        executor.submit(() -> recovery.accept(recoveryInjector.wrap(db))));
                 recoveryFaultReached = !recoveryInjector.faults().isEmpty();
                 crashedRecovery.failure().filter(t -> !(t instanceof InjectedCrash))
                         .ifPresent(t -> problems.add("the faulted recovery failed: " + Outcomes.describe(t)));
@@ -280,9 +290,17 @@ public final class CrashPointExplorer {
                 invariants.apply(db).forEach(p -> problems.add("after a second recovery: " + p));
             }
         } finally {
-            db.drop();
+            done(db);
         }
         return new ScenarioRun(problems, recoveryFaultReached);
+    }
+
+    private Outcomes.Ended awaited(Future<?> call) throws InterruptedException {
+        Outcomes.Ended ended = Outcomes.await(call, TIMEOUT);
+        if (ended.timedOut()) {
+            lingering = true;
+        }
+        return ended;
     }
 
     private void checkOperationEnd(Outcomes.Ended ended, List<String> problems) {
@@ -301,13 +319,29 @@ public final class CrashPointExplorer {
             futures.add(executor.submit(() -> recovery.accept(db)));
         }
         for (Future<?> future : futures) {
-            Outcomes.Ended ended = Outcomes.await(future, TIMEOUT);
+            Outcomes.Ended ended = awaited(future);
             ended.failure().ifPresent(t -> problems.add(what + " failed: " + Outcomes.describe(t)));
         }
     }
 
+    /** The databases of the exploration in progress, emptied and reused between scenarios; null outside one. */
+    private volatile ScratchDatabases scratch;
+
     private MongoDatabase freshDatabase() {
-        return client.getDatabase(MongoTarget.freshDatabaseName("x" + name));
+        ScratchDatabases pool = scratch;
+        return pool != null ? pool.take() : client.getDatabase(MongoTarget.freshDatabaseName("x" + name));
+    }
+
+    /** Set when a call of the exploration outlived its timeout: its thread may still write to the database it used. */
+    private volatile boolean lingering;
+
+    private void done(MongoDatabase db) {
+        ScratchDatabases pool = scratch;
+        if (pool != null && !lingering) {
+            pool.give(db);
+        } else {
+            db.drop();
+        }
     }
 
     /** Builds a {@link CrashPointExplorer}. */

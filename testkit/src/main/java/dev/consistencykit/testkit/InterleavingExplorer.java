@@ -108,8 +108,20 @@ public final class InterleavingExplorer {
         return new Builder(target);
     }
 
+    /** The databases of the exploration in progress, emptied and reused between schedules; null outside one. */
+    private volatile ScratchDatabases scratch;
+
     /** Runs every schedule: every call × both points × every actor. */
     public Report explore() {
+        try (ScratchDatabases pool = new ScratchDatabases(target.client(), "il-" + name)) {
+            scratch = pool;
+            return exploreIn();
+        } finally {
+            scratch = null;
+        }
+    }
+
+    private Report exploreIn() {
         List<String> calls = countCalls();
         List<String> violations = new ArrayList<>();
         int schedules = 0;
@@ -228,7 +240,9 @@ public final class InterleavingExplorer {
     }
 
     private List<String> run(Schedule schedule) {
-        MongoDatabase db = fresh("il-" + name);
+        ScratchDatabases pool = scratch;
+        MongoDatabase db = pool != null ? pool.take() : fresh("il-" + name);
+        CompletableFuture<?>[] started = new CompletableFuture<?>[1];
         List<String> problems = new ArrayList<>();
         Pause pause = new Pause(db.getName(), schedule.call(), schedule.point());
         target.commandListeners().add(pause);
@@ -238,6 +252,7 @@ public final class InterleavingExplorer {
                 pause.thread = Thread.currentThread();
                 operation.accept(db);
             });
+            started[0] = op;
             boolean reached = awaitPausedOrDone(pause, op);
             if (reached) {
                 try {
@@ -262,7 +277,12 @@ public final class InterleavingExplorer {
         } finally {
             pause.release.countDown();
             target.commandListeners().remove(pause);
-            db.drop();
+            // an operation still running would write into the next schedule's data: its database is dropped
+            if (pool != null && (started[0] == null || started[0].isDone())) {
+                pool.give(db);
+            } else {
+                db.drop();
+            }
         }
         return problems;
     }

@@ -35,6 +35,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.CommitStuckException;
@@ -149,6 +150,9 @@ final class TransactionRecovery {
             // committed by the next one, and later transactions on it are not blocked meanwhile
             return Optional.of(TransactionState.APPLIED);
         } catch (MongoWriteException | MongoBulkWriteException refused) {
+            if (MongoErrors.isTransient(refused)) {
+                throw refused;   // a conflict with another writer, not a reason: the next pass tries again
+            }
             reason = "the server refused a participant's update: " + refused.getMessage();
         } catch (UnreadableRecord unreadable) {
             reason = unreadable.getMessage();
