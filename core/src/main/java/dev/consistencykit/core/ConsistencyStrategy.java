@@ -23,10 +23,28 @@ import java.time.Duration;
  *
  * @param <C> the pattern's change type
  */
-public interface ConsistencyStrategy<C> {
+public interface ConsistencyStrategy<C> extends AutoCloseable {
 
     /** The instance name, used in every log line, metric and exception of this instance. */
     String name();
+
+    /**
+     * Records this pattern's writers have not released ({@link RecordReleases}) older than {@code olderThan}, at most
+     * {@code limit}, with their writer and age: what an operator looks at when records stay past their retention.
+     * Empty for a pattern whose records carry no hold.
+     */
+    default java.util.List<KeptRecord> kept(Duration olderThan, int limit) {
+        return java.util.List.of();
+    }
+
+    /**
+     * Releases the records this instance wrote and still holds, so that prune and archive may remove them in their
+     * time; throws nothing (a failure is logged and the records stay held until a later release). The instance stays
+     * usable. Spring calls it when the context closes; call it when the application stops using the instance.
+     */
+    @Override
+    default void close() {
+    }
 
     /**
      * The quick checks of the server contract this instance's safety rests on, read now: the unique indexes it

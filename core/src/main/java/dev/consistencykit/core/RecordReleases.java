@@ -33,9 +33,14 @@ import com.mongodb.client.model.Updates;
  *
  * <p><b>Cost.</b> The field is set in the record write itself. Releases are batched: this instance remembers the
  * records it wrote and unsets the field on all of them with one {@code updateMany} when {@value #BATCH} have
- * gathered, and on every {@link #flush()} (its pattern's {@code recover} and {@code prune}). A record whose recorder
- * died before releasing it stays until an operator, knowing no process of that time can still be paused, unsets the
- * field (docs/operations.md).
+ * gathered, and on every {@link #flush()} (its pattern's {@code recover}, {@code prune} and {@code close}).
+ *
+ * <p><b>Bounded without the writer.</b> A held record past its retention is not kept whole: the remover compacts it
+ * ({@link #compact}) to its id, state and hold, a few dozen bytes, which is all a late retry reads. The compacted
+ * record goes once released. A writer that idles or died therefore keeps at most its unreleased records' evidence
+ * (at most {@value #BATCH} a process, plus its calls in flight), never their content, and never a count that grows
+ * with throughput or time; {@link #kept} lists them, with their writer and age, for operators' tools. An operator who
+ * knows no process of that time can still be paused may unset the field (docs/operations.md).
  *
  * <p>Thread-safe.
  */
@@ -84,6 +89,63 @@ public final class RecordReleases {
     /** The filter of records a remover may delete: released ones. */
     public static Bson released() {
         return exists(FIELD, false);
+    }
+
+    /** The field a held record carries once compacted: when its content was removed (server time). */
+    public static final String COMPACTED = "compactedAt";
+
+    /**
+     * Compacts the held records that {@code removable} selects (those a remover would delete but for a hold): removes
+     * their {@code content} fields and stamps {@link #COMPACTED}, in one write. What stays (the id, the state, the
+     * hold, what a late retry of the record write reads) is a few dozen bytes; it goes when the hold is released and a
+     * remover runs again. So a writer that idles, or died, keeps the evidence against its late retry, never the
+     * record's content past its retention.
+     *
+     * @param holds   the fields that hold a record ({@link #FIELD}, and any other hold the pattern keeps)
+     * @param content the fields to remove
+     * @return records compacted
+     */
+    public static long compact(MongoCollection<Document> records, Bson removable, List<String> holds,
+                               List<String> content) {
+        List<Bson> held = new ArrayList<>();
+        holds.forEach(h -> held.add(exists(h, true)));
+        List<Bson> unset = new ArrayList<>();
+        content.forEach(f -> unset.add(Updates.unset(f)));
+        unset.add(Updates.currentDate(COMPACTED));
+        return records.updateMany(and(removable, held.size() == 1 ? held.get(0)
+                : com.mongodb.client.model.Filters.or(held), exists(COMPACTED, false)), Updates.combine(unset))
+                .getModifiedCount();
+    }
+
+    /** Whether {@code record} was compacted ({@link #compact}): only its state and hold are left. */
+    public static boolean isCompacted(Document record) {
+        return record != null && record.containsKey(COMPACTED);
+    }
+
+    /**
+     * Creates the sparse index on {@link #FIELD} that {@link #kept} reads by (records carry it only until released,
+     * so the index holds the kept ones only). Idempotent.
+     */
+    public static void ensureIndex(MongoCollection<Document> records) {
+        records.createIndex(com.mongodb.client.model.Indexes.ascending(FIELD),
+                new com.mongodb.client.model.IndexOptions().name("recorded_by").sparse(true));
+    }
+
+    /**
+     * The records of {@code records} still held by their writer whose {@code timeField} (server time) is older than
+     * {@code cutoff}, at most {@code limit}: one indexed read ({@link #ensureIndex}).
+     */
+    public static List<KeptRecord> kept(MongoCollection<Document> records, String timeField, ServerClock clock,
+                                        java.util.Date cutoff, int limit) {
+        List<KeptRecord> out = new ArrayList<>();
+        for (Document d : records.find(and(exists(FIELD, true), com.mongodb.client.model.Filters.lte(timeField,
+                cutoff))).projection(com.mongodb.client.model.Projections.include(FIELD, timeField, COMPACTED))
+                .limit(limit)) {
+            java.util.Date at = d.get(timeField) instanceof java.util.Date date ? date : null;
+            out.add(new KeptRecord(d.get("_id"), String.valueOf(d.get(FIELD)),
+                    at == null ? java.time.Duration.ZERO : clock.ageOf(at.toInstant()), d.containsKey(COMPACTED)));
+        }
+        return out;
     }
 
     /**

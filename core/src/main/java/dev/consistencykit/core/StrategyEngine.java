@@ -38,6 +38,18 @@ public interface StrategyEngine<M extends Record> {
     /** Operations by state. */
     StrategyStatus status();
 
+    /**
+     * Records their writers have not released ({@link RecordReleases}) older than {@code olderThan}, at most
+     * {@code limit}; empty for a pattern whose records carry no hold.
+     */
+    default List<KeptRecord> kept(Duration olderThan, int limit) {
+        return List.of();
+    }
+
+    /** Releases what this instance holds ({@link RecordReleases#flush}); the instance stays usable. */
+    default void close() {
+    }
+
     /** The counters since the engine was built. */
     M metrics();
 

@@ -35,6 +35,37 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
         this.calls = Objects.requireNonNull(calls, "calls");
     }
 
+    /**
+     * Records this instance wrote and has not released yet, older than {@code olderThan} (server time), at most
+     * {@code limit}, from any instance: what keeps them from prune or archive ({@link KeptRecord}).
+     *
+     * @throws IllegalArgumentException if {@code olderThan} is negative or {@code limit} is not positive
+     */
+    @Override
+    public final List<KeptRecord> kept(Duration olderThan, int limit) {
+        Checks.notNegative("olderThan", olderThan);
+        Checks.atLeast("limit", limit, 1);
+        return calls.idempotent("list kept records", () -> engine.kept(olderThan, limit));
+    }
+
+    /**
+     * Releases every record this instance wrote and still holds, so that prune or archive may remove them once they are
+     * past retention: one write. Call it when the instance is no longer used (a Spring context does at shutdown). The
+     * instance stays usable; a failure is logged, and the records stay held until a later flush (recover, prune) or an
+     * operator releases them.
+     */
+    @Override
+    public final void close() {
+        try {
+            calls.idempotent("release records", (Runnable) engine::close);
+        } catch (ConsistencyException e) {
+            LOG.warn("[{}] close: could not release this instance's records, they stay held: {}", name(),
+                    e.getMessage());
+        }
+    }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StrategyEntry.class);
+
     /** The settings. */
     public final K config() {
         return config;

@@ -74,6 +74,8 @@ public final class Dashboard {
                     + " form-action 'none'; base-uri 'none'");
     /** The most unfinished operations one poll reads per instance. */
     public static final int UNFINISHED_CAP = 1_000;
+    /** Kept records listed per instance at most ({@code kept} of the overview). */
+    public static final int KEPT_CAP = 20;
     /** The most recent completions one poll counts per instance. */
     public static final int FINISHED_CAP = 100_000;
     /** The deepest a page of operations or dead jobs reaches ({@code offset + limit}). */
@@ -265,6 +267,16 @@ public final class Dashboard {
 
     // ---------------------------------------------------------------- reads
 
+    /** Records kept from prune by a writer that has not released them, past the stale threshold (bounded, indexed). */
+    private List<Document> kept(DashboardInstance instance) {
+        List<Document> out = new ArrayList<>();
+        for (dev.consistencykit.core.KeptRecord k : instance.strategy().kept(settings.staleAfter(), KEPT_CAP)) {
+            out.add(new Document("id", k.id()).append("writer", k.writer())
+                    .append("ageSeconds", seconds(k.age())).append("compacted", k.compacted()));
+        }
+        return out;
+    }
+
     private Document overview() {
         List<Document> listed = new ArrayList<>();
         long finished = 0;
@@ -291,7 +303,8 @@ public final class Dashboard {
                         .append("interrupted", stale)
                         .append("oldestAgeSeconds", ops.isEmpty() ? null : seconds(ops.get(0).age()))
                         .append("finishedLastMinute", recent.isPresent() ? recent.getAsLong() : null)
-                        .append("setupProblems", instance.strategy().setupProblems());
+                        .append("setupProblems", instance.strategy().setupProblems())
+                        .append("kept", kept(instance));
                 unfinished += ops.size();
                 interrupted += stale;
                 finished += recent.orElse(0);
@@ -304,8 +317,8 @@ public final class Dashboard {
         return new Document("database", database).append("actions", settings.actionsEnabled())
                 .append("staleAfterSeconds", seconds(settings.staleAfter()))
                 .append("refreshSeconds", seconds(settings.refreshEvery()))
-                .append("limits", new Document("unfinishedCap", UNFINISHED_CAP).append("finishedCap", FINISHED_CAP)
-                        .append("maxDepth", MAX_DEPTH).append("maxPage", MAX_PAGE))
+                .append("limits", new Document("unfinishedCap", UNFINISHED_CAP).append("keptCap", KEPT_CAP)
+                        .append("finishedCap", FINISHED_CAP).append("maxDepth", MAX_DEPTH).append("maxPage", MAX_PAGE))
                 .append("instances", listed).append("series", series.samples());
     }
 

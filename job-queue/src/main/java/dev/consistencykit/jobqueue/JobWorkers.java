@@ -328,6 +328,13 @@ public final class JobWorkers implements AutoCloseable {
             }
         }
         heartbeats.shutdownNow();
+        // the jobs this queue recorded (and those its runs enqueued) need not be held once the pool stops
+        try {
+            calls.idempotent("release records", (Runnable) engine::close);
+        } catch (dev.consistencykit.core.ConsistencyException e) {
+            LOG.warn("[{}] could not release the queue's records at shutdown, they stay held: {}", name,
+                    e.getMessage());
+        }
         int stillAlive = 0;
         for (Thread t : snapshot) {
             if (t != null && t.isAlive()) {

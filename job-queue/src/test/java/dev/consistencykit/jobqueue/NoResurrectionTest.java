@@ -183,6 +183,35 @@ class NoResurrectionTest {
         assertThat(Friends.invariants(db)).isEmpty();
     }
 
+    /**
+     * A writer that enqueued one job and then idles keeps it from a pruner in another process; past the retention the
+     * pruner keeps only what a late retry of the enqueue reads, lists it with its writer, and removes it once the
+     * writer closes. The late retry itself, after compaction, finds it and records nothing.
+     */
+    @Test
+    void shouldKeepOnlyTheEvidenceOfAJobWhoseWriterIdlesPastItsRetentionAndRemoveItOnceTheWriterCloses(
+            MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        JobQueue idle = Friends.queue(db).build();
+        idle.ensureIndexes();
+        idle.enqueue(COUNT);
+        assertThat(Friends.queue(db).build().processNext()).isPresent();
+
+        assertThat(prune(db)).as("held: not removed").isZero();
+        Document kept = db.getCollection("jobs").find().first();
+        assertThat(kept).containsEntry("state", "done").containsKey(RecordReleases.FIELD)
+                .containsKey(RecordReleases.COMPACTED).doesNotContainKeys("payload", "effects");
+        assertThat(Friends.queue(db).build().kept(Duration.ZERO, 10)).singleElement()
+                .satisfies(k -> assertThat(k.compacted()).isTrue());
+        assertThat(idle.enqueue(COUNT).value()).as("a retry of the enqueue finds it").isEqualTo("j1");
+        assertThat(Friends.queue(db).build().processNext()).as("and runs nothing").isEmpty();
+
+        idle.close();
+        assertThat(prune(db)).as("released by close: removed").isEqualTo(1);
+        assertThat(db.getCollection("jobs").countDocuments()).isZero();
+        assertThat(counter(db)).isEqualTo(1);
+    }
+
     @Test
     void shouldLetThePrunerRemoveAJobOnceItsRecorderReleasedIt(MongoDatabase db) {
         Friends.seedCounters(db, 1);

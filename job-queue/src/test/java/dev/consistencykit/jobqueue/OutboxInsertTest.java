@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.codecs.pojo.annotations.BsonId;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -227,6 +228,9 @@ class OutboxInsertTest {
         return problems;
     }
 
+    // heavy: on a real engine only when asked (docs/servers.md): the insert exploration beside it runs the same outbox
+    // protocol on every server
+    @Tag("heavy")
     @Test
     void shouldKeepOneJobPerOrderWhenAnUpsertCrashesAtAnyWrite(MongoClient client) {
         for (boolean exists : new boolean[] {false, true}) {
@@ -244,6 +248,9 @@ class OutboxInsertTest {
         }
     }
 
+    // heavy: on a real engine only when asked (docs/servers.md): the enqueueWith interleavings (InterleavingTest) run
+    // the same outbox protocol on every server
+    @Tag("heavy")
     @Test
     void shouldKeepOneJobPerOrderWhenAnyActorRunsAtAnyCallOfAnInsertOrAnUpsert(MongoTarget target) {
         for (boolean upsert : new boolean[] {false, true}) {

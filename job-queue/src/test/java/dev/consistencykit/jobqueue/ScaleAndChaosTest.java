@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,6 +28,9 @@ class ScaleAndChaosTest {
      * test quadratic: 10,000 jobs took 2.5 minutes of a 12-minute suite on 2 cores. 3,000 keep every worker busy and
      * contending for the whole run; throughput at size is what {@code consistency-kit bench job-queue} measures.
      */
+    // heavy: on a real engine only when asked (docs/servers.md): thousands of jobs: volume; the 200 chaos seeds beside
+    // it run on every server
+    @Tag("heavy")
     @Test
     void shouldRunThousandsOfJobsOnceEachWith16Workers(MongoDatabase db) {
         int counters = 100;

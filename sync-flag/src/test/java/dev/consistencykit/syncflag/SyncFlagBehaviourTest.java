@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -110,6 +111,9 @@ class SyncFlagBehaviourTest {
      * {@code updateMany}. 200,000 copies show it; a million took a minute of the suite on the embedded server, which
      * rewrites each one in memory (throughput at size is what {@code consistency-kit bench sync-flag} measures).
      */
+    // heavy: on a real engine only when asked (docs/servers.md): 200,000 copies: volume, the same protocol as every
+    // other test here
+    @Tag("heavy")
     @Test
     void shouldPropagateToHundredsOfThousandsOfCopiesWithOneWritePerTarget(MongoTarget target, MongoDatabase db) {
         int copies = 200_000;

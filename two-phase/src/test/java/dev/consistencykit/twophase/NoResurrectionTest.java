@@ -91,6 +91,62 @@ class NoResurrectionTest {
         assertThat(Bank.balance(db, "a1")).isEqualTo(1_000);
     }
 
+    /**
+     * A writer that made one transfer and then idles (it never recovers, prunes or closes) keeps its record from a
+     * pruner in another process; past the retention the pruner keeps only what a late retry reads (a few dozen bytes),
+     * lists it with its writer and age, and removes it once the writer closes.
+     */
+    @Test
+    void shouldKeepOnlyTheEvidenceOfARecordWhoseWriterIdlesPastItsRetentionAndRemoveItOnceTheWriterCloses(
+            MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        TwoPhaseCommit idle = tpc(db);
+        idle.ensureIndexes();
+        idle.transfer(T1);
+        int full = record(db).toBsonDocument().size();
+
+        assertThat(prune(db)).as("held: not removed").isZero();
+        Document kept = record(db);
+        assertThat(kept).containsEntry("state", "done").containsKey(RecordReleases.FIELD)
+                .containsKey(RecordReleases.COMPACTED).doesNotContainKeys("spec", "participants", "history");
+        assertThat(kept.toBsonDocument().size()).as("bytes kept against %s", full).isLessThan(200);
+        assertThat(tpc(db).kept(Duration.ZERO, 10)).singleElement().satisfies(k -> {
+            assertThat(k.id()).isEqualTo("t1");
+            assertThat(k.writer()).startsWith("two-phase/");
+            assertThat(k.compacted()).isTrue();
+        });
+
+        idle.close();
+        assertThat(prune(db)).as("released by close: removed").isEqualTo(1);
+        assertThat(record(db)).isNull();
+        assertThat(tpc(db).kept(Duration.ZERO, 10)).isEmpty();
+    }
+
+    /** The late retry of the test above, after the pruner compacted the record: it finds the evidence, runs nothing. */
+    @Test
+    void shouldNotRecordATransactionAgainWhoseRecordWasCompactedWhileItsRetryWaited(MongoDatabase db)
+            throws Exception {
+        Bank.seed(db, ACCOUNTS);
+        FaultInjector lost = FaultInjector.atWrite("updateOne", Bank.TRANSACTIONS, 1, FaultMode.PAUSE_AFTER);
+        CompletableFuture<OperationResult> apply = CompletableFuture.supplyAsync(() -> tpc(lost.wrap(db))
+                .transfer(T1));
+        assertThat(lost.awaitPaused(Duration.ofSeconds(10))).isTrue();
+
+        tpc(db).recover(Duration.ZERO);
+        prune(db);
+        assertThat(record(db)).containsKey(RecordReleases.COMPACTED);
+        lost.release();
+        OperationResult result = apply.get(30, TimeUnit.SECONDS);
+        while (tpc(db).processNext().isPresent()) {
+            // a resurrected record would run again here
+        }
+
+        assertThat(result.isCommitted()).as("%s", result).isFalse();
+        assertThat(Bank.balance(db, "a0")).isEqualTo(1_000);
+        assertThat(Bank.balance(db, "a1")).isEqualTo(1_000);
+        assertThat(record(db).getString("state")).isEqualTo("canceled");
+    }
+
     @Test
     void shouldLetThePrunerRemoveARecordOnceItsRecorderReleasedIt(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);

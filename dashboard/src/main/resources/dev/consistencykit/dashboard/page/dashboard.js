@@ -118,8 +118,11 @@ function drawOverview(o) {
       row.appendChild(el('td', age(i.oldestAgeSeconds), 'num'));
       row.appendChild(el('td', i.finishedLastMinute === null ? 'not kept' : i.finishedLastMinute
         + (i.finishedLastMinute >= o.limits.finishedCap ? '+' : ''), 'num'));
-      row.appendChild(el('td', i.setupProblems.length ? i.setupProblems.join('; ') : 'ok',
-        i.setupProblems.length ? 'bad' : 'good'));
+      const kept = i.kept.length ? ' · ' + i.kept.length + (i.kept.length >= o.limits.keptCap ? '+' : '')
+        + ' record(s) held by their writer: ' + i.kept.map(k => JSON.stringify(k.id) + ' (' + k.writer + ', '
+        + age(k.ageSeconds) + (k.compacted ? ', compacted' : '') + ')').join(', ') : '';
+      row.appendChild(el('td', (i.setupProblems.length ? i.setupProblems.join('; ') : 'ok') + kept,
+        i.setupProblems.length ? 'bad' : i.kept.length ? 'warn' : 'good'));
     }
     const open = el('td');
     const button = el('button', 'open');

@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import org.bson.Document;
 
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.KeptRecord;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
 import picocli.CommandLine.Command;
@@ -51,8 +52,14 @@ final class InspectCommand implements Callable<Integer> {
             boolean exists = scope.exists();
             List<DashboardInstance> present = scope.present();
             List<Document> listed = new ArrayList<>();
+            List<Document> kept = new ArrayList<>();
             long younger = 0;
             for (DashboardInstance p : present) {
+                for (KeptRecord k : p.strategy().kept(options.staleAfter, limit)) {
+                    kept.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
+                            .append("id", String.valueOf(k.id())).append("writer", k.writer())
+                            .append("ageSeconds", k.age().toMillis() / 1000.0).append("compacted", k.compacted()));
+                }
                 List<InterruptedOperation> stale = p.strategy().interrupted(options.staleAfter, limit);
                 for (InterruptedOperation op : stale) {
                     listed.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
@@ -74,12 +81,21 @@ final class InspectCommand implements Callable<Integer> {
                 out.printf("%d more in flight for less than %s, not listed (--stale-after 0 lists them)%n", younger,
                         OperatorOptions.show(options.staleAfter));
             }
+            if (!kept.isEmpty()) {
+                out.printf("%d record(s) still held by the call that wrote them, kept from prune and archive until"
+                        + " that writer releases them (on its next recover, prune or close):%n", kept.size());
+                for (Document d : kept) {
+                    out.printf("  %-19s %-24s %8.1f s  writer %s%s%n", d.getString("pattern"), d.getString("id"),
+                            d.getDouble("ageSeconds"), d.getString("writer"),
+                            d.getBoolean("compacted") ? " (compacted: its content is gone)" : "");
+                }
+            }
             if (parent.json) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
                         .append("patterns", present.stream().map(DashboardInstance::pattern).toList())
                         .append("count", listed.size()).append("youngerInFlight", younger)
-                        .append("interrupted", listed)));
+                        .append("interrupted", listed).append("kept", kept)));
             }
             return 0;
         }

@@ -14,9 +14,12 @@ import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
 import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
 import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
 import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
 import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
 import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
 import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
 import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
@@ -455,13 +458,40 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         fields.releases.flush();
         fields.outboxHolds.flush();
         // a job its recorder has not released may still be written again by that recorder's retry: kept
+        Bson past = and(eq(STATE, JobState.DONE.stored()), lte(COMPLETED, fields.clock.cutoff(retention)),
+                exists(UNSETTLED, false));
         long n = fields.config.retryPolicy().execute(fields.config.name(), null, "prune", () -> fields.jobs
-                .deleteMany(and(
-                eq(STATE, JobState.DONE.stored()), lte(COMPLETED, fields.clock.cutoff(retention)), exists(UNSETTLED,
-                        false),
-                RecordReleases.released(), exists(OUTBOX_NONCE, false))).getDeletedCount());
+                .deleteMany(and(past, RecordReleases.released(), exists(OUTBOX_NONCE, false))).getDeletedCount());
         fields.pruned.add(n);
+        // still held: only what a late retry of the enqueue (or of the outbox call) reads is kept
+        long compacted = fields.config.retryPolicy().execute(fields.config.name(), null, "compact held jobs",
+                () -> RecordReleases.compact(fields.jobs, past, List.of(RecordReleases.FIELD, OUTBOX_NONCE),
+                        COMPACTED_AWAY));
+        if (compacted > 0) {
+            LOG.info("[{}] compacted {} done jobs past their retention that their writers still hold",
+                    fields.config.name(), compacted);
+        }
         return n;
+    }
+
+    /**
+     * What compaction removes from a held done job: all but its id, state, type, dedupe key, times and holds, which is
+     * what a late retry of its enqueue reads.
+     */
+    static final List<String> COMPACTED_AWAY = List.of(PAYLOAD, PRIORITY, RUN_AT, ATTEMPTS, MAX_ATTEMPTS, LAST_ERROR,
+            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS);
+
+    /** Held records older than {@code olderThan}: see {@link RecordReleases#kept}. */
+    @Override
+    public List<dev.consistencykit.core.KeptRecord> kept(Duration olderThan, int limit) {
+        return RecordReleases.kept(fields.jobs, ENQUEUED, fields.clock, fields.clock.cutoff(olderThan), limit);
+    }
+
+    /** Releases the jobs this instance recorded, and those it wrote by an outbox call, that it still holds. */
+    @Override
+    public void close() {
+        fields.releases.flush();
+        fields.outboxHolds.flush();
     }
 
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
@@ -488,6 +518,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
                 .sparse(true));
         fields.jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
         fields.jobs.createIndex(Indexes.ascending(JobFields.HELD), new IndexOptions().name("held").sparse(true));
+        RecordReleases.ensureIndex(fields.jobs);
         for (String name : fields.effectCollections()) {
             ensureEffectIndexes(fields.database.getCollection(name));
         }

@@ -176,10 +176,13 @@ final class JobRecording {
         return found;
     }
 
-    /** Whether {@code found}, a stored job, is {@code job}: same type, payload and dedupe key. */
+    /**
+     * Whether {@code found}, a stored job, is {@code job}: same type, payload and dedupe key. A job compacted past its
+     * retention ({@link RecordReleases#compact}) has no payload left: its type and dedupe key decide.
+     */
     boolean sameJob(Document found, Encoded job) {
         return Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
-                && samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD))
+                && (RecordReleases.isCompacted(found) || samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD)))
                 && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE));
     }
 

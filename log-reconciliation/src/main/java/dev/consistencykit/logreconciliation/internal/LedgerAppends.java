@@ -94,11 +94,31 @@ final class LedgerAppends {
                 seqs.put(c.account(), nextSeq(c.account()));
             }
             Document doc = stored(p, seqs).append(RecordReleases.FIELD, nonce);
+            boolean sent;
             try {
-                config.retryPolicy().run(config.name(), id, "append", () -> fields.ledger.updateOne(
-                        and(eq("_id", id), exists("proc", false)),
-                        Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
-                        new UpdateOptions().upsert(true)));
+                sent = config.retryPolicy().execute(config.name(), id, "append", () -> {
+                    try {
+                        fields.ledger.updateOne(and(eq("_id", id), exists("proc", false)),
+                                Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
+                                new UpdateOptions().upsert(true));
+                        return true;
+                    } catch (MongoException e) {
+                        if (!MongoErrors.isWriteConflict(e)) {
+                            throw e;
+                        }
+                        // another appender was inserting one of these sequence keys at the same moment; DocumentDB
+                        // keeps a unique index as an exclusion constraint, where two such inserts deadlock and one is
+                        // rolled back. Like a collision: read whether it landed, else number again
+                        return false;
+                    }
+                });
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+                sent = false;
+            }
+            if (sent) {
                 seqs.forEach(this::learn);
                 fields.appended.increment();
                 int n = collided;
@@ -107,10 +127,6 @@ final class LedgerAppends {
                 doc.put("_id", id);
                 fields.releases.written(id, nonce);
                 return new Appended(doc, true);
-            } catch (MongoException e) {
-                if (!MongoErrors.isDuplicateKey(e)) {
-                    throw e;
-                }
             }
             Document existing = fields.byId(id);
             if (existing != null) {
@@ -136,9 +152,29 @@ final class LedgerAppends {
             for (String account : seqs.keySet()) {
                 fields.heads.remove(account);
             }
+            if (collided > 2) {
+                backOff(id, collided);
+            }
         }
         throw new ConsistencyException(config.name(), id, "could not append after " + MAX_APPEND_ATTEMPTS
                 + " sequence-number collisions; the accounts " + seqs.keySet() + " are too contended");
+    }
+
+    /**
+     * Waits a random part of the retry policy's backoff for the {@code collided}-th collision in a row, so that many
+     * appenders to the same accounts stop taking the same next numbers in lockstep (on a server where each collision
+     * costs a round trip or a deadlock's detection, they could otherwise collide until the attempts run out).
+     */
+    private void backOff(Object id, int collided) {
+        long nanos = config.retryPolicy().delay(Math.min(collided - 2, 6)).toNanos();
+        try {
+            java.util.concurrent.TimeUnit.NANOSECONDS.sleep(java.util.concurrent.ThreadLocalRandom.current()
+                    .nextLong(nanos + 1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new dev.consistencykit.core.OperationInterruptedException(config.name(), id,
+                    "append: interrupted while backing off a sequence-number collision; nothing was written", e);
+        }
     }
 
     Document stored(Prepared p, Map<String, Long> seqs) {

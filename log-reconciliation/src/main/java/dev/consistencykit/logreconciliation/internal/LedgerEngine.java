@@ -89,6 +89,22 @@ public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
         fields.ensureIndexes();
     }
 
+    /**
+     * Transactions their appenders have not released, older than {@code olderThan}: kept in the log rather than moved
+     * to the archive (they are log entries either way; only where they are read from differs).
+     */
+    @Override
+    public java.util.List<dev.consistencykit.core.KeptRecord> kept(Duration olderThan, int limit) {
+        return dev.consistencykit.core.RecordReleases.kept(fields.ledger, "ts", fields.clock,
+                fields.clock.cutoff(olderThan), limit);
+    }
+
+    /** Releases the transactions this instance appended and still holds. */
+    @Override
+    public void close() {
+        fields.releases.flush();
+    }
+
     // ---------------------------------------------------------------- append and commit
 
     /** Validates and fingerprints {@code tx}: nothing is sent. */

@@ -114,6 +114,7 @@ final class LedgerFields {
     /** The unique sequence index, the committer's and archiver's index, and the archive's. */
     public void ensureIndexes() {
         requiredIndexes.create();
+        RecordReleases.ensureIndex(ledger);
         ledger.createIndex(Indexes.ascending(CHANGES + "." + ACCOUNT, CHANGES + "." + SEQ),
                 new IndexOptions().name("account_seq"));
         ledger.createIndex(Indexes.ascending("proc", "ts"), new IndexOptions().name("proc_ts"));

@@ -26,6 +26,7 @@ import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.EffectMarker;
 import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.TransactionState;
 
@@ -181,8 +182,13 @@ final class ConsistentReader {
     private Map<BsonValue, BsonDocument> records(List<BsonValue> ids) {
         Map<BsonValue, BsonDocument> byId = new HashMap<>();
         transactions.find(in("_id", ids)).projection(Projections.include(TransactionFields.STATE,
-                TransactionFields.SPEC)).batchSize(Math.max(2, ids.size() + 1))
-                .forEach(r -> byId.put(Ids.idKey(r.get("_id")), r));
+                TransactionFields.SPEC, RecordReleases.COMPACTED)).batchSize(Math.max(2, ids.size() + 1))
+                .forEach(r -> {
+                    // a compacted record is a finished one past its retention: for a reader, as good as pruned
+                    if (!r.containsKey(RecordReleases.COMPACTED)) {
+                        byId.put(Ids.idKey(r.get("_id")), r);
+                    }
+                });
         return byId;
     }
 

@@ -7,6 +7,10 @@ import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
 import static dev.consistencykit.twophase.internal.TransactionDriving.tokenFields;
+import static dev.consistencykit.twophase.internal.TransactionFields.CREATED;
+import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionFields.LAST_ERROR;
+import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
 import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
 import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
 import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
@@ -64,6 +68,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.KeptRecord;
 import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
@@ -330,7 +335,30 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         return new StrategyStatus(fields.config.name(), snapshot.counts(), snapshot.sum(IN_FLIGHT), age);
     }
 
-    /** Deletes terminal transactions older than {@code retention} that their recorders released: one write. */
+    /**
+     * What compaction removes from a held terminal transaction: all but its id, state, reason, last change and hold,
+     * which is what a late retry of its record write reads (its state and reason are its answer).
+     */
+    static final List<String> COMPACTED_AWAY = List.of(LABEL, PARTICIPANTS, SPEC, HISTORY, OWNER, LEASE, TOKEN,
+            CREATED, LAST_ERROR, SET_ASIDE);
+
+    /** Held records older than {@code olderThan}: see {@link RecordReleases#kept}. */
+    @Override
+    public List<KeptRecord> kept(Duration olderThan, int limit) {
+        return RecordReleases.kept(fields.transactions, LAST_MODIFIED, fields.clock, fields.clock.cutoff(olderThan),
+                limit);
+    }
+
+    /** Releases the records this instance wrote and still holds. */
+    @Override
+    public void close() {
+        fields.releases.flush();
+    }
+
+    /**
+     * Deletes terminal transactions older than {@code retention} that their recorders released, and compacts those
+     * still held ({@link RecordReleases#compact}): two writes.
+     */
     public int prune(Duration retention) {
         Objects.requireNonNull(retention, "retention");
         fields.releases.flush();
@@ -343,6 +371,14 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         fields.pruned.add(count);
         if (count > 0) {
             LOG.info("[{}] pruned {} terminal transactions older than {}", fields.config.name(), count, retention);
+        }
+        // held records past their retention keep only what a late retry of their record write reads
+        long compacted = fields.config.retryPolicy().execute(fields.config.name(), null, "compact held transactions",
+                () -> RecordReleases.compact(fields.transactions, and(in(STATE, terminal), lte(LAST_MODIFIED, cutoff)),
+                        List.of(RecordReleases.FIELD), COMPACTED_AWAY));
+        if (compacted > 0) {
+            LOG.info("[{}] compacted {} terminal transactions past their retention that their writers still hold",
+                    fields.config.name(), compacted);
         }
         // copies a consistent read left when it died mid-replay: garbage, never evidence
         fields.config.retryPolicy().execute(fields.config.name(), null, "prune replay copies",
@@ -450,6 +486,9 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         for (Document tx : fields.transactions.find()) {
             Object id = tx.get("_id");
             known.add(id);
+            if (RecordReleases.isCompacted(tx)) {
+                continue;   // finished and past its retention: only the evidence against a late retry is left
+            }
             TransactionState state = TransactionState.fromStored(tx.getString(STATE));
             List<String> history = tx.getList(HISTORY, String.class, List.of());
             if (history.isEmpty() || !history.get(history.size() - 1).equals(state.stored())) {
@@ -517,6 +556,7 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         fields.transactions.createIndex(Indexes.ascending(STATE, LAST_MODIFIED), new IndexOptions()
                 .name("state_lastModified"));
         fields.transactions.createIndex(Indexes.ascending(OWNER), new IndexOptions().name("owner").sparse(true));
+        RecordReleases.ensureIndex(fields.transactions);
         fields.transactions.createIndex(Indexes.ascending(PARTICIPANTS + "." + P_COLLECTION),
                 new IndexOptions().name("participant_collections"));
         for (String name : participants.registeredCollections()) {

@@ -92,8 +92,18 @@ final class TransactionRecording {
             fields.releases.written(tx.id(), nonce);
             return new Recorded(true, null);
         }
-        if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
+        boolean mine = nonce.equals(existing.getString(RecordReleases.FIELD));
+        if (mine) {
             fields.releases.written(tx.id(), nonce);   // this call's earlier attempt wrote it; its reply was lost
+        }
+        if (RecordReleases.isCompacted(existing)) {
+            // finished and past its retention; kept (compacted) because a call's hold is still on it
+            if (mine) {
+                return new Recorded(false, existing);   // this call's own: its state and reason are its answer
+            }
+            throw new IdempotencyConflictException(config.name(), tx.id(), "transaction id " + tx.id()
+                    + " was used by a transaction that finished and whose record is kept, compacted, until its writer"
+                    + " releases it; nothing was written");
         }
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the write
         // concern before going on from it
