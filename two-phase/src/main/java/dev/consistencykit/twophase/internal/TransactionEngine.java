@@ -483,7 +483,9 @@ public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> 
         Map<String, Map<Object, Long>> byDocument = new TreeMap<>();
         Map<String, Set<Object>> terminalByCollection = new HashMap<>();
         Set<Object> known = new HashSet<>();
-        for (Document tx : fields.transactions.find()) {
+        // sorted by _id: an unsorted scan of several batches may return a document twice on DocumentDB
+        // (docs/servers.md), and the audit sums what it reads
+        for (Document tx : fields.transactions.find().sort(Sorts.ascending("_id"))) {
             Object id = tx.get("_id");
             known.add(id);
             if (RecordReleases.isCompacted(tx)) {
