@@ -30,7 +30,7 @@ public final class LedgerSample {
         long lastSeqIdSeen = 0;   // where a consumer of alice's feed left off
         // README:start
         Ledger ledger = Ledger.builder(db).overdraftFloor(0).build();       // caches in ledgerAccounts: {_id, balance, seqId}
-        ledger.ensureIndexes();                                              // unique {changes.account, changes.seqId}
+        ledger.ensureIndexes();                                              // unique {changes.k}: seqId per account
         ledger.append(LedgerTransaction.transfer("alice", "bob", 2_500));    // one insert; seqIds learned and cached
         ledger.apply(LedgerTransaction.of(Change.debit("alice", 90), Change.credit("bob", 60), Change.credit("fees", 30))
                 .asTransfer().withId(OperationId.of("order-42")));           // append + commit now; idempotent by id

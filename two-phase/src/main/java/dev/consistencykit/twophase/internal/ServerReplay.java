@@ -28,7 +28,7 @@ import dev.consistencykit.core.MongoErrors;
  * update semantics is re-implemented in Java.
  *
  * <p>The copy goes into a scratch collection beside the transactions collection, under a fresh {@link ObjectId}:
- * inserted, updated with {@code findOneAndUpdate} returning the result, deleted; three round trips, and only for a
+ * inserted, updated with {@code findOneAndUpdate} returning the result, deleted (three commands), and only for a
  * read that races a transaction applied on some of its participants and not others. A reader that dies between the
  * insert and the delete leaves its copy behind; {@link #sweep} (run by prune) removes copies older than an hour by
  * their id's time, which decides nothing but when garbage goes.
@@ -122,8 +122,8 @@ final class ServerReplay {
     }
 
     /**
-     * Deletes the copies made before {@code before} (left by readers that died between insert and delete): one round
-     * trip. A copy's time is its id's, which decides only when garbage goes.
+     * Deletes the copies made before {@code before} (left by readers that died between insert and delete), in one
+     * delete. A copy's time is its id's, which decides only when garbage goes.
      */
     long sweep(Date before) {
         ObjectId oldest = new ObjectId(String.format("%08x", before.getTime() / 1000) + "0".repeat(16));
