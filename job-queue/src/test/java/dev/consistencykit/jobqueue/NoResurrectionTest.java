@@ -42,6 +42,14 @@ class NoResurrectionTest {
         return db.getCollection(Friends.COUNTERS).find(Filters.eq("_id", "c0")).first().getLong("n");
     }
 
+    /** Ann charged with job j1 in her outbox; the call dies before it relays the job. */
+    private static void outboxedByACallThatDied(MongoDatabase db) {
+        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
+        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
+                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
+                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+    }
+
     @Test
     void shouldNotRecordAJobAgainThatRanAndWasPrunedWhileItsEnqueueWaitedForAReply(MongoDatabase db)
             throws Exception {
@@ -71,10 +79,7 @@ class NoResurrectionTest {
         Friends.seedUsers(db, "ann", "bob");
         MongoCollection<Document> users = db.getCollection(Friends.USERS);
         // the business write lands with its outbox entry; the caller dies before relaying it
-        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
-        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
-                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
-                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        outboxedByACallThatDied(db);
         // a relayer reads the outbox and pauses before it records the job
         FaultInjector stale = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.PAUSE);
         CompletableFuture<Integer> late = CompletableFuture.supplyAsync(() -> Friends.queue(stale.wrap(db)).build()
@@ -110,10 +115,7 @@ class NoResurrectionTest {
     void shouldWithdrawTheJobOfALateRelayerThatDiedHoldingItAfterItsEntryWasRelayed(MongoDatabase db) throws Exception {
         Friends.seedUsers(db, "ann", "bob");
         MongoCollection<Document> users = db.getCollection(Friends.USERS);
-        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
-        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
-                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
-                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        outboxedByACallThatDied(db);
         // a relayer reads the outbox and pauses before it records the job; it wakes, records it held, finds the entry
         // gone and dies before it withdraws what it recorded
         java.util.concurrent.atomic.AtomicInteger jobWrites = new java.util.concurrent.atomic.AtomicInteger();
@@ -160,10 +162,7 @@ class NoResurrectionTest {
     void shouldReleaseTheJobOfARelayerThatDiedHoldingItWhileItsEntryIsStillOutboxed(MongoDatabase db) {
         Friends.seedUsers(db, "ann", "bob");
         MongoCollection<Document> users = db.getCollection(Friends.USERS);
-        FaultInjector dies = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_BEFORE);
-        assertThatThrownBy(() -> Friends.queue(dies.wrap(db)).build().enqueueWith(dies.wrap(db).getCollection(
-                Friends.USERS), "ann", null, Updates.inc("charged", 1), Friends.befriend("ann", "bob")
-                .withId(OperationId.of("j1")))).isInstanceOf(Error.class);
+        outboxedByACallThatDied(db);
         FaultInjector crash = FaultInjector.atWrite("updateOne", "jobs", 1, FaultMode.CRASH_AFTER);
         assertThatThrownBy(() -> Friends.queue(crash.wrap(db)).build().relayOutbox(crash.wrap(db).getCollection(
                 Friends.USERS))).isInstanceOf(Error.class);
