@@ -194,12 +194,22 @@ class ConditionalUpdatesServerTest {
         jobs.insertMany(docs);
         ServerClock clock = ServerClock.of(db);
 
+        // as the class documents, the caller retries: a real engine answers racing claims with deadlocks and
+        // serialization failures, and a retry looks first for what an earlier attempt of the same claim holds
+        RetryPolicy retries = RetryPolicy.DEFAULT.withMaxAttempts(50);
         List<List<Object>> claimedPerThread = race(16, t -> () -> {
             List<Object> mine = new ArrayList<>();
-            while (true) {
-                Optional<Claim> claim = ConditionalUpdates.claim(jobs, eq("state", "TODO"),
-                        Sorts.descending("priority"), "w" + t, Duration.ofMinutes(5), clock, LeaseFields.DEFAULT,
-                        Updates.set("state", "PROCESSING"));
+            for (int n = 0; ; n++) {
+                String owner = "w" + t + "-" + n;
+                boolean[] sent = {false};
+                Optional<Claim> claim = retries.execute("race", null, "claim", () -> {
+                    Optional<Claim> held = sent[0] ? ConditionalUpdates.heldBy(jobs, eq("state", "PROCESSING"),
+                            owner, LeaseFields.DEFAULT) : Optional.empty();
+                    sent[0] = true;
+                    return held.isPresent() ? held : ConditionalUpdates.claim(jobs, eq("state", "TODO"),
+                            Sorts.descending("priority"), owner, Duration.ofMinutes(5), clock, LeaseFields.DEFAULT,
+                            Updates.set("state", "PROCESSING"));
+                });
                 if (claim.isEmpty()) {
                     return mine;
                 }
