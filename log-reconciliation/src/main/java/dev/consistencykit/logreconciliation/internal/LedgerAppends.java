@@ -12,6 +12,8 @@ import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.HEAD;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_APPEND_ATTEMPTS;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.PROBE_WINDOW;
+import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ_KEY;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
 import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
@@ -22,10 +24,12 @@ import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import org.bson.Document;
 
@@ -38,6 +42,7 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.Ids;
@@ -89,7 +94,8 @@ final class LedgerAppends {
         String nonce = fields.nonces.get();
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
-        for (int attempt = 1; attempt <= MAX_APPEND_ATTEMPTS; attempt++) {
+        int attempt = 0;
+        while (++attempt <= MAX_APPEND_ATTEMPTS && (attempt == 1 || Calls.remainingNanos() > 0)) {
             for (Change c : p.tx().changes()) {
                 seqs.put(c.account(), nextSeq(c.account()));
             }
@@ -146,18 +152,54 @@ final class LedgerAppends {
                 }
                 return new Appended(existing, false);
             }
-            // another writer took one of our sequence numbers: learn the heads again and retry
+            // another writer took one of our sequence numbers: learn which, and the first free ones, and retry
             collided++;
             fields.collisions.increment();
-            for (String account : seqs.keySet()) {
-                fields.heads.remove(account);
-            }
+            relearn(id, seqs);
             if (collided > 2) {
                 backOff(id, collided);
             }
         }
-        throw new ConsistencyException(config.name(), id, "could not append after " + MAX_APPEND_ATTEMPTS
-                + " sequence-number collisions; the accounts " + seqs.keySet() + " are too contended");
+        throw new ConsistencyException(config.name(), id, "could not append after " + collided
+                + " sequence-number collisions" + (attempt > MAX_APPEND_ATTEMPTS ? "" : " within the call's deadline")
+                + "; the accounts " + seqs.keySet() + " are too contended (SeqAllocation.COUNTER never collides)");
+    }
+
+    /**
+     * After a collision: for each account, the first number from the one tried that no transaction holds, from one read
+     * of the unique index over {@link LedgerFields#PROBE_WINDOW} numbers per account. An account whose whole window is
+     * taken is learned from its log again ({@link #queryHead}). One round trip where re-reading every head took two per
+     * account and a scan of its uncommitted tail: a writer that lost a number is then one round trip behind the one that
+     * took it, not several, so that under contention no appender loses every race until it gives up.
+     */
+    private void relearn(Object id, Map<String, Long> tried) {
+        List<String> keys = new ArrayList<>();
+        tried.forEach((account, seq) -> {
+            for (int i = 0; i < PROBE_WINDOW; i++) {
+                keys.add(LedgerFields.seqKey(account, seq + i));
+            }
+        });
+        Set<String> taken = new HashSet<>();
+        config.retryPolicy().run(config.name(), id, "probe seqIds", () -> {
+            taken.clear();
+            fields.ledger.find(in(CHANGES + "." + SEQ_KEY, keys)).projection(Projections.include(CHANGES + "."
+                    + SEQ_KEY)).forEach(d -> {
+                        for (Document c : d.getList(CHANGES, Document.class, List.of())) {
+                            if (c.get(SEQ_KEY) instanceof String key) {
+                                taken.add(key);
+                            }
+                        }
+                    });
+        });
+        tried.forEach((account, seq) -> {
+            for (int i = 0; i < PROBE_WINDOW; i++) {
+                if (!taken.contains(LedgerFields.seqKey(account, seq + i))) {
+                    learn(account, seq + i - 1);   // the next append of this account tries seq + i (or later)
+                    return;
+                }
+            }
+            fields.heads.remove(account);
+        });
     }
 
     /**
@@ -166,7 +208,7 @@ final class LedgerAppends {
      * costs a round trip or a deadlock's detection, they could otherwise collide until the attempts run out).
      */
     private void backOff(Object id, int collided) {
-        long nanos = config.retryPolicy().delay(Math.min(collided - 2, 6)).toNanos();
+        long nanos = config.retryPolicy().delay(Math.min(collided - 2, 3)).toNanos();
         try {
             java.util.concurrent.TimeUnit.NANOSECONDS.sleep(java.util.concurrent.ThreadLocalRandom.current()
                     .nextLong(nanos + 1));

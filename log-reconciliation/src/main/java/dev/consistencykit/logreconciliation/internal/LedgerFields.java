@@ -64,7 +64,14 @@ final class LedgerFields {
     static final String BALANCE = "balance";
     static final String HEAD = "head";
     static final String CHECKPOINT = "checkpoint";
-    static final int MAX_APPEND_ATTEMPTS = 50;
+    /**
+     * The most sequence-number collisions one append survives, within its call's deadline: a bound for a server with
+     * no deadline set, far beyond what contention alone produces (each collision moves the append to a number nobody
+     * held a moment before).
+     */
+    static final int MAX_APPEND_ATTEMPTS = 1_000;
+    /** How many numbers past the one it collided on an append probes for each account in one indexed read. */
+    static final int PROBE_WINDOW = 16;
     static final int MAX_CHAIN = 10_000;
 
     final LedgerConfig config;
