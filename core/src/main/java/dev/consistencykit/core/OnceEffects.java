@@ -253,14 +253,16 @@ public final class OnceEffects {
     public static List<Reservation> reservations(MongoCollection<Document> collection, EffectMarker marker,
                                                  int limit) {
         List<Reservation> found = new ArrayList<>();
+        java.util.Set<Object> seen = new java.util.HashSet<>();
         String path = marker.reservedField() + "." + EffectMarker.OPERATION;
         for (Document d : collection.withReadPreference(ReadPreference.primary())
                 .find(com.mongodb.client.model.Filters.exists(path))
                 .projection(com.mongodb.client.model.Projections.include(marker.reservedField())).limit(limit)) {
             // read back from a collection users write: an entry that is not one this kit writes is left alone (and
             // never reaches a filter), whatever it holds
-            if (!(d.get(marker.reservedField()) instanceof List<?> entries)) {
-                continue;
+            if (!(d.get(marker.reservedField()) instanceof List<?> entries)
+                    || !seen.add(Ids.idKey(d.get("_id"), collection.getCodecRegistry()))) {
+                continue;   // each document once: an unsorted scan of several batches repeats some on DocumentDB
             }
             for (Object e : entries) {
                 if (e instanceof Document entry && Ids.isOperationId(entry.get(EffectMarker.OPERATION))

@@ -138,9 +138,14 @@ public final class RecordReleases {
     public static List<KeptRecord> kept(MongoCollection<Document> records, String timeField, ServerClock clock,
                                         java.util.Date cutoff, int limit) {
         List<KeptRecord> out = new ArrayList<>();
+        // each record once: a scan of several batches without a sort returns some documents twice on DocumentDB
+        java.util.Set<Object> seen = new java.util.HashSet<>();
         for (Document d : records.find(and(exists(FIELD, true), com.mongodb.client.model.Filters.lte(timeField,
                 cutoff))).projection(com.mongodb.client.model.Projections.include(FIELD, timeField, COMPACTED))
                 .limit(limit)) {
+            if (!seen.add(Ids.idKey(d.get("_id"), records.getCodecRegistry()))) {
+                continue;
+            }
             java.util.Date at = d.get(timeField) instanceof java.util.Date date ? date : null;
             out.add(new KeptRecord(d.get("_id"), String.valueOf(d.get(FIELD)),
                     at == null ? java.time.Duration.ZERO : clock.ageOf(at.toInstant()), d.containsKey(COMPACTED)));

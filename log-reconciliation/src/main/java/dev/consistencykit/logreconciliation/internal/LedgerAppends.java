@@ -168,9 +168,9 @@ final class LedgerAppends {
     /**
      * After a collision: for each account, the first number from the one tried that no transaction holds, from one read
      * of the unique index over {@link LedgerFields#PROBE_WINDOW} numbers per account. An account whose whole window is
-     * taken is learned from its log again ({@link #queryHead}). One round trip where re-reading every head took two per
-     * account and a scan of its uncommitted tail: a writer that lost a number is then one round trip behind the one that
-     * took it, not several, so that under contention no appender loses every race until it gives up.
+     * taken is learned from its log again ({@link #queryHead}). A single indexed read, where re-reading every head read
+     * each account's cache and scanned its uncommitted tail: a writer that lost a number then trails the one that took
+     * it by that read alone, so that under contention no appender loses every race until it gives up.
      */
     private void relearn(Object id, Map<String, Long> tried) {
         List<String> keys = new ArrayList<>();

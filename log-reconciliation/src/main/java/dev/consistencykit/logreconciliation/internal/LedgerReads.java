@@ -156,8 +156,9 @@ final class LedgerReads {
     /** Accounts with a cache document, for a cursor over all accounts. */
     public List<String> accountIds() {
         List<String> ids = new ArrayList<>();
-        fields.accounts.find(gt(SEQ, 0L)).projection(Projections.include("_id")).forEach(d -> ids.add(d
-                .getString("_id")));
+        // sorted by _id: an unsorted scan of several batches returns some documents twice on DocumentDB
+        fields.accounts.find(gt(SEQ, 0L)).projection(Projections.include("_id"))
+                .sort(com.mongodb.client.model.Sorts.ascending("_id")).forEach(d -> ids.add(d.getString("_id")));
         return ids;
     }
 }

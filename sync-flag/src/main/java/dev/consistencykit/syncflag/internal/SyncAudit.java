@@ -74,8 +74,10 @@ final class SyncAudit {
         long repaired = 0;
         long inFlight = 0;
         List<String> samples = new ArrayList<>();
-        try (MongoCursor<Document> cursor = fields.masters.find().projection(fields.masterProjection).batchSize(500)
-                .iterator()) {
+        // sorted by _id: a scan of several batches without a sort returns some documents twice on DocumentDB
+        // (docs/servers.md), and this one counts
+        try (MongoCursor<Document> cursor = fields.masters.find().projection(fields.masterProjection)
+                .sort(Sorts.ascending("_id")).batchSize(500).iterator()) {
             while (cursor.hasNext()) {
                 Document master = cursor.next();
                 masterCount++;
