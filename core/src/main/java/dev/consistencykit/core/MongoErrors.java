@@ -121,6 +121,18 @@ public final class MongoErrors {
         return e instanceof MongoServerException && conflict(e.getCode(), null);
     }
 
+    /**
+     * Whether {@code e} says only that concurrent writers kept holding what one write needed until its retries ran
+     * out: a {@linkplain #isWriteConflict write conflict} itself, or the {@link OutcomeUnknownException} a
+     * {@link RetryPolicy} gives when its attempts ran out on conflicts. A pass over many records (a recovery, a sweep)
+     * leaves such a record to its next pass and goes on with the others, as it does with a record another process
+     * holds; anything else (a server that does not answer, a refusal, a deadline) ends the pass.
+     */
+    public static boolean isContention(RuntimeException e) {
+        Throwable cause = e instanceof OutcomeUnknownException ? e.getCause() : e;
+        return cause instanceof MongoException m && isWriteConflict(m);
+    }
+
     private static boolean conflict(int code, String message) {
         if (code == WRITE_CONFLICT || code == POSTGRES_SERIALIZATION_FAILURE || code == POSTGRES_DEADLOCK_DETECTED) {
             return true;

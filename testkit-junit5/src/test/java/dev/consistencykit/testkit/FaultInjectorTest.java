@@ -113,6 +113,28 @@ class FaultInjectorTest {
     }
 
     @Test
+    void shouldNotApplyWriteAndAnswerAsTheServerDoesToAConflictWhenConflict(MongoDatabase db) {
+        counters(db);
+        FaultInjector injector = FaultInjector.withSchedule(site -> java.util.Optional.of(FaultMode.CONFLICT));
+        MongoDatabase faulty = injector.wrap(db);
+
+        assertThatThrownBy(() -> increment(faulty)).isInstanceOf(com.mongodb.MongoWriteException.class)
+                .satisfies(e -> assertThat(MongoErrors.isWriteConflict((com.mongodb.MongoException) e)).isTrue());
+        assertThatThrownBy(() -> faulty.getCollection("counters").bulkWrite(java.util.List.of(
+                new com.mongodb.client.model.UpdateOneModel<>(new org.bson.Document("_id", "c"),
+                        com.mongodb.client.model.Updates.inc("n", 1)))))
+                .isInstanceOf(com.mongodb.MongoBulkWriteException.class)
+                .satisfies(e -> assertThat(MongoErrors.isTransient((com.mongodb.MongoException) e)).isTrue());
+        assertThatThrownBy(() -> faulty.getCollection("counters").findOneAndUpdate(new org.bson.Document("_id", "c"),
+                com.mongodb.client.model.Updates.inc("n", 1)))
+                .isInstanceOf(com.mongodb.MongoCommandException.class)
+                .satisfies(e -> assertThat(MongoErrors.isWriteConflict((com.mongodb.MongoException) e)).isTrue());
+
+        assertThat(n(db)).as("a refused write applies nothing").isZero();
+        assertThat(injector.isDead()).as("a conflict is not a crash").isFalse();
+    }
+
+    @Test
     void shouldApplyWriteAndRaiseRetryableErrorWhenTransientAfter(MongoDatabase db) {
         counters(db);
         FaultInjector injector = FaultInjector.at(1, FaultMode.TRANSIENT_AFTER);

@@ -61,6 +61,8 @@ public final class FaultInjector {
 
     private static final Duration MAX_PAUSE = Duration.ofSeconds(60);
     private static final ServerAddress FAKE_ADDRESS = new ServerAddress("injected-fault", 27017);
+    /** MongoDB's {@code WriteConflict}. */
+    private static final int WRITE_CONFLICT = 112;
 
     private final Schedule schedule;
     private final Duration pauseFor;
@@ -236,6 +238,7 @@ public final class FaultInjector {
                 throw e;
             }
             case PAUSE -> pause();
+            case CONFLICT -> throw conflict(fault);
             default -> {
                 // the rest happens after the write
             }
@@ -262,6 +265,24 @@ public final class FaultInjector {
                 "injected: connection lost before the reply (" + fault + ")", FAKE_ADDRESS);
         e.addLabel(MongoErrors.RETRYABLE_WRITE_ERROR_LABEL);
         return e;
+    }
+
+    /** The server's {@code WriteConflict} as the driver raises it for the faulted method. */
+    private static com.mongodb.MongoServerException conflict(InjectedFault fault) {
+        String message = "injected: WriteConflict, a concurrent writer held what this write needed (" + fault + ")";
+        return switch (fault.site().method()) {
+            case "bulkWrite", "insertMany" -> new com.mongodb.MongoBulkWriteException(
+                    com.mongodb.bulk.BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(), List.of()),
+                    List.of(new com.mongodb.bulk.BulkWriteError(WRITE_CONFLICT, message, new org.bson.BsonDocument(),
+                            0)), null, FAKE_ADDRESS, Set.of());
+            case "findOneAndUpdate", "findOneAndReplace", "findOneAndDelete" -> new com.mongodb.MongoCommandException(
+                    new org.bson.BsonDocument("ok", new org.bson.BsonDouble(0))
+                            .append("code", new org.bson.BsonInt32(WRITE_CONFLICT))
+                            .append("codeName", new org.bson.BsonString("WriteConflict"))
+                            .append("errmsg", new org.bson.BsonString(message)), FAKE_ADDRESS);
+            default -> new com.mongodb.MongoWriteException(new com.mongodb.WriteError(WRITE_CONFLICT, message,
+                    new org.bson.BsonDocument()), FAKE_ADDRESS, Set.of());
+        };
     }
 
     private InjectedCrash die(InjectedFault fault) {

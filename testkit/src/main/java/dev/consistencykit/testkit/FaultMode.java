@@ -26,7 +26,14 @@ public enum FaultMode {
      * retryable error: whatever runs meanwhile (a recoverer taking the operation over) happens between a write that
      * landed and the caller's retry of it.
      */
-    PAUSE_AFTER;
+    PAUSE_AFTER,
+    /**
+     * The server refuses the write because a concurrent writer held what it needed: nothing is applied, and the caller
+     * gets the server's own answer for it (MongoDB's {@code WriteConflict}, code 112, as a write error, a bulk write
+     * error or a command error as the method gets them; a real engine answers a deadlock the same ways), which is
+     * transient. Unlike {@link #TRANSIENT_BEFORE} it comes as a server's reply, not a network failure.
+     */
+    CONFLICT;
 
     /** Whether the caller stops in this mode until released (or for a random time in chaos runs). */
     public boolean isPause() {

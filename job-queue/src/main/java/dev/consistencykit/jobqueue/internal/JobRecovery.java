@@ -23,7 +23,6 @@ import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 
 import org.bson.Document;
@@ -36,12 +35,13 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.GuardedResult;
+import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
-import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
 
 /**
  * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.
@@ -101,8 +101,13 @@ final class JobRecovery {
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
             Bson guard = all ? eq(STATE, JobState.PROCESSING.stored())
                     : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
-            GuardedResult r = config.retryPolicy().execute(config.name(), id, "sweep",
-                    () -> ConditionalUpdates.fenced(fields.jobs, id, LEASE_FIELDS, token, guard, update));
+            GuardedResult r = Passes.orLeftToNextPass(config.name(), "sweep: job " + Values.show(id), null,
+                    () -> config.retryPolicy().execute(config.name(), id, "sweep",
+                            () -> ConditionalUpdates.fenced(fields.jobs, id, LEASE_FIELDS, token, guard, update)));
+            if (r == null) {
+                counts[2]++;
+                continue;
+            }
             Document now = r.document().orElse(null);
             boolean ours = r.outcome() == UpdateOutcome.APPLIED || (now != null
                     && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
@@ -158,15 +163,15 @@ final class JobRecovery {
             }
             for (Document d : due) {
                 examined++;
-                Optional<Claimed> claimed = runner.claim(owner, d.get("_id"));
-                if (claimed.isEmpty()) {
+                // a job this pass claimed and could not finish for contention is swept back by the next pass
+                JobState end = Passes.orLeftToNextPass(config.name(), "recovery: job " + Values.show(d.get("_id")),
+                        null, () -> runner.claim(owner, d.get("_id")).map(c -> runner.run(c).state()).orElse(null));
+                if (end == JobState.DONE) {
+                    forward++;
+                } else if (end == JobState.DEAD) {
+                    back++;
+                } else {
                     skipped++;
-                    continue;
-                }
-                switch (runner.run(claimed.get()).state()) {
-                    case DONE -> forward++;
-                    case DEAD -> back++;
-                    default -> skipped++;
                 }
             }
         }

@@ -47,6 +47,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
@@ -444,7 +445,12 @@ final class LedgerCommitter {
                         .into(new ArrayList<>()));
         for (Document found : pending) {
             examined++;
-            Committed c = commitChain(found, staleAfter);
+            Committed c = Passes.orLeftToNextPass(config.name(), "committer: transaction "
+                    + Values.show(found.get("_id")), null, () -> commitChain(found, staleAfter));
+            if (c == null) {
+                skipped++;
+                continue;
+            }
             if (c.blocked() || c.doc() == null) {
                 skipped++;
             } else if (!c.byThisCall()) {

@@ -29,7 +29,9 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 
@@ -79,7 +81,8 @@ final class SyncRecovery {
                 }
                 examined++;
                 Document flag = found.get(FLAG, Document.class);
-                if (takeOver(found.get("_id"), eq(FLAG_OP, flag.get("op")), stale, source)) {
+                if (Passes.orLeftToNextPass(config.name(), "sweep: master " + Values.show(found.get("_id")),
+                        false, () -> takeOver(found.get("_id"), eq(FLAG_OP, flag.get("op")), stale, source))) {
                     forward++;
                 } else {
                     skipped++;

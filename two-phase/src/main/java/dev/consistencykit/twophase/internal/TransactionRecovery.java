@@ -36,6 +36,7 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.Values;
 import dev.consistencykit.twophase.CommitStuckException;
@@ -107,7 +108,13 @@ final class TransactionRecovery {
             }
             for (Document candidate : batch) {
                 examined++;
-                Optional<TransactionState> end = recoverOrSetAside(candidate);
+                // null: left to the next pass, other writers kept winning over its documents
+                Optional<TransactionState> end = Passes.orLeftToNextPass(config.name(), "recovery: transaction "
+                        + Values.show(candidate.get("_id")), null, () -> recoverOrSetAside(candidate));
+                if (end == null) {
+                    skipped++;
+                    continue;
+                }
                 if (end.isEmpty()) {
                     setAside++;
                     continue;

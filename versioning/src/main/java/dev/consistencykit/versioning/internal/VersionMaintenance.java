@@ -42,7 +42,9 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.Listeners;
+import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.Values;
 import dev.consistencykit.versioning.Retention;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.internal.VersionWrites.Attempt;
@@ -103,7 +105,8 @@ final class VersionMaintenance {
                 }
                 examined++;
                 Attempt a = Attempt.of(rootId, e.getKey(), entry);
-                switch (decide(root, a)) {
+                switch (Passes.orLeftToNextPass(fields.name, "recovery: change set " + Values.show(a.id()),
+                        Decision.NONE, () -> decide(root, a))) {
                     case FORWARD -> forward++;
                     case BACK -> back++;
                     default -> skipped++;
@@ -190,7 +193,9 @@ final class VersionMaintenance {
             long rootDeleted = 0;
             for (List<Object> key : e.getValue()) {
                 if (!live.contains(key)) {
-                    rootDeleted += writes.deleteAttempt(rootId, (Long) key.get(0), (ObjectId) key.get(1));
+                    rootDeleted += Passes.orLeftToNextPass(fields.name, "clean-up: the abandoned versions of root "
+                            + Values.show(rootId), 0L,
+                            () -> writes.deleteAttempt(rootId, (Long) key.get(0), (ObjectId) key.get(1)));
                 }
             }
             if (rootDeleted > 0) {
@@ -217,7 +222,8 @@ final class VersionMaintenance {
             Object rootId = root.get("_id");
             long target = targetFloor(rootId, number(root, VERSION), retention);
             if (target > number(root, FLOOR)) {
-                deleted += pruneRoot(rootId, target);
+                deleted += Passes.orLeftToNextPass(fields.name, "prune: root " + Values.show(rootId), 0L,
+                        () -> pruneRoot(rootId, target));
             }
         }
         return deleted;

@@ -48,6 +48,8 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 
 import dev.consistencykit.core.Listeners;
+import dev.consistencykit.core.Passes;
+import dev.consistencykit.core.Values;
 
 /**
  * Settlement: moves committed versions out of the root into the history collection, marking their documents
@@ -76,7 +78,8 @@ final class VersionSettlement {
         });
         long total = 0;
         for (Object rootId : candidates) {
-            total += settleRoot(rootId);
+            total += Passes.orLeftToNextPass(fields.name, "settlement: root " + Values.show(rootId), 0L,
+                    () -> settleRoot(rootId));
         }
         return total;
     }
