@@ -26,8 +26,8 @@ import dev.consistencykit.core.RetryPolicy;
  * {@link RetryPolicy#DEFAULT} makes), then recovers again without faults and checks the invariants.
  *
  * <pre>{@code
- * assertThat(ContendedRecovery.check(client, workload, 3, site -> site.collection().equals("transactions")))
- *         .isEmpty();
+ * List<String> problems = ContendedRecovery.check(client, new Transfers(), 3, site -> true);
+ * assertThat(problems).isEmpty();
  * }</pre>
  */
 public final class ContendedRecovery {

@@ -55,6 +55,7 @@ import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlag;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.ChaosRunner;
+import dev.consistencykit.testkit.ContendedRecovery;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMatrix;
 import dev.consistencykit.testkit.FaultMode;
@@ -378,6 +379,14 @@ class JavadocSamplesTest {
                 .build();
         ChaosRunner.Summary summary = chaos.runSeeds(1, 5);
         assertThat(summary.failures()).isEmpty();
+        // javadoc:end
+    }
+
+    @Test
+    void contendedRecovery(MongoClient client) {
+        // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/ContendedRecovery.java
+        List<String> problems = ContendedRecovery.check(client, new Transfers(), 3, site -> true);
+        assertThat(problems).isEmpty();
         // javadoc:end
     }
 
