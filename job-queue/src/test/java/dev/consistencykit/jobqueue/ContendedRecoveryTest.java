@@ -19,6 +19,6 @@ class ContendedRecoveryTest {
 
     @Test
     void shouldLeaveAContendedRecordToTheNextPassAndRecoverTheOthers(MongoClient client) {
-        assertThat(ContendedRecovery.check(client, FriendsWorkload.jobs(), 3, site -> true)).isEmpty();
+        assertThat(ContendedRecovery.check(client, FriendsWorkload.jobs(), 3)).isEmpty();
     }
 }

@@ -19,6 +19,6 @@ class ContendedRecoveryTest {
 
     @Test
     void shouldLeaveAContendedRecordToTheNextPassAndRecoverTheOthers(MongoClient client) {
-        assertThat(ContendedRecovery.check(client, BooksWorkload.transfers(Books.accounts(4, 500)).overdraftFloor(0), 3, site -> true)).isEmpty();
+        assertThat(ContendedRecovery.check(client, BooksWorkload.transfers(Books.accounts(4, 500)).overdraftFloor(0), 3)).isEmpty();
     }
 }

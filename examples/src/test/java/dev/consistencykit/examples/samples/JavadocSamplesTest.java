@@ -385,7 +385,7 @@ class JavadocSamplesTest {
     @Test
     void contendedRecovery(MongoClient client) {
         // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/ContendedRecovery.java
-        List<String> problems = ContendedRecovery.check(client, new Transfers(), 3, site -> true);
+        List<String> problems = ContendedRecovery.check(client, new Transfers(), 3);
         assertThat(problems).isEmpty();
         // javadoc:end
     }
