@@ -88,6 +88,8 @@ class MicrometerBindingTest {
             assertThat(registry.find("consistencykit.events").tag("instance", instance).counters())
                     .as(instance + " events").isNotEmpty();
         }
+        assertThat(registry.get("consistencykit.events").tag("instance", "mail").tag("event", "onDone")
+                .tag("type", "send").counter().count()).as("job outcomes per type").isEqualTo(1.0);
         assertThat(registry.get("consistencykit.maintenance.failures").tag("step", "payments recover").gauge()
                 .value()).isZero();
         assertThat(registry.get("consistencykit.maintenance.lag").tag("step", "mail prune").gauge().value())

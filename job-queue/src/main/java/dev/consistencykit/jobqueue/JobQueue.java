@@ -394,10 +394,62 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         return calls.idempotent("prune", () -> engine.prune(config.retention()));
     }
 
-    /** Puts dead job {@code id} back in the queue, attempts from zero. */
+    /**
+     * Puts dead job {@code id} back in the queue, attempts from zero.
+     *
+     * @return whether it was dead and is queued again (false if it was not dead: unknown, running, discarded)
+     */
     public boolean replayDead(OperationId id) {
         Objects.requireNonNull(id, "id");
         return calls.operation("replay dead job", id.value(), () -> engine.replay(id.value()));
+    }
+
+    /**
+     * Puts every dead job {@code which} selects back in the queue, attempts from zero, in one write guarded by each
+     * job's state: a job another operator discarded or replayed first is left as it is.
+     *
+     * @return the jobs queued again
+     */
+    public long replayDead(DeadJobs which) {
+        Objects.requireNonNull(which, "which");
+        return calls.idempotent("replay " + which, () -> engine.replay(which));
+    }
+
+    /**
+     * Discards the dead jobs {@code which} selects: each is kept with its error, in state {@code discarded}, and never
+     * runs again (nor can it be replayed); the marks of the effects it applied are removed from their documents (the
+     * effects stay). Each job moves by a compare-and-set on its state, so a replay racing the discard wins or loses
+     * whole. Discarded jobs are pruned past the retention like done ones.
+     *
+     * @return the jobs this call discarded
+     */
+    public long discardDead(DeadJobs which) {
+        Objects.requireNonNull(which, "which");
+        return calls.idempotent("discard " + which, () -> engine.discard(which));
+    }
+
+    /**
+     * Deletes the dead and discarded jobs {@code which} selects (dead ones are discarded first). A job whose enqueuing
+     * process still holds it (it may retry its write) is reduced to its id and state instead, and pruned once
+     * released, so a late retry never enqueues it again.
+     *
+     * @return the jobs deleted
+     */
+    public long deleteDead(DeadJobs which) {
+        Objects.requireNonNull(which, "which");
+        return calls.idempotent("delete " + which, () -> engine.delete(which));
+    }
+
+    /**
+     * The dead jobs {@code which} selects, as {@link #dead(int, int)} lists them.
+     *
+     * @throws IllegalArgumentException if {@code skip} is negative or {@code limit} below 1
+     */
+    public List<InterruptedOperation> dead(DeadJobs which, int skip, int limit) {
+        Objects.requireNonNull(which, "which");
+        Checks.atLeast("skip", skip, 0);
+        Checks.atLeast("limit", limit, 1);
+        return calls.idempotent("list " + which, () -> engine.dead(which, skip, limit));
     }
 
     /**

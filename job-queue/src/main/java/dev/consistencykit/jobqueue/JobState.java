@@ -19,7 +19,12 @@ public enum JobState {
     /** An attempt failed; due again at its run-at time. */
     FAILED,
     /** Its last attempt failed, or it can never run (no handler); kept with its error until replayed. Terminal. */
-    DEAD;
+    DEAD,
+    /**
+     * A dead job an operator discarded: kept with its error, never run again (nor replayed); the marks of the effects
+     * it applied are settled off the documents. Terminal; pruned past the retention like a done job.
+     */
+    DISCARDED;
 
     /** States a job leaves only by being worked on. */
     public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED);
@@ -43,8 +48,8 @@ public enum JobState {
         throw new IllegalArgumentException("unknown job state: " + name);
     }
 
-    /** Whether no worker will touch it again (unless replayed). */
+    /** Whether no worker will touch it again (unless a dead job is replayed). */
     public boolean isTerminal() {
-        return this == DONE || this == DEAD;
+        return this == DONE || this == DEAD || this == DISCARDED;
     }
 }

@@ -70,7 +70,8 @@ public final class ConsistencyKitMeters {
 
     /**
      * A listener implementing {@code listenerType} (for example {@code TwoPhaseListener}) that counts every event in
-     * {@code consistencykit.events}, tagged with the instance and the event.
+     * {@code consistencykit.events}, tagged with the instance and the event, and for a job's event
+     * ({@code onDone}, {@code onFailed}, {@code onDead}, …) with its {@code type}: the outcomes per job type.
      *
      * @throws IllegalArgumentException if {@code listenerType} is not an interface
      */
@@ -88,8 +89,12 @@ public final class ConsistencyKitMeters {
                     if (method.getDeclaringClass() == Object.class) {
                         return objectMethod(self, method, args, listenerType, instanceName);
                     }
-                    Counter.builder("consistencykit.events").tags("instance", instanceName, "pattern", pattern,
-                            "event", method.getName()).register(registry).increment();
+                    Tags tags = Tags.of("instance", instanceName, "pattern", pattern, "event", method.getName());
+                    if (pattern.equals("job-queue") && args != null && args.length >= 2 && method
+                            .getParameterTypes()[0].getSimpleName().equals("OperationId") && args[1] instanceof String t) {
+                        tags = tags.and("type", t);   // a job event: per job type (bounded by the registered handlers)
+                    }
+                    Counter.builder("consistencykit.events").tags(tags).register(registry).increment();
                     return null;
                 });
         return listenerType.cast(proxy);

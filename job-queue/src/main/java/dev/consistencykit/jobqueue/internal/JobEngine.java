@@ -45,6 +45,7 @@ import org.bson.conversions.Bson;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
@@ -76,6 +77,7 @@ import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
 import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
@@ -458,7 +460,7 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         fields.releases.flush();
         fields.outboxHolds.flush();
         // a job its recorder has not released may still be written again by that recorder's retry: kept
-        Bson past = and(eq(STATE, JobState.DONE.stored()), lte(COMPLETED, fields.clock.cutoff(retention)),
+        Bson past = and(in(STATE, JobState.DONE.stored(), JobState.DISCARDED.stored()), lte(COMPLETED, fields.clock.cutoff(retention)),
                 exists(UNSETTLED, false));
         long n = fields.config.retryPolicy().execute(fields.config.name(), null, "prune", () -> fields.jobs
                 .deleteMany(and(past, RecordReleases.released(), exists(OUTBOX_NONCE, false))).getDeletedCount());
@@ -494,14 +496,146 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         fields.outboxHolds.flush();
     }
 
+    // ---------------------------------------------------------------- dead letters
+
     /** Puts a dead job back in the queue: {@code TODO}, due now, attempts from zero. */
     public boolean replay(Object id) {
         Ids.operationId(fields.config.name(), "id", id);
         GuardedResult r = fields.config.retryPolicy().execute(fields.config.name(), id, "replay",
                 () -> ConditionalUpdates.transition(fields.jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
-                        JobState.TODO.stored()).alsoUpdating(Updates.combine(Updates.set(ATTEMPTS, 0),
-                        Updates.set(RUN_AT, Date.from(fields.clock.now())), Updates.inc(TOKEN, 1L)))));
+                        JobState.TODO.stored()).alsoUpdating(replayUpdate())));
         return r.outcome() == UpdateOutcome.APPLIED;
+    }
+
+    private Bson replayUpdate() {
+        return Updates.combine(Updates.set(ATTEMPTS, 0), Updates.set(RUN_AT, Date.from(fields.clock.now())),
+                Updates.inc(TOKEN, 1L));
+    }
+
+    /**
+     * Puts every dead job {@code which} selects back in the queue, in one write: each job moves only while it is dead
+     * (the filter is the guard), so a job a worker, a discard or another replay moved first is left as it is. A retry
+     * of the write after a lost reply replays only jobs still dead then.
+     *
+     * @return the jobs replayed by this call's last write
+     */
+    public long replay(DeadJobs which) {
+        Bson filter = deadFilter(which, JobState.DEAD);
+        return fields.config.retryPolicy().execute(fields.config.name(), null, "replay " + which,
+                () -> fields.jobs.updateMany(filter, Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
+                        Updates.currentDate(LAST_MODIFIED), replayUpdate())).getModifiedCount());
+    }
+
+    /**
+     * Discards every dead job {@code which} selects: each moves from {@code DEAD} to {@code DISCARDED} by a
+     * compare-and-set (a job replayed first is left running), then the marks of the effects it applied are settled off
+     * their documents (recovery settles what a crash between the two leaves, as for a done job).
+     *
+     * @return the jobs this call discarded
+     */
+    public long discard(DeadJobs which) {
+        Bson filter = deadFilter(which, JobState.DEAD);
+        long discarded = 0;
+        while (true) {
+            List<Document> batch = fields.config.retryPolicy().execute(fields.config.name(), null, "find " + which,
+                    () -> fields.jobs.find(filter).projection(Projections.include(EFFECTS)).sort(Sorts.ascending(
+                            RUN_AT)).limit(DISCARD_BATCH).into(new ArrayList<>()));
+            long before = discarded;
+            for (Document job : batch) {
+                if (discardOne(job)) {
+                    discarded++;
+                }
+            }
+            // each job found left DEAD (discarded here or moved by another), so the next find reads new ones only;
+            // a batch of which none was ours means others are acting on the same jobs: theirs to finish
+            if (batch.size() < DISCARD_BATCH || discarded == before) {
+                return discarded;
+            }
+        }
+    }
+
+    private static final int DISCARD_BATCH = 100;
+
+    private boolean discardOne(Document job) {
+        Object id = job.get("_id");
+        boolean effects = !job.getList(EFFECTS, Object.class, List.of()).isEmpty();
+        Bson update = Updates.combine(Updates.currentDate(COMPLETED), effects ? Updates.set(UNSETTLED, true)
+                : Updates.unset(UNSETTLED));
+        GuardedResult r = fields.config.retryPolicy().execute(fields.config.name(), id, "discard",
+                () -> ConditionalUpdates.transition(fields.jobs, id, Transition.of(STATE, JobState.DEAD.stored(),
+                        JobState.DISCARDED.stored()).alsoUpdating(update)));
+        boolean ours = r.outcome() == UpdateOutcome.APPLIED;
+        if (ours) {
+            LOG.info("[{}] discarded dead job {}", fields.config.name(), Values.show(id));
+        }
+        if (effects && (ours || r.document().map(d -> JobState.DISCARDED.stored().equals(d.getString(STATE)))
+                .orElse(false))) {
+            runner.settleEffects(id, job);
+        }
+        return ours;
+    }
+
+    /**
+     * Deletes the dead and discarded jobs {@code which} selects: dead ones are discarded first (their marks settled),
+     * then each discarded job whose marks are settled is deleted, unless the process that wrote it still holds it
+     * ({@link RecordReleases}): such a job is compacted to what a late retry of its enqueue reads, and pruned once
+     * released.
+     *
+     * @return the jobs deleted or compacted
+     */
+    public long delete(DeadJobs which) {
+        discard(which);
+        Bson removable = and(deadFilter(which, JobState.DISCARDED), exists(UNSETTLED, false),
+                exists(RecordReleases.COMPACTED, false));
+        long deleted = fields.config.retryPolicy().execute(fields.config.name(), null, "delete " + which,
+                () -> fields.jobs.deleteMany(and(removable, RecordReleases.released(), exists(OUTBOX_NONCE, false)))
+                        .getDeletedCount());
+        long compacted = fields.config.retryPolicy().execute(fields.config.name(), null, "compact " + which,
+                () -> RecordReleases.compact(fields.jobs, removable, List.of(RecordReleases.FIELD, OUTBOX_NONCE),
+                        COMPACTED_AWAY));
+        if (deleted + compacted > 0) {
+            LOG.info("[{}] deleted {} {} ({} of them compacted until their writers release them)",
+                    fields.config.name(), deleted + compacted, which, compacted);
+        }
+        return deleted + compacted;
+    }
+
+    /** Dead jobs {@code which} selects, as {@link #dead(int, int)} lists them. */
+    public List<InterruptedOperation> dead(DeadJobs which, int skip, int limit) {
+        List<InterruptedOperation> out = new ArrayList<>();
+        for (Document job : fields.jobs.find(deadFilter(which, JobState.DEAD)).projection(Projections.include(TYPE,
+                ATTEMPTS, LAST_ERROR, LAST_MODIFIED)).sort(Sorts.ascending(RUN_AT)).skip(skip).limit(limit)) {
+            out.add(deadJob(job));
+        }
+        return out;
+    }
+
+    /** The filter of {@code which}, on jobs in {@code state}; every value is matched as a literal. */
+    private Bson deadFilter(DeadJobs which, JobState state) {
+        List<Bson> parts = new ArrayList<>();
+        parts.add(eq(STATE, state.stored()));
+        which.type().ifPresent(t -> parts.add(eq(TYPE, t)));
+        which.errorContaining().ifPresent(t -> parts.add(Filters.regex(LAST_ERROR, literalRegex(t))));
+        if (!which.ids().isEmpty()) {
+            List<Object> ids = new ArrayList<>();
+            for (OperationId id : which.ids()) {
+                ids.add(Ids.operationId(fields.config.name(), "id", id.value()));
+            }
+            parts.add(in("_id", ids));
+        }
+        return and(parts);
+    }
+
+    /** {@code text} as a regular expression matching exactly it: every character but letters and digits escaped. */
+    static String literalRegex(String text) {
+        StringBuilder out = new StringBuilder(text.length() * 2);
+        text.codePoints().forEach(c -> {
+            if (!Character.isLetterOrDigit(c) && c != ' ' && c < 128) {
+                out.append('\\');
+            }
+            out.appendCodePoint(c);
+        });
+        return out.toString();
     }
 
     /** Creates the indexes the queue's queries need on a real server. */

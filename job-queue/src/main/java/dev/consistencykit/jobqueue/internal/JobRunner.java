@@ -78,11 +78,13 @@ final class JobRunner {
 
     private final JobFields fields;
     private final JobQueueConfig config;
+    private final FailureLog failures;
 
     /** The claiming and running of jobs, over the shared fields. */
     JobRunner(JobFields fields) {
         this.fields = fields;
         this.config = fields.config;
+        this.failures = new FailureLog(LOG, config.name(), System::nanoTime);
     }
 
     // ---------------------------------------------------------------- claiming and running
@@ -118,7 +120,6 @@ final class JobRunner {
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
     public Ran run(Claimed claimed) {
         Document job = claimed.job();
-        Object id = claimed.id();
         String type = job.getString(TYPE);
         JobHandler handler = fields.handlers.get(type);
         if (handler == null) {
@@ -137,7 +138,6 @@ final class JobRunner {
         } catch (Exception e) {
             error = errorText(e);
         }
-        LOG.debug("[{}] job {} ({}) attempt {} failed: {}", config.name(), id, type, job.getInteger(ATTEMPTS), error);
         return fail(claimed, error);
     }
 
@@ -169,12 +169,15 @@ final class JobRunner {
         if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
             return finishDead(claimed, error);
         }
-        Date runAt = Date.from(fields.clock.now().plus(backoff(attempt)));
+        Duration delay = backoff(attempt);
+        Date runAt = Date.from(fields.clock.now().plus(delay));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
                 Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.FAILED)) {
             fields.failed.increment();
+            failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
+                    runAt.toInstant(), delay, error);
             fields.notify(() -> fields.listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt,
                     error));
             return new Ran(claimed.id(), JobState.FAILED, false, error);
@@ -187,7 +190,8 @@ final class JobRunner {
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.DEAD)) {
             fields.dead.increment();
-            LOG.warn("[{}] job {} ({}) is dead: {}", config.name(), claimed.id(), claimed.job().getString(TYPE), error);
+            failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
+                    claimed.job().getInteger(MAX_ATTEMPTS), error);
             fields.notify(() -> fields.listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE),
                     error));
             return new Ran(claimed.id(), JobState.DEAD, false, error);
@@ -375,14 +379,15 @@ final class JobRunner {
                 and(eq("_id", jobId), eq(UNSETTLED, true)), Updates.unset(UNSETTLED)));
     }
 
-    /** Settles the effects of done jobs whose worker died before it could, oldest first. */
+    /** Settles the effects of done (and discarded) jobs whose worker (or discarder) died before it could. */
     int settleDone() {
         List<Document> unsettled = config.retryPolicy().execute(config.name(), null, "find unsettled jobs",
                 () -> fields.jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
                         .into(new ArrayList<>()));
         int settled = 0;
         for (Document job : unsettled) {
-            if (JobState.DONE.stored().equals(job.getString(STATE))) {
+            if (JobState.DONE.stored().equals(job.getString(STATE))
+                    || JobState.DISCARDED.stored().equals(job.getString(STATE))) {
                 settleEffects(job.get("_id"), job);
                 settled++;
             }
