@@ -26,15 +26,22 @@ import picocli.CommandLine.ScopeType;
         description = "Reliable multi-document changes on MongoDB without native transactions.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
             "0:Success: the command ran and found nothing wrong.",
-            "1:Problems found: a failed check or a violated invariant.",
+            "1:Problems found: a failed check, a violated invariant, interrupted or dead operations (inspect).",
             "2:Usage error: unknown command or option, bad value, a --database that does not exist.",
             "3:Server unreachable within --server-timeout, or credentials refused.",
             "4:The command failed (the server refused an operation, a file could not be written).",
             "130:Interrupted (SIGINT/Ctrl-C or SIGTERM), after printing what was done."},
         subcommands = {TourCommand.class, VerifyServerCommand.class, ServeCommand.class, ChaosCommand.class,
                 BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
+                DeadJobCommands.Replay.class, DeadJobCommands.Discard.class,
                 CompareCommand.class, DashboardCommand.class, SoakWorkerCommand.class})
 public final class ConsistencyKitCli implements Runnable {
+
+    /**
+     * Set by a command whose JSON report ends with its own {@code exitCode} (inspect's findings): that report stays the
+     * last line, instead of a generic error line after it.
+     */
+    boolean outcomeInReport;
 
     @Option(names = "--uri", scope = ScopeType.INHERIT, paramLabel = "<mongodb-uri>",
             description = "MongoDB connection string (default: MONGODB_URI, else the embedded server)")
@@ -61,7 +68,8 @@ public final class ConsistencyKitCli implements Runnable {
 
     /** Runs the CLI and returns its exit code. */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new ConsistencyKitCli());
+        ConsistencyKitCli root = new ConsistencyKitCli();
+        CommandLine cli = new CommandLine(root);
         cli.setOut(out);
         cli.setErr(err);
         boolean[] errorPrinted = {false};
@@ -91,7 +99,8 @@ public final class ConsistencyKitCli implements Runnable {
             return code;
         });
         int code = cli.execute(args);
-        if (code != ExitCodes.OK && !errorPrinted[0] && Arrays.asList(args).contains("--json")) {
+        if (code != ExitCodes.OK && !errorPrinted[0] && !root.outcomeInReport
+                && Arrays.asList(args).contains("--json")) {
             out.println(errorLine(code == ExitCodes.INTERRUPTED ? "interrupted"
                     : "the command found problems (exit code " + code + ")", code));
         }

@@ -20,11 +20,14 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code inspect}: the interrupted operations of every pattern present in a database. Read-only. */
+/**
+ * {@code inspect}: the interrupted operations (and dead jobs) of every pattern present in a database. Read-only; exits
+ * 1 when it lists any.
+ */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
         description = "List the interrupted operations of every pattern present in a database (2PC transactions in"
                 + " flight, jobs past their lease, flagged masters, uncommitted ledger transactions, staged change"
-                + " sets), with their age. Writes nothing.")
+                + " sets, dead jobs), with their age. Writes nothing; exits 1 when it lists any.")
 final class InspectCommand implements Callable<Integer> {
 
     @ParentCommand
@@ -95,9 +98,12 @@ final class InspectCommand implements Callable<Integer> {
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
                         .append("patterns", present.stream().map(DashboardInstance::pattern).toList())
                         .append("count", listed.size()).append("youngerInFlight", younger)
-                        .append("interrupted", listed).append("kept", kept)));
+                        .append("interrupted", listed).append("kept", kept)
+                        .append("exitCode", listed.isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND)));
+                parent.outcomeInReport = true;
             }
-            return 0;
+            // found something an operator must act on: exit 1, as a check that failed (scripts and cron read it)
+            return listed.isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND;
         }
     }
 }

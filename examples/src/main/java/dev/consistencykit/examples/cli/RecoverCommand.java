@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 
 import org.bson.Document;
 
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
@@ -47,20 +48,24 @@ final class RecoverCommand implements Callable<Integer> {
             List<Document> reports = new ArrayList<>();
             int repaired = 0;
             long younger = 0;
+            long deadTotal = 0;
             for (DashboardInstance p : present) {
                 RecoveryReport r = p.recover().apply(options.staleAfter);
                 repaired += r.repaired();
-                long left = options.staleAfter.isZero() ? 0
-                        : p.strategy().interrupted(Duration.ZERO, YOUNGER_LIMIT).size();
+                List<InterruptedOperation> after = p.strategy().interrupted(Duration.ZERO, YOUNGER_LIMIT);
+                long dead = after.stream().filter(op -> op.state().equals("dead")).count();
+                long left = options.staleAfter.isZero() ? 0 : after.size() - dead;
                 younger += left;
+                deadTotal += dead;
                 out.printf("  %-19s %-14s examined %d, finished %d, undone or requeued %d, left to another process %d"
                         + " (%d ms)%s%n", p.pattern(), r.instanceName(), r.examined(), r.rolledForward(),
                         r.rolledBack(), r.skipped(), r.elapsed().toMillis(),
-                        left == 0 ? "" : "; " + (left == YOUNGER_LIMIT ? left + "+" : left) + " still in flight");
+                        (left == 0 ? "" : "; " + left + " still in flight") + (dead == 0 ? ""
+                                : "; " + dead + " dead, waiting for an operator (replay or discard)"));
                 reports.add(new Document("pattern", p.pattern()).append("name", r.instanceName())
                         .append("examined", r.examined()).append("rolledForward", r.rolledForward())
                         .append("rolledBack", r.rolledBack()).append("skipped", r.skipped())
-                        .append("stillInFlight", left));
+                        .append("stillInFlight", left).append("dead", dead));
             }
             if (present.isEmpty()) {
                 out.println("nothing to recover: no pattern's collections in this database");
@@ -68,6 +73,10 @@ final class RecoverCommand implements Callable<Integer> {
                 out.printf("operations still in flight were younger than %s, or are being driven by their owner; they"
                         + " are left alone (--stale-after 0 takes them over, which is safe but competes with a live"
                         + " owner)%n", OperatorOptions.show(options.staleAfter));
+            }
+            if (deadTotal > 0) {
+                out.printf("dead jobs are not recovered: their last attempt failed; `consistency-kit inspect` lists"
+                        + " them with their error, `replay` runs them again, `discard` sets them aside%n");
             }
             if (parent.json) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)

@@ -157,6 +157,7 @@ class InspectRecoverCommandTest {
                 .contains("sync-flag 'app_profiles'");
         assertThat(recover.lastLineJson().getInteger("repaired")).as(recover.out()).isGreaterThanOrEqualTo(5);
         assertThat(after.lastLineJson().getInteger("count")).as(after.out()).isZero();
+        assertThat(after.exitCode()).isZero();
         assertThat(names.payments(db).status().inFlight()).isZero();
         assertThat(names.ledger(db).status().inFlight()).isZero();
     }
@@ -174,7 +175,8 @@ class InspectRecoverCommandTest {
         CliTestSupport.Run after = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName(),
                 "--stale-after", "0");
 
-        assertThat(before.exitCode()).as(before.err()).isZero();
+        assertThat(before.exitCode()).as("operations to act on: " + before.err()).isEqualTo(ExitCodes.PROBLEMS_FOUND);
+        assertThat(fresh.exitCode()).as(fresh.err()).isZero();
         Document listed = before.lastLineJson();
         assertThat(listed.getInteger("count")).as(before.out()).isEqualTo(5);
         assertThat(listed.getList("interrupted", Document.class)).extracting(d -> d.getString("pattern"))
@@ -185,6 +187,7 @@ class InspectRecoverCommandTest {
         assertThat(recover.exitCode()).as(recover.err()).isZero();
         assertThat(recover.lastLineJson().getInteger("repaired")).as(recover.out()).isGreaterThanOrEqualTo(5);
         assertThat(after.lastLineJson().getInteger("count")).as(after.out()).isZero();
+        assertThat(after.exitCode()).isZero();
         assertThat(db.getCollection("comments").find().first().getString("authorName")).isEqualTo("Ann Smith");
         assertThat(db.getCollection("jobs").find().first().getString("state")).isEqualTo("todo");
         assertThat(db.getCollection("accounts").find().into(new java.util.ArrayList<>())).extracting(d -> d.getLong(
@@ -255,7 +258,7 @@ class InspectRecoverCommandTest {
         CliTestSupport.Run run = CliTestSupport.run("--uri", uri(), "inspect", "--database", db.getName(),
                 "--stale-after", "0");
 
-        assertThat(run.exitCode()).isZero();
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.PROBLEMS_FOUND);
         assertThat(run.out()).contains("looked in database " + db.getName())
                 .contains("5 operation(s) with no progress for 0s or more (--stale-after)").contains("flagged")
                 .contains("staged");
