@@ -2,6 +2,7 @@ package dev.consistencykit.spring;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -12,6 +13,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
@@ -21,11 +23,13 @@ import org.springframework.core.env.Environment;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.Maintenance;
 
 /**
  * consistency-kit in a Spring Boot application: the instances the {@code consistency-kit.*} properties declare, on
@@ -62,18 +66,39 @@ public final class ConsistencyKitAutoConfiguration {
         return new ConsistencyKitDatabase(client.getDatabase(name != null ? name : "test"));
     }
 
-    /** One health indicator per instance, named by its bean name, under {@code consistencyKit}. */
+    /**
+     * The same database as a {@code MongoDatabase} bean, for the application's own collections (unless it defines
+     * one).
+     */
+    @Bean
+    @ConditionalOnMissingBean(MongoDatabase.class)
+    @ConditionalOnBean(ConsistencyKitDatabase.class)
+    MongoDatabase consistencyKitMongoDatabase(ConsistencyKitDatabase database) {
+        return database.database();
+    }
+
+    /**
+     * One health indicator per instance, named by its bean name, under {@code consistencyKit}; off with
+     * {@code management.health.consistency-kit.enabled=false}, as Boot's own indicators.
+     */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
+            "org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator"})
+    @ConditionalOnEnabledHealthIndicator("consistency-kit")
     static final class HealthConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "consistencyKitHealthContributor")
         CompositeHealthContributor consistencyKitHealthContributor(ListableBeanFactory beans,
-                                                                   ConsistencyKitProperties properties) {
+                                                                   ConsistencyKitProperties properties,
+                                                                   ObjectProvider<ConsistencyKitLifecycle> lifecycle) {
             Map<String, HealthIndicator> indicators = new LinkedHashMap<>();
+            Supplier<Maintenance> maintenance = () -> {
+                ConsistencyKitLifecycle l = lifecycle.getIfAvailable();
+                return l == null ? null : l.maintenance();
+            };
             beans.getBeansOfType(ConsistencyStrategy.class).forEach((name, instance) -> indicators.put(name,
-                    new InstanceHealth(instance, properties.getHealth().getInterruptedAfter())));
+                    new InstanceHealth(instance, properties.getHealth(), maintenance)));
             return CompositeHealthContributor.fromMap(indicators);
         }
     }

@@ -5,11 +5,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.InterruptedOperation;
@@ -18,8 +20,9 @@ import dev.consistencykit.core.StrategyStatus;
 
 /**
  * The {@code consistencykit} actuator endpoint: every instance with its counts by state, the oldest in-flight
- * operation's age and its interrupted operations, oldest first (read); and recovery of one instance (write, secured
- * like every other actuator write). Instances are named by their bean names.
+ * operation's age and its interrupted operations, oldest first (read); recovery of one instance, and replay, discard
+ * or delete of a job queue's dead jobs (writes, secured like every other actuator write). Instances are named by their
+ * bean names; a name no instance has answers 404.
  */
 @Endpoint(id = "consistencykit")
 public final class ConsistencyKitEndpoint {
@@ -55,23 +58,63 @@ public final class ConsistencyKitEndpoint {
         return out;
     }
 
-    /** One instance. */
+    /** One instance; 404 for a name no instance has. */
     @ReadOperation
-    public InstanceView instance(@Selector String name) {
+    public WebEndpointResponse<InstanceView> instance(@Selector String name) {
         ConsistencyStrategy<?> instance = instancesByBean().get(name);
-        return instance == null ? null : view(instance);
+        return instance == null ? notFound() : new WebEndpointResponse<>(view(instance));
     }
 
-    /** Recovers every operation of instance {@code name} left unfinished longer than its threshold. */
+    /** Recovers every operation of instance {@code name} left unfinished longer than its threshold; 404 if none. */
     @WriteOperation
-    public RecoveryView recover(@Selector String name) {
+    public WebEndpointResponse<RecoveryView> recover(@Selector String name) {
         ConsistencyStrategy<?> instance = instancesByBean().get(name);
         if (instance == null) {
-            return null;
+            return notFound();
         }
         RecoveryReport r = instance.recover();
-        return new RecoveryView(instance.name(), r.examined(), r.rolledForward(), r.rolledBack(), r.skipped(),
-                r.setAside(), r.elapsed().toString());
+        return new WebEndpointResponse<>(new RecoveryView(instance.name(), r.examined(), r.rolledForward(),
+                r.rolledBack(), r.skipped(), r.setAside(), r.elapsed().toString()));
+    }
+
+    /** What a dead-letter action did. */
+    public record DeadJobsView(String instance, String action, String selection, long jobs) {
+    }
+
+    /**
+     * An operator's action on the dead jobs of job queue {@code name}: {@code replay}, {@code discard} or
+     * {@code delete} ({@code POST …/consistencykit/{name}/{action}}), on the jobs the body selects: {@code type},
+     * {@code errorContaining}, {@code ids}, or {@code all: true} for every one. 404 for a name no job queue has, 400
+     * for another action or no selection. Each job moves by a compare-and-set on its state: safe while workers run.
+     */
+    @WriteOperation
+    public WebEndpointResponse<DeadJobsView> deadJobs(@Selector String name, @Selector String action,
+                                                      @Nullable String type, @Nullable String errorContaining,
+                                                      @Nullable List<String> ids, @Nullable Boolean all) {
+        ConsistencyStrategy<?> instance = instancesByBean().get(name);
+        if (instance == null || !JOB_QUEUE.equals(instance.pattern())) {
+            return notFound();
+        }
+        if (!List.of("replay", "discard", "delete").contains(action)) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        boolean narrowed = type != null || errorContaining != null || (ids != null && !ids.isEmpty());
+        if (!narrowed && !Boolean.TRUE.equals(all)) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        try {
+            DeadJobActions.Result r = DeadJobActions.apply(instance, action, type, errorContaining,
+                    ids == null ? List.of() : ids);
+            return new WebEndpointResponse<>(new DeadJobsView(instance.name(), action, r.selection(), r.jobs()));
+        } catch (IllegalArgumentException e) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+    }
+
+    private static final String JOB_QUEUE = "job-queue";
+
+    private static <T> WebEndpointResponse<T> notFound() {
+        return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
     }
 
     private Map<String, ConsistencyStrategy<?>> instancesByBean() {

@@ -9,7 +9,10 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.util.ClassUtils;
 
+import com.mongodb.client.MongoClient;
+
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.core.Maintenance;
 import dev.consistencykit.core.MaintenanceStep;
 
@@ -39,7 +42,11 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
         List<ConsistencyStrategy<?>> instances = new ArrayList<>();
         beans.getBeansOfType(ConsistencyStrategy.class).values().forEach(instances::add);
         if (properties.isEnsureIndexes()) {
-            instances.forEach(ConsistencyStrategy::ensureIndexes);
+            try {
+                instances.forEach(ConsistencyStrategy::ensureIndexes);
+            } catch (ServerUnavailableException e) {
+                throw new IllegalStateException(unreachable(e), e);
+            }
         }
         boolean jobQueues = ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", getClass().getClassLoader());
         List<MaintenanceStep> relays = jobQueues
@@ -69,6 +76,20 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
             maintenance = null;
         }
         running = false;
+    }
+
+    /**
+     * What to do when the server does not answer at start: the hosts the client tried, and the properties that name a
+     * server (never the URI itself: it may carry a password).
+     */
+    private String unreachable(ServerUnavailableException e) {
+        List<String> hosts = new ArrayList<>();
+        beans.getBeanProvider(MongoClient.class).ifAvailable(client -> client.getClusterDescription()
+                .getServerDescriptions().forEach(d -> hosts.add(d.getAddress().toString())));
+        return "consistency-kit could not reach MongoDB at " + (hosts.isEmpty() ? "the configured hosts" : hosts)
+                + " (" + e.getMessage() + "). Set spring.mongodb.uri to a reachable server (or"
+                + " consistency-kit.embedded.enabled=true for an in-memory server in development and tests), or"
+                + " consistency-kit.ensure-indexes=false to start without creating the indexes";
     }
 
     /** The maintenance runner while started with maintenance on, else {@code null}. */

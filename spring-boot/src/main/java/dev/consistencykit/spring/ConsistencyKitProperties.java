@@ -112,8 +112,14 @@ public class ConsistencyKitProperties {
 
     /** The health of every instance. */
     public static class Health {
-        /** An instance is down while an operation has stood interrupted longer than this. */
+        /** How long an operation stands without progress before the health details list it as interrupted. */
         private Duration interruptedAfter = Duration.ofMinutes(5);
+        /** Down at this many dead jobs in one instance; 0 (the default): dead jobs are details, never down. */
+        private int deadJobsDownAt;
+        /** Down at this many interrupted operations in one instance; 0 (the default): details, never down. */
+        private int interruptedDownAt;
+        /** Down once an instance's recovery has failed this many times in a row; 0 turns this off. */
+        private int recoveryFailuresDownAt = 3;
 
         public Duration getInterruptedAfter() {
             return interruptedAfter;
@@ -121,6 +127,30 @@ public class ConsistencyKitProperties {
 
         public void setInterruptedAfter(Duration interruptedAfter) {
             this.interruptedAfter = interruptedAfter;
+        }
+
+        public int getDeadJobsDownAt() {
+            return deadJobsDownAt;
+        }
+
+        public void setDeadJobsDownAt(int deadJobsDownAt) {
+            this.deadJobsDownAt = deadJobsDownAt;
+        }
+
+        public int getInterruptedDownAt() {
+            return interruptedDownAt;
+        }
+
+        public void setInterruptedDownAt(int interruptedDownAt) {
+            this.interruptedDownAt = interruptedDownAt;
+        }
+
+        public int getRecoveryFailuresDownAt() {
+            return recoveryFailuresDownAt;
+        }
+
+        public void setRecoveryFailuresDownAt(int recoveryFailuresDownAt) {
+            this.recoveryFailuresDownAt = recoveryFailuresDownAt;
         }
     }
 

@@ -53,7 +53,7 @@ class ConsistencyKitActuatorTest {
     }
 
     @Test
-    void shouldReportEachInstanceUpThenDownWhileATransferStandsInterruptedThenUpAfterRecovery() {
+    void shouldListAnInterruptedTransferUnderAttentionStayingUpThenRecoverItThroughTheEndpoint() {
         runner().run(context -> {
             MongoDatabase db = context.getBean(ConsistencyKitDatabase.class).database();
             db.getCollection("accounts").insertMany(java.util.List.of(
@@ -66,22 +66,46 @@ class ConsistencyKitActuatorTest {
             // a transfer recorded for a worker and never run: it stands interrupted
             TwoPhaseCommit payments = context.getBean("payments", TwoPhaseCommit.class);
             payments.submitTransfer(Transfer.of(OperationId.of("t1"), "alice", "bob", 30));
-            Health down = health(health, "payments");
-            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-            assertThat(down.getDetails().get("interrupted").toString()).contains("t1");
+            Health attention = health(health, "payments");
+            assertThat(attention.getStatus()).as("work for an operator, not a reason to restart").isEqualTo(Status.UP);
+            assertThat(attention.getDetails().get("interrupted").toString()).contains("t1");
+            assertThat(attention.getDetails().get("attention").toString()).contains("1 operations interrupted");
 
             ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
             Map<String, ConsistencyKitEndpoint.InstanceView> views = endpoint.instances();
             assertThat(views).containsOnlyKeys("payments");
             assertThat(views.get("payments").interrupted()).extracting(ConsistencyKitEndpoint.InterruptedView::id)
                     .containsExactly("t1");
-            ConsistencyKitEndpoint.RecoveryView recovered = endpoint.recover("payments");
+            ConsistencyKitEndpoint.RecoveryView recovered = endpoint.recover("payments").getBody();
             assertThat(recovered.examined()).isEqualTo(1);
 
-            assertThat(health(health, "payments").getStatus()).isEqualTo(Status.UP);
-            assertThat(endpoint.instance("payments").interrupted()).isEmpty();
-            assertThat(endpoint.instance("nothing")).isNull();
+            assertThat(health(health, "payments").getDetails()).doesNotContainKey("attention");
+            assertThat(endpoint.instance("payments").getBody().interrupted()).isEmpty();
+            assertThat(endpoint.instance("nothing").getStatus()).isEqualTo(404);
+            assertThat(endpoint.recover("nothing").getStatus()).isEqualTo(404);
+            assertThat(endpoint.deadJobs("payments", "replay", null, null, null, true).getStatus())
+                    .as("not a job queue").isEqualTo(404);
         });
+    }
+
+    @Test
+    void shouldGoDownAtTheThresholdsAnOperatorSets() {
+        runner().withPropertyValues("consistency-kit.health.interrupted-down-at=1").run(context -> {
+            context.getBean(ConsistencyKitDatabase.class).database().getCollection("accounts").insertOne(
+                    new Document("_id", "alice").append("balance", 100L));
+            context.getBean("payments", TwoPhaseCommit.class).submitTransfer(Transfer.of(OperationId.of("t1"),
+                    "alice", "bob", 1));
+            Health down = health(context.getBean("consistencyKitHealthContributor", CompositeHealthContributor.class),
+                    "payments");
+            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(down.getDetails().get("down").toString()).contains("interrupted-down-at");
+        });
+    }
+
+    @Test
+    void shouldLeaveTheIndicatorOutWhenBootsPropertySwitchesItOff() {
+        runner().withPropertyValues("management.health.consistency-kit.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean("consistencyKitHealthContributor"));
     }
 
     @Test
@@ -108,7 +132,7 @@ class ConsistencyKitActuatorTest {
     }
 
     @Test
-    void shouldReportDownWhileADeadJobWaitsAndWhileAnIndexItsSafetyRestsOnIsGone() {
+    void shouldStayUpWithADeadJobInTheDetailsAndGoDownWhileAnIndexItsSafetyRestsOnIsGone() {
         runner().withPropertyValues("consistency-kit.job-queue.mail.max-attempts=1")
                 .withBean("fail", dev.consistencykit.jobqueue.JobHandler.class, () -> ctx -> {
                     throw new IllegalStateException("smtp refused");
@@ -123,9 +147,19 @@ class ConsistencyKitActuatorTest {
                     mail.apply(dev.consistencykit.jobqueue.JobRequest.of("fail", new Document())
                             .withId(OperationId.of("j1")));
                     Health dead = health(health, "mail");
-                    assertThat(dead.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(dead.getStatus()).isEqualTo(Status.UP);
                     assertThat(dead.getDetails()).containsEntry("deadJobs", 1L);
-                    mail.replayDead(OperationId.of("j1"));
+                    assertThat(dead.getDetails().get("dead").toString()).contains("j1").contains("smtp refused");
+                    assertThat(dead.getDetails().get("attention").toString()).contains("1 dead job waiting");
+                    ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
+                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, null).getStatus())
+                            .as("no selection").isEqualTo(400);
+                    assertThat(endpoint.deadJobs("mail", "burn", null, null, null, true).getStatus()).isEqualTo(400);
+                    assertThat(endpoint.deadJobs("nope", "replay", null, null, null, true).getStatus())
+                            .isEqualTo(404);
+                    assertThat(endpoint.deadJobs("mail", "discard", "fail", "smtp", null, null).getBody().jobs())
+                            .isEqualTo(1);
+                    assertThat(health(health, "mail").getDetails()).doesNotContainKey("deadJobs");
                     context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs")
                             .deleteMany(new Document());
                     assertThat(health(health, "mail").getStatus()).isEqualTo(Status.UP);

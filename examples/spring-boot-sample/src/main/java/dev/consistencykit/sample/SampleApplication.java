@@ -12,7 +12,6 @@ import org.springframework.context.annotation.Bean;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.spring.ConsistencyKitDatabase;
 
@@ -23,7 +22,7 @@ import dev.consistencykit.spring.ConsistencyKitDatabase;
  * from {@code application.properties}; the code below only uses them.
  *
  * <p>Run it with {@code scripts/sample-app}: with {@code MONGODB_URI} (or {@code --spring.mongodb.uri=…}) it uses
- * that server, otherwise it starts the embedded one.
+ * that server, otherwise the starter's in-memory one ({@code consistency-kit.embedded.enabled=true}).
  */
 @SpringBootApplication
 public class SampleApplication {
@@ -64,24 +63,13 @@ public class SampleApplication {
     }
 
     /**
-     * Starts the service on {@code uri}, or on the embedded server when it is {@code null} (closed with the
-     * context), with the extra arguments given.
+     * Starts the service on {@code uri}, or, when it is {@code null}, on the starter's in-memory server
+     * ({@code consistency-kit.embedded.enabled=true}, closed with the context), with the extra arguments given.
      */
     public static ConfigurableApplicationContext start(String uri, String... args) {
         List<String> all = new ArrayList<>(List.of(args));
-        EmbeddedMongo embedded = null;
-        if (uri == null) {
-            embedded = EmbeddedMongo.start();
-            uri = embedded.connectionString();
-        }
-        all.add("--spring.mongodb.uri=" + uri);
-        ConfigurableApplicationContext context = new SpringApplication(SampleApplication.class)
-                .run(all.toArray(new String[0]));
-        if (embedded != null) {
-            EmbeddedMongo server = embedded;
-            context.addApplicationListener((org.springframework.context.event.ContextClosedEvent e) -> server.close());
-        }
-        return context;
+        all.add(uri == null ? "--consistency-kit.embedded.enabled=true" : "--spring.mongodb.uri=" + uri);
+        return new SpringApplication(SampleApplication.class).run(all.toArray(new String[0]));
     }
 
     /** {@code --spring.mongodb.uri=…} or {@code MONGODB_URI} if given, else the embedded server. */

@@ -1,0 +1,97 @@
+package dev.consistencykit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.bson.Document;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.testkit.MongoTarget;
+
+/** What a team sees on its first day: each failed attempt in the log, and a startup failure that says what to set. */
+@ExtendWith(OutputCaptureExtension.class)
+class StarterFirstDayTest {
+
+    private String database;
+
+    @BeforeEach
+    void name() {
+        database = MongoTarget.freshDatabaseName("firstday");
+    }
+
+    @AfterEach
+    void drop() {
+        MongoTarget.fromEnvironment().client().getDatabase(database).drop();
+    }
+
+    @Test
+    void shouldLogOneWarningPerFailedAttemptSayingWhichWhenNextAndWhy(CapturedOutput output) throws Exception {
+        JobQueue queue = JobQueue.builder(MongoTarget.fromEnvironment().client().getDatabase(database)).name("mail")
+                .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .handler("send", ctx -> {
+                    throw new IllegalStateException("smtp refused");
+                }).build();
+        queue.ensureIndexes();
+        queue.enqueue(JobRequest.of("send", new Document()).withId(OperationId.of("m1")).withMaxAttempts(3));
+        for (int i = 0; i < 200 && queue.status().count("dead") == 0; i++) {
+            queue.processNext();
+            Thread.sleep(2);
+        }
+
+        Matcher failed = Pattern.compile("WARN .*\\[mail\\] job 'm1' of type 'send': attempt (\\d) of 3 failed, next"
+                + " attempt at \\S+ \\(in \\d+ ms\\): IllegalStateException: smtp refused").matcher(output.getAll());
+        int lines = 0;
+        while (failed.find()) {
+            lines++;
+            assertThat(failed.group(1)).isEqualTo(String.valueOf(lines));
+        }
+        assertThat(lines).as(output.getAll()).isEqualTo(2);
+        assertThat(output.getAll()).containsOnlyOnce("[mail] job 'm1' of type 'send' is dead after attempt 3 of 3"
+                + " (replay or discard it): IllegalStateException: smtp refused");
+    }
+
+    @Test
+    void shouldOfferTheDatabaseAsAMongoDatabaseBean() {
+        TestContexts.runner(database).run(context -> assertThat(context.getBean(com.mongodb.client.MongoDatabase.class)
+                .getName()).isEqualTo(database));
+    }
+
+    @Test
+    void shouldFailToStartNamingTheHostAndThePropertyWhenNoServerAnswers() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ConsistencyKitAutoConfiguration.class))
+                .withBean(MongoClient.class, () -> MongoClients.create(MongoClientSettings.builder()
+                        .applyConnectionString(new com.mongodb.ConnectionString("mongodb://127.0.0.1:9"))
+                        .applyToClusterSettings(c -> c.serverSelectionTimeout(300, java.util.concurrent.TimeUnit
+                                .MILLISECONDS)).build()))
+                .withPropertyValues("consistency-kit.database=" + database,
+                        "consistency-kit.two-phase.payments.operation-timeout=1s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().isNotNull();
+                    Throwable failure = context.getStartupFailure();
+                    while (failure.getCause() != null && !failure.getMessage().contains("could not reach")) {
+                        failure = failure.getCause();
+                    }
+                    assertThat(failure.getMessage()).contains("could not reach MongoDB at [127.0.0.1:9]")
+                            .contains("spring.mongodb.uri").contains("consistency-kit.embedded.enabled=true");
+                });
+    }
+}
