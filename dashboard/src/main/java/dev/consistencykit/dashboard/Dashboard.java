@@ -34,6 +34,8 @@ import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.Values;
+import dev.consistencykit.jobqueue.DeadJobs;
+import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.syncflag.SyncFlag;
@@ -97,6 +99,10 @@ public final class Dashboard {
     /** The window of {@code finishedLastMinute}. */
     static final Duration FINISHED_WINDOW = Duration.ofMinutes(1);
     private static final int MAX_PATH = 4_096;
+    /** The state a dead job is listed in. */
+    private static final String DEAD = "dead";
+    /** What an operator may do to dead jobs. */
+    private static final List<String> DEAD_ACTIONS = List.of("replay", "discard", "delete");
 
     private static final Logger LOG = LoggerFactory.getLogger(Dashboard.class);
 
@@ -199,9 +205,10 @@ public final class Dashboard {
         if (rest.equals(List.of("checks")) && get) {
             return ok(checks(instance));
         }
-        boolean action = post && (rest.equals(List.of("recover"))
-                || (rest.size() == 3 && rest.get(0).equals("operations") && rest.get(2).equals("recover"))
-                || (rest.size() == 3 && rest.get(0).equals("dead") && rest.get(2).equals("replay")));
+        boolean deadAction = rest.size() >= 2 && rest.size() <= 3 && rest.get(0).equals(DEAD)
+                && DEAD_ACTIONS.contains(rest.get(rest.size() - 1));
+        boolean action = post && (rest.equals(List.of("recover")) || deadAction
+                || (rest.size() == 3 && rest.get(0).equals("operations") && rest.get(2).equals("recover")));
         if (!action) {
             return error(get || post ? 404 : 405, "no such API path or method");
         }
@@ -215,8 +222,8 @@ public final class Dashboard {
             LOG.info("dashboard: recovery of {} asked from the page: {}", instance.key(), report);
             return ok(report(report));
         }
-        Object id = idOf(rest.get(1));
         if (rest.get(0).equals("operations")) {
+            Object id = idOf(rest.get(1));
             RecoveryReport report = instance.strategy().recoverOne(id, settings.staleAfter());
             series.repaired(report.repaired());
             LOG.info("dashboard: recovery of operation {} of {} asked from the page: {}", Values.show(id),
@@ -227,10 +234,45 @@ public final class Dashboard {
         if (queue == null) {
             return error(404, instance.key() + " is not a job queue");
         }
-        boolean replayed = queue.replayDead(operationId(id));
-        LOG.info("dashboard: replay of dead job {} of {} asked from the page: {}", Values.show(id), instance.key(),
-                replayed ? "replayed" : "not dead");
-        return ok(new Document("replayed", replayed));
+        String verb = rest.get(rest.size() - 1);
+        DeadJobs which = rest.size() == 3 ? DeadJobs.ids(List.of(operationId(idOf(rest.get(1)))))
+                : deadSelection(request.query(), true);
+        long n = switch (verb) {
+            case "replay" -> queue.replayDead(which);
+            case "discard" -> queue.discardDead(which);
+            default -> queue.deleteDead(which);
+        };
+        LOG.info("dashboard: {} of {} of {} asked from the page: {} job(s)", verb, which, instance.key(), n);
+        Document body = new Document("action", verb).append("selection", which.toString()).append("jobs", n);
+        if (verb.equals("replay") && rest.size() == 3) {
+            body.append("replayed", n == 1);   // the single replay's answer, as before
+        }
+        return ok(body);
+    }
+
+    /**
+     * The dead jobs a request selects: {@code type}, {@code error} (text the last error contains), or, for an action,
+     * {@code all=true} for every one (an action with no selection is refused: one click never touches every job by
+     * accident).
+     */
+    private static DeadJobs deadSelection(Map<String, String> query, boolean action) {
+        DeadJobs which = DeadJobs.all();
+        String type = blankToNull(query.get("type"));
+        String error = blankToNull(query.get("error"));
+        if (type != null) {
+            which = which.ofType(type);
+        }
+        if (error != null) {
+            which = which.errorContaining(error);
+        }
+        if (action && type == null && error == null && !"true".equals(query.get("all"))) {
+            throw new IllegalArgumentException("select the dead jobs: type, error, or all=true for every one");
+        }
+        return which;
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
     }
 
     /** Why an action is refused, if it is: actions off (403), no or the wrong token (401). */
@@ -290,12 +332,26 @@ public final class Dashboard {
                     .append("name", instance.name()).append("jobQueue", instance.queue().isPresent())
                     .append("checks", hasChecks(instance));
             try {
-                List<InterruptedOperation> ops = instance.strategy().interrupted(Duration.ZERO, UNFINISHED_CAP);
+                List<InterruptedOperation> ops = new ArrayList<>(instance.strategy().interrupted(Duration.ZERO,
+                        UNFINISHED_CAP));
+                // a dead job is finished, badly: counted once, as dead, never as unfinished or interrupted too
+                long dead = ops.stream().filter(op -> op.state().equals(DEAD)).count();
+                ops.removeIf(op -> op.state().equals(DEAD));
                 Map<String, Long> byState = new LinkedHashMap<>();
                 long stale = 0;
                 for (InterruptedOperation op : ops) {
                     byState.merge(op.state(), 1L, Long::sum);
                     stale += op.age().compareTo(settings.staleAfter()) >= 0 ? 1 : 0;
+                }
+                d.append("dead", dead);
+                if (instance.queue().isPresent()) {
+                    List<Document> backlog = new ArrayList<>();
+                    for (JobBacklog b : instance.queue().get().backlog()) {
+                        backlog.add(new Document("type", b.type()).append("waiting", b.waiting())
+                                .append("scheduled", b.scheduled()).append("oldestWaitingSeconds",
+                                        b.oldestWaiting().map(Dashboard::seconds).orElse(null)));
+                    }
+                    d.append("backlog", backlog);
                 }
                 OptionalLong recent = instance.strategy().finishedWithin(FINISHED_WINDOW, FINISHED_CAP);
                 d.append("unfinished", (long) ops.size()).append("unfinishedCapped", ops.size() >= UNFINISHED_CAP)
@@ -367,7 +423,7 @@ public final class Dashboard {
         Page p = Page.of(query);
         int offset = p.offset();
         int limit = p.limit();
-        List<InterruptedOperation> read = queue.dead(offset, limit + 1);
+        List<InterruptedOperation> read = queue.dead(deadSelection(query, false), offset, limit + 1);
         List<Document> page = new ArrayList<>();
         for (InterruptedOperation op : read.subList(0, Math.min(limit, read.size()))) {
             page.add(new Document("id", op.id()).append("idParam", DashboardJson.value(op.id()))
@@ -454,6 +510,9 @@ public final class Dashboard {
      * as an operator, and the patterns' ids are scalars.
      */
     static Object idOf(String json) {
+        if (!looksLikeJson(json)) {
+            return json;   // typed by an operator: a string id, without JSON's quotes
+        }
         BsonDocument parsed = BsonDocument.parse("{\"v\": " + json + "}");
         if (parsed.size() != 1 || !parsed.containsKey("v")) {
             throw new IllegalArgumentException("an operation id is one JSON value, was " + Values.show(json));
@@ -478,6 +537,16 @@ public final class Dashboard {
                     + Values.show(json));
         }
         return id;
+    }
+
+    /**
+     * Whether {@code text} is meant as JSON (a quoted string, a number, {@code true}/{@code false}, a document or an
+     * array): anything else is a bare string id as an operator types it.
+     */
+    private static boolean looksLikeJson(String text) {
+        String t = text.strip();
+        return t.startsWith("\"") || t.startsWith("{") || t.startsWith("[") || t.equals("true") || t.equals("false")
+                || t.equals("null") || t.matches("-?\\d+(\\.\\d+)?([eE][-+]?\\d+)?");
     }
 
     private static OperationId operationId(Object id) {

@@ -360,16 +360,16 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * tool that has no handlers; the application's workers then run the requeued jobs. Safe from many processes at
      * once.
      *
-     * @return what it did: {@code rolledBack} the jobs requeued or, on their last attempt, killed; {@code skipped}
-     *         those another process took first
+     * @return what it did: {@code rolledBack} the jobs requeued; {@code setAside} those killed on their last attempt
+     *         (dead: an operator's to replay or discard); {@code skipped} those another process took first
      * @throws IllegalArgumentException if {@code staleAfter} is negative
      */
     public RecoveryReport requeue(Duration staleAfter) {
         InterruptedOperation.checkQuery(staleAfter, 1);
         long start = System.nanoTime();
         int[] counts = calls.idempotent("requeue", () -> engine.sweep(staleAfter.isZero()));
-        return new RecoveryReport(name(), counts[0] + counts[1] + counts[2], 0, counts[0] + counts[1], counts[2],
-                Duration.ofNanos(System.nanoTime() - start));
+        return new RecoveryReport(name(), counts[0] + counts[1] + counts[2], 0, counts[0], counts[2],
+                Duration.ofNanos(System.nanoTime() - start), counts[1]);
     }
 
     /**
@@ -382,6 +382,17 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         Checks.atLeast("skip", skip, 0);
         Checks.atLeast("limit", limit, 1);
         return calls.idempotent("list dead jobs", () -> engine.dead(skip, limit));
+    }
+
+    /** The most jobs {@link #backlog()} reads per aggregation: its counts are "at least" beyond. */
+    public static final int BACKLOG_CAP = 100_000;
+
+    /**
+     * Waiting (due now) and scheduled (due later) jobs per type, with the age of the oldest waiting one: the queue's
+     * backlog, as an operator watches it. Reads by the {@code due} index, at most {@link #BACKLOG_CAP} jobs twice.
+     */
+    public List<JobBacklog> backlog() {
+        return calls.idempotent("backlog", () -> engine.backlog(BACKLOG_CAP));
     }
 
     /** Counts per state and job type. */

@@ -7,6 +7,8 @@ const state = {
   selected: null,          // instance key
   operationsOffset: 0,
   deadOffset: 0,
+  deadType: '',
+  deadError: '',
   pageSize: 20,
   opened: null,            // {key, idParam}
   token: null,
@@ -108,13 +110,14 @@ function drawOverview(o) {
     row.appendChild(el('td', i.name));
     if (i.error) {
       const cell = el('td', i.error, 'bad');
-      cell.colSpan = 5;
+      cell.colSpan = 6;
       row.appendChild(cell);
     } else {
       const states = Object.entries(i.byState).map(([k, v]) => k + ' ' + v).join(', ');
       row.appendChild(el('td', (states || 'none') + (i.unfinishedCapped ? ' (' + o.limits.unfinishedCap + '+ read)' : ''),
         'states'));
       row.appendChild(el('td', i.interrupted, 'num interrupted' + (i.interrupted > 0 ? ' bad' : '')));
+      row.appendChild(el('td', i.jobQueue ? i.dead : '–', 'num dead' + (i.dead > 0 ? ' bad' : '')));
       row.appendChild(el('td', age(i.oldestAgeSeconds), 'num'));
       row.appendChild(el('td', i.finishedLastMinute === null ? 'not kept' : i.finishedLastMinute
         + (i.finishedLastMinute >= o.limits.finishedCap ? '+' : ''), 'num'));
@@ -211,8 +214,29 @@ async function loadInstance(scroll) {
   $('operations-next').disabled = !ops.more;
 
   $('dead-section').hidden = !i.jobQueue;
+  $('backlog-section').hidden = !i.jobQueue;
+  $('dead-bulk').hidden = !state.overview.actions;
   if (i.jobQueue) {
-    const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize);
+    const backlogBody = $('backlog').tBodies[0];
+    while (backlogBody.firstChild) backlogBody.removeChild(backlogBody.firstChild);
+    for (const b of (i.backlog || [])) {
+      const row = el('tr');
+      row.dataset.type = b.type;
+      row.appendChild(el('td', b.type));
+      row.appendChild(el('td', b.waiting, 'num'));
+      row.appendChild(el('td', age(b.oldestWaitingSeconds), 'num'));
+      row.appendChild(el('td', b.scheduled, 'num'));
+      backlogBody.appendChild(row);
+    }
+    if (!(i.backlog || []).length) {
+      const row = el('tr');
+      const cell = el('td', 'no job waiting or scheduled', 'muted');
+      cell.colSpan = 4;
+      row.appendChild(cell);
+      backlogBody.appendChild(row);
+    }
+    const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize
+      + deadQuery());
     const deadBody = $('dead').tBodies[0];
     while (deadBody.firstChild) deadBody.removeChild(deadBody.firstChild);
     for (const job of dead.dead) {
@@ -227,11 +251,14 @@ async function loadInstance(scroll) {
       open.addEventListener('click', () => openOperation(i.key, job.idParam));
       cell.appendChild(open);
       if (state.overview.actions) {
-        const replay = el('button', 'replay', 'action');
-        replay.type = 'button';
-        replay.addEventListener('click', () => act(instancePath(i.key) + '/dead/' + encodeURIComponent(job.idParam)
-          + '/replay', r => r.replayed ? 'replayed job ' + idText(job.id) : 'job ' + idText(job.id) + ' was not dead'));
-        cell.appendChild(replay);
+        for (const verb of ['replay', 'discard', 'delete']) {
+          const button = el('button', verb, 'action ' + verb);
+          button.type = 'button';
+          button.addEventListener('click', () => act(instancePath(i.key) + '/dead/' + encodeURIComponent(job.idParam)
+            + '/' + verb, r => r.jobs ? verb + ': job ' + idText(job.id) + ' done'
+              : 'job ' + idText(job.id) + ' was no longer dead (a worker or another operator moved it first)'));
+          cell.appendChild(button);
+        }
       }
       row.appendChild(cell);
       deadBody.appendChild(row);
@@ -309,9 +336,26 @@ async function act(path, describe) {
 }
 
 function recovered(r) {
+  const jobs = (selectedInstance() || {}).jobQueue;
   return 'recovery of ' + r.instance + ': examined ' + r.examined + ', finished ' + r.rolledForward
-    + ', undone or requeued ' + r.rolledBack + ', left to another process ' + r.skipped
-    + (r.setAside ? ', set aside ' + r.setAside : '');
+    + (jobs ? ', requeued ' : ', undone ') + r.rolledBack + ', left to another process ' + r.skipped
+    + (r.setAside ? (jobs ? ', dead (killed on their last attempt: replay or discard them) '
+      : ', set aside ') + r.setAside : '');
+}
+
+function deadQuery() {
+  return (state.deadType ? '&type=' + encodeURIComponent(state.deadType) : '')
+    + (state.deadError ? '&error=' + encodeURIComponent(state.deadError) : '');
+}
+
+function bulk(verb) {
+  const i = selectedInstance();
+  if (!i) return;
+  const selection = deadQuery();
+  const what = selection ? 'the dead jobs shown' : 'every dead job';
+  if (!window.confirm(verb + ' ' + what + ' of ' + i.key + '?')) return;
+  act(instancePath(i.key) + '/dead/' + verb + '?' + (selection ? selection.substring(1) : 'all=true'),
+    r => verb + ': ' + r.jobs + ' job(s) (' + r.selection + ')');
 }
 
 // ------------------------------------------------------------------ start
@@ -333,6 +377,21 @@ function start() {
     state.deadOffset = Math.max(0, state.deadOffset - state.pageSize); loadInstance(false);
   });
   $('dead-next').addEventListener('click', () => { state.deadOffset += state.pageSize; loadInstance(false); });
+  $('dead-filter').addEventListener('submit', e => {
+    e.preventDefault();
+    state.deadType = $('dead-type').value.trim();
+    state.deadError = $('dead-error').value.trim();
+    state.deadOffset = 0;
+    loadInstance(false);
+  });
+  for (const verb of ['replay', 'discard', 'delete']) {
+    $('dead-' + verb + '-all').addEventListener('click', () => bulk(verb));
+  }
+  $('find-form').addEventListener('submit', e => {
+    e.preventDefault();
+    const id = $('find-id').value.trim();
+    if (id && state.selected) openOperation(state.selected, id);
+  });
   $('count-states').addEventListener('click', countStates);
   $('run-checks').addEventListener('click', runChecks);
   $('recover-instance').addEventListener('click', () => act(instancePath(state.selected) + '/recover', recovered));

@@ -65,7 +65,9 @@ class DashboardInBrowserTest {
             assertThat(browser.text(row("two-phase/two-phase") + ".querySelector('.states').textContent"))
                     .isEqualTo("pending 1");
             assertThat(browser.text(row("job-queue/job-queue") + ".querySelector('.states').textContent"))
-                    .isEqualTo("processing 1, dead 1");
+                    .isEqualTo("processing 1");
+            assertThat(browser.text(row("job-queue/job-queue") + ".querySelector('.dead').textContent"))
+                    .as("a dead job counted once, as dead").isEqualTo("1");
             assertThat(browser.text(row("sync-flag/sync-flag") + ".querySelector('.states').textContent"))
                     .isEqualTo("flagged 1");
             assertThat(browser.text(row("log-reconciliation/log-reconciliation")
@@ -125,7 +127,7 @@ class DashboardInBrowserTest {
             browser.waitFor("document.getElementById('message').textContent.startsWith('recovery of two-phase')",
                     "the recovery's report");
             assertThat(browser.text("document.getElementById('message').textContent"))
-                    .contains("examined 1").contains("undone or requeued 1");
+                    .contains("examined 1").contains("undone 1");
             browser.waitFor(row("two-phase/two-phase") + ".querySelector('.states').textContent === 'none'",
                     "the transfer no longer unfinished");
 
@@ -141,5 +143,91 @@ class DashboardInBrowserTest {
             assertThat(account.getList("pendingTransactions", Object.class, java.util.List.of())).isEmpty();
         }
         assertThat(money).isEqualTo(DashboardDemo.TOTAL);
+    }
+
+    /**
+     * An operator's dead letters from the page, with the application's workers running beside it: the backlog per
+     * type, a job found by its id typed bare, the dead filtered by type, then discarded in bulk, one deleted, the rest
+     * replayed (and dead again: the worker ran them and they failed again), each read back from the database.
+     */
+    @Test
+    void shouldManageDeadJobsFromThePageWhileWorkersRun(MongoDatabase db, @TempDir Path dir) throws Exception {
+        assumeTrue(HeadlessChromium.installed(), "Debian's chromium is not installed");
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        dev.consistencykit.jobqueue.JobQueue queue = dev.consistencykit.jobqueue.JobQueue.builder(db).name("mail")
+                .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .handler("email", ctx -> {
+                    runs.incrementAndGet();
+                    throw new IllegalStateException("smtp refused");
+                })
+                .handler("sms", ctx -> {
+                    throw new IllegalStateException("no gateway");
+                })
+                .handler("later", ctx -> { }).build();
+        queue.ensureIndexes();
+        for (String id : new String[] {"e1", "e2", "e3"}) {
+            queue.apply(dev.consistencykit.jobqueue.JobRequest.of("email", new Document())
+                    .withId(dev.consistencykit.core.OperationId.of(id)).withMaxAttempts(1));
+        }
+        for (String id : new String[] {"s1", "s2"}) {
+            queue.apply(dev.consistencykit.jobqueue.JobRequest.of("sms", new Document())
+                    .withId(dev.consistencykit.core.OperationId.of(id)).withMaxAttempts(1));
+        }
+        queue.enqueue(dev.consistencykit.jobqueue.JobRequest.of("later", new Document())
+                .delayedBy(Duration.ofHours(1)));
+        Dashboard dashboard = Dashboard.of(db, new DashboardSettings().actionsEnabled(true).token(TOKEN)
+                .refreshEvery(Duration.ofMillis(500)));
+        try (DashboardHttpServer server = DashboardHttpServer.start(dashboard,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+             HeadlessChromium browser = HeadlessChromium.start(dir.resolve("profile"), 1280, 1800);
+             dev.consistencykit.jobqueue.JobWorkers workers = queue.startWorkers(2)) {
+            browser.navigate(server.uri() + "?open=job-queue/mail#token=" + TOKEN);
+            browser.waitFor("document.querySelectorAll('#dead tbody tr[data-id]').length === 5", "five dead jobs");
+            assertThat(browser.text(row("job-queue/mail") + ".querySelector('.dead').textContent")).isEqualTo("5");
+            assertThat(browser.text("document.querySelector('#backlog tr[data-type=\"later\"]').textContent"))
+                    .isEqualTo("later0–1");
+            browser.evaluate("window.confirm = () => true");
+
+            // found by its id as an operator types it, without JSON's quotes
+            browser.evaluate("document.getElementById('find-id').value = 'e2'");
+            browser.evaluate("document.getElementById('find-form').requestSubmit()");
+            browser.waitFor("document.getElementById('operation-title').textContent.startsWith('operation e2')",
+                    "the job found by its id");
+
+            // the sms ones, filtered then discarded in bulk
+            browser.evaluate("document.getElementById('dead-type').value = 'sms'");
+            browser.evaluate("document.getElementById('dead-filter').requestSubmit()");
+            browser.waitFor("document.querySelectorAll('#dead tbody tr[data-id]').length === 2", "the two sms jobs");
+            browser.evaluate("document.getElementById('dead-discard-all').click()");
+            browser.waitFor("document.getElementById('message').textContent.startsWith('discard: 2 job(s)')",
+                    "the bulk discard");
+
+            // one email job deleted from its row, the others replayed by type
+            browser.evaluate("document.getElementById('dead-type').value = 'email'");
+            browser.evaluate("document.getElementById('dead-filter').requestSubmit()");
+            browser.waitFor("document.querySelectorAll('#dead tbody tr[data-id]').length === 3", "the email jobs");
+            browser.evaluate("[...document.querySelectorAll('#dead tbody tr[data-id]')].find(r => r.cells[0]"
+                    + ".textContent === 'e1').querySelector('button.delete').click()");
+            browser.waitFor("document.getElementById('message').textContent.startsWith('delete: job e1')",
+                    "the deletion");
+            browser.evaluate("document.getElementById('dead-replay-all').click()");
+            browser.waitFor("document.getElementById('message').textContent.startsWith('replay: 2 job(s)')",
+                    "the bulk replay");
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (runs.get() < 5 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(browser.exceptions()).isEmpty();
+            assertThat(workers.health().alive()).isEqualTo(2);
+        }
+        var jobs = db.getCollection("jobs");
+        assertThat(jobs.find(eq("_id", "s1")).first().getString("state")).isEqualTo("discarded");
+        assertThat(jobs.find(eq("_id", "s2")).first().getString("state")).isEqualTo("discarded");
+        Document e1 = jobs.find(eq("_id", "e1")).first();
+        assertThat(e1 == null || e1.containsKey("compactedAt")).as("deleted, or reduced to its id while its writer"
+                + " holds it").isTrue();
+        assertThat(runs.get()).as("e2 and e3 ran again once each").isEqualTo(5);
+        assertThat(jobs.find(eq("_id", "e2")).first().getString("state")).isEqualTo("dead");
+        assertThat(jobs.find(eq("_id", "e3")).first().getString("state")).isEqualTo("dead");
     }
 }

@@ -74,6 +74,39 @@ class SamplesTest {
                 + "rewrite the documents from the samples").isEmpty();
     }
 
+    /** The README is the front page: what it is, the table, the commands, the build, a first program, links. */
+    @Test
+    void shouldKeepTheReadmeAFrontPage() throws IOException {
+        long lines = SampleSources.read(SampleSources.root().resolve("README.md")).lines().count();
+        assertThat(lines).as("README.md lines: the rest belongs in docs/").isLessThanOrEqualTo(250);
+    }
+
+    /**
+     * No fact in two places: no paragraph of prose (80 characters or more, code blocks and tables aside) appears twice
+     * across the README and docs, whitespace aside.
+     */
+    @Test
+    void shouldStateEachParagraphOnce() throws IOException {
+        Map<String, List<String>> seen = new java.util.HashMap<>();
+        for (Path document : documents()) {
+            String text = SampleSources.read(document).replaceAll("(?s)```.*?```", "");
+            String name = SampleSources.root().relativize(document).toString();
+            for (String paragraph : text.split("\\n\\s*\\n")) {
+                String p = paragraph.strip().replaceAll("\\s+", " ");
+                if (p.length() >= 80 && !p.startsWith("|") && !p.startsWith("#")) {
+                    seen.computeIfAbsent(p, k -> new ArrayList<>()).add(name);
+                }
+            }
+        }
+        List<String> twice = new ArrayList<>();
+        seen.forEach((p, where) -> {
+            if (where.size() > 1) {
+                twice.add(where + ": " + p.substring(0, Math.min(120, p.length())));
+            }
+        });
+        assertThat(twice).as("paragraphs stated twice: keep one, link to it").isEmpty();
+    }
+
     @Test
     void shouldLinkOnlyToFilesThatExist() throws IOException {
         java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
@@ -115,6 +148,12 @@ class SamplesTest {
     void shouldRunTheLedgerSample(MongoDatabase db) {
         LedgerSample.seed(db);
         LedgerSample.run(db);
+    }
+
+    @Test
+    void shouldRunTheFirstProgramOnItsOwnEmbeddedServer() {
+        assertThat(FirstProgramSample.run(null)).startsWith("COMMITTED [Document{{_id=alice, balance=70")
+                .contains("balance=30");
     }
 
     @Test

@@ -78,6 +78,7 @@ import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.DeadJobs;
+import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
@@ -263,9 +264,9 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         long start = System.nanoTime();
         fields.releases.flush();
         int[] swept = recovery.sweep(staleAfter.isZero(), id);
-        // as JobQueue.requeue counts: requeued or killed is rolled back, for the workers (or an operator) to go on
-        return new RecoveryReport(fields.config.name(), swept[0] + swept[1] + swept[2], 0, swept[0] + swept[1],
-                swept[2], Duration.ofNanos(System.nanoTime() - start));
+        // as JobQueue.requeue counts: requeued is rolled back (for the workers), killed on its last attempt set aside
+        return new RecoveryReport(fields.config.name(), swept[0] + swept[1] + swept[2], 0, swept[0], swept[2],
+                Duration.ofNanos(System.nanoTime() - start), swept[1]);
     }
 
     /** The job {@code id} and the documents its handler changed with {@code applyOnce}, as stored. */
@@ -434,6 +435,35 @@ public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
         Document oldest = fields.jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, Date.from(fields.clock.now()))))
                 .projection(Projections.include(RUN_AT)).sort(Sorts.ascending(RUN_AT)).first();
         return Optional.ofNullable(oldest).map(d -> fields.clock.ageOf(d.getDate(RUN_AT).toInstant()));
+    }
+
+    /**
+     * Waiting and scheduled jobs per type: two aggregations over the {@code due} index ({@code state}, {@code runAt}),
+     * each reading at most {@code cap} jobs (the counts then say "at least").
+     */
+    public List<JobBacklog> backlog(int cap) {
+        Date now = Date.from(fields.clock.now());
+        Map<String, long[]> counts = new java.util.TreeMap<>();
+        Map<String, Date> oldest = new HashMap<>();
+        for (boolean due : new boolean[] {true, false}) {
+            for (Document d : fields.jobs.aggregate(List.of(
+                    com.mongodb.client.model.Aggregates.match(and(in(STATE, DUE_STATES), due ? lte(RUN_AT, now)
+                            : Filters.gt(RUN_AT, now))),
+                    com.mongodb.client.model.Aggregates.limit(cap),
+                    com.mongodb.client.model.Aggregates.group("$" + TYPE,
+                            com.mongodb.client.model.Accumulators.sum("n", 1L),
+                            com.mongodb.client.model.Accumulators.min("oldest", "$" + RUN_AT))))) {
+                String type = String.valueOf(d.get("_id"));
+                counts.computeIfAbsent(type, k -> new long[2])[due ? 0 : 1] = ((Number) d.get("n")).longValue();
+                if (due && d.get("oldest") instanceof Date at) {
+                    oldest.put(type, at);
+                }
+            }
+        }
+        List<JobBacklog> out = new ArrayList<>();
+        counts.forEach((type, n) -> out.add(new JobBacklog(type, n[0], n[1], Optional.ofNullable(oldest.get(type))
+                .map(at -> fields.clock.ageOf(at.toInstant())))));
+        return out;
     }
 
     /** Counts per state and type. */

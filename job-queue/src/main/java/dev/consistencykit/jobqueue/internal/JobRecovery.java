@@ -148,7 +148,9 @@ final class JobRecovery {
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
         int examined = swept[0] + swept[1] + swept[2] + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
-        int back = swept[1] + held.withdrawn();
+        int back = held.withdrawn();
+        // a job killed on its last attempt is not recovered: it waits, dead, for an operator (replay or discard)
+        int dead = swept[1];
         int skipped = swept[2] + held.left();
         String owner = fields.newOwner();
         Set<Object> seen = new HashSet<>();
@@ -169,7 +171,7 @@ final class JobRecovery {
                 if (end == JobState.DONE) {
                     forward++;
                 } else if (end == JobState.DEAD) {
-                    back++;
+                    dead++;
                 } else {
                     skipped++;
                 }
@@ -178,6 +180,6 @@ final class JobRecovery {
         runner.settleDone();
         fields.releaseAbandoned();
         return new RecoveryReport(config.name(), examined, forward, back, skipped,
-                Duration.ofNanos(System.nanoTime() - start));
+                Duration.ofNanos(System.nanoTime() - start), dead);
     }
 }
