@@ -91,7 +91,7 @@ class SamplesTest {
         for (Path document : documents()) {
             String text = SampleSources.read(document).replaceAll("(?s)```.*?```", "");
             String name = SampleSources.root().relativize(document).toString();
-            for (String paragraph : text.split("\\n\\s*\\n")) {
+            for (String paragraph : java.util.regex.Pattern.compile("\\n\\s*\\n").splitAsStream(text).toList()) {
                 String p = paragraph.strip().replaceAll("\\s+", " ");
                 if (p.length() >= 80 && !p.startsWith("|") && !p.startsWith("#")) {
                     seen.computeIfAbsent(p, k -> new ArrayList<>()).add(name);
