@@ -55,7 +55,8 @@ public final class BankTransferExample implements TourExample {
         n.check(balance(db, "alice") + balance(db, "bob") == 14_000,
                 "10.00 in neither account while t-2 is in flight (reserved from alice, not yet credited to bob)");
 
-        n.step("a fresh process runs recovery: the stale pending transaction is rolled back (the default policy)");
+        n.step("a fresh process runs recovery: it rolls the stale transfer back, because nothing had decided it yet: until the"
+                + " transaction record says applied, undoing is always allowed, and the default policy prefers it");
         TwoPhaseCommit.on(db).recover(Duration.ZERO);
         n.reader(view(db));
         n.check(balance(db, "alice") + balance(db, "bob") == 15_000, "all 150.00 accounted for after recovery");

@@ -54,7 +54,9 @@ public final class CatalogueExample implements TourExample {
         n.reader(describe(during) + " (the sale's writes are there, unseen)");
         n.check(during.version() == 1 && during.items().size() == 3, "version 1, whole, while the sale is staged");
 
-        n.step("a fresh process runs recovery: the root is at the sale's base with all its documents: it commits the sale");
+        n.step("a fresh process runs recovery: it commits the sale, because its writer had staged every document and the"
+                + " root is still at the sale's base: finishing it is what the writer was about to do, and no reader"
+                + " saw any of it before");
         VersionedStore.on(db).recover(Duration.ZERO);
         VersionedTree after = VersionedStore.on(db).read("catalogue");
         n.reader(describe(after));

@@ -64,7 +64,8 @@ public final class FriendshipExample implements TourExample {
         n.check(friends(db, "ann").contains("cid") && !friends(db, "cid").contains("ann"),
                 "a half-applied job before recovery (ann lists cid, cid does not list ann yet)");
 
-        n.step("a fresh process requeues the job and runs it again; ann's side is not applied twice");
+        n.step("a fresh process requeues the job and runs it again (a job once enqueued must happen, so recovery only goes"
+                + " forward); ann's side is not applied twice");
         queue(db).recover(Duration.ZERO);
         n.reader(view(db));
         n.check(friends(db, "ann").equals(List.of("bob", "cid")) && friends(db, "cid").equals(List.of("ann")),

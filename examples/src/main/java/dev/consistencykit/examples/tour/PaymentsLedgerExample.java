@@ -55,7 +55,8 @@ public final class PaymentsLedgerExample implements TourExample {
                 "balance() exact on both accounts even with bob's cache behind");
         n.check(cache(db, "bob") == 12_500, "bob's cache to lag until the committer runs");
 
-        n.step("a fresh process runs the committer: it finishes pay-2 in log order; reconcile proves each cache");
+        n.step("a fresh process runs the committer: it finishes pay-2 in log order (an appended transaction is decided by"
+                + " its place in the log, so recovery only goes forward); reconcile proves each cache");
         Ledger.on(db).recover(Duration.ZERO);
         n.reader(view(db));
         StringBuilder proven = new StringBuilder("reconcile:");

@@ -62,7 +62,8 @@ public final class UserRenameExample implements TourExample {
         n.reader(view(db));
         n.check(!consistent(db, "Ann S."), "the post's copy to still show the old name before recovery");
 
-        n.step("a fresh process runs the sweeper: it finds the flag (an indexed query) and finishes the rename");
+        n.step("a fresh process runs the sweeper: it finds the flag (an indexed query) and finishes the rename (the master"
+                + " already holds the new name, so the copies go forward to it)");
         sync(db).recover(Duration.ZERO);
         n.reader(view(db));
         n.check(consistent(db, "Ann S."), "every copy to read \"Ann S.\" and no flag after recovery");

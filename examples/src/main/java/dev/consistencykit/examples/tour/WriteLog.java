@@ -95,7 +95,13 @@ public final class WriteLog implements CommandListener, AutoCloseable {
                 String flags = (first.getBoolean("upsert", org.bson.BsonBoolean.FALSE).getValue() ? " (or insert)"
                         : "") + (first.getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? " (every match)"
                         : "");
-                String more = updates.size() > 1 ? " (+" + (updates.size() - 1) + " more)" : "";
+                // the other statements of the same command, each named (one round trip writing several documents)
+                StringBuilder more = new StringBuilder();
+                for (int i = 1; i < updates.size(); i++) {
+                    BsonDocument next = updates.get(i).asDocument();
+                    more.append("; and ").append(target(next.getDocument("q", new BsonDocument()))).append(": ")
+                            .append(changes(next.get("u")));
+                }
                 yield "update " + collection + " " + target(first.getDocument("q", new BsonDocument())) + ": "
                         + changes(first.get("u")) + flags + more;
             }
@@ -226,7 +232,11 @@ public final class WriteLog implements CommandListener, AutoCloseable {
             }
             default -> value.getBsonType().name().toLowerCase(java.util.Locale.ROOT);
         };
-        return text.length() > 40 ? text.substring(0, 39) + "…" : text;
+        if (text.length() <= 40) {
+            return text;
+        }
+        int space = text.lastIndexOf(' ', 39);   // cut between words, never inside one
+        return (space > 10 ? text.substring(0, space) : text.substring(0, 39)) + " …";
     }
 
     private static String count(BsonArray array, String what) {

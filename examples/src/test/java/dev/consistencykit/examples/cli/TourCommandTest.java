@@ -28,13 +28,15 @@ class TourCommandTest {
     }
 
     @Test
-    void shouldTellTheStoryInAtMost150LinesWithOneLinePerWriteAndNoJson() {
+    void shouldTellTheStoryInAtMost175LinesWithOneLinePerWriteNoneCutAndNoJson() {
         CliTestSupport.Run story = tour();
         CliTestSupport.Run wire = tour("--wire");
 
         assertThat(story.exitCode()).as(story.out() + story.err()).isZero();
         List<String> lines = story.lines();
-        assertThat(lines).hasSizeLessThanOrEqualTo(150).allMatch(l -> l.length() <= 116);
+        assertThat(lines).hasSizeLessThanOrEqualTo(175).allMatch(l -> l.length() <= 116);
+        assertThat(story.out()).as("no line cut inside a word, no bare count").doesNotContain("+1 more")
+                .doesNotContainPattern("\\w…\\n");
         assertThat(story.out()).doesNotContain("\\\"").doesNotContain("{\"").doesNotContain("\u001B[")
                 .contains("0. The naive way").contains("a reader sees: alice 75.00, bob 50.00: 125.00 of 150.00")
                 .contains("update accounts alice: balance -2500")
