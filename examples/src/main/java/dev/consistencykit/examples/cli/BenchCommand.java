@@ -70,8 +70,9 @@ final class BenchCommand implements Callable<Integer> {
             progress.done();
             boolean partial = Bench.stopped();
             if (parent.json) {
-                out.println(Json.line(report.json().append("interrupted", partial)));
+                out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
             } else {
+                out.println(setting(target));
                 out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
                         + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"
                         + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
@@ -98,8 +99,9 @@ final class BenchCommand implements Callable<Integer> {
             progress.done();
             boolean partial = Bench.stopped();
             if (parent.json) {
-                out.println(Json.line(report.json().append("interrupted", partial)));
+                out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
             } else {
+                out.println(setting(target));
                 Document x = report.extra();
                 String tenths = partial ? "" : String.format(" (first tenth %.0f, last tenth %.0f)",
                         x.getDouble("opsPerSecFirstTenth"), x.getDouble("opsPerSecLastTenth"));
@@ -113,5 +115,26 @@ final class BenchCommand implements Callable<Integer> {
             }
             return partial ? ExitCodes.INTERRUPTED : 0;
         }
+    }
+
+    /**
+     * Where the figures were measured: the machine's processors and load (another process busy beside the bench
+     * lowers them), and the server: the embedded one unless {@code --uri} names another.
+     */
+    static String setting(MongoTarget target) {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        double load = os.getSystemLoadAverage();
+        return String.format(java.util.Locale.ROOT, "measured on %d CPU(s), load average %s over the last minute;"
+                + " server: %s", os.getAvailableProcessors(), load < 0 ? "unknown" : String.format(
+                java.util.Locale.ROOT, "%.2f", load), target.isEmbedded() ? "the embedded server, in this process"
+                + " (its figures are CPU, not network: --uri measures your server)" : target.description());
+    }
+
+    private static Document setting(Document json, MongoTarget target) {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        return json.append("cpus", os.getAvailableProcessors()).append("loadAverage", os.getSystemLoadAverage())
+                .append("server", target.isEmbedded() ? "embedded" : target.description());
     }
 }

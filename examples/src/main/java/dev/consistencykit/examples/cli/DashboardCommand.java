@@ -60,8 +60,8 @@ final class DashboardCommand implements Callable<Integer> {
     String bind;
 
     @Option(names = "--actions",
-            description = "let the page recover instances and operations and replay dead jobs; each action needs"
-                    + " the token printed at start")
+            description = "let the page recover instances and operations, and replay, discard or delete dead jobs;"
+                    + " each action needs the token printed at start")
     boolean actions;
 
     @Option(names = "--refresh", paramLabel = "DURATION", defaultValue = "2s",
@@ -71,7 +71,8 @@ final class DashboardCommand implements Callable<Integer> {
 
     @Option(names = "--demo",
             description = "first fill an empty database (default " + DEMO_DATABASE + ") with every pattern in every"
-                    + " state, crashed operations included, to look around")
+                    + " state, crashed operations included (interrupted from the first poll: --stale-after 0 unless"
+                    + " given), to look around")
     boolean demo;
 
     @Override
@@ -105,8 +106,12 @@ final class DashboardCommand implements Callable<Integer> {
             }
             OperatorOptions.Scope scope = options.scope(target, out);
             String token = actions ? newToken() : null;
+            // the demo's operations were left by crashes and nothing drives them: interrupted from the first poll,
+            // unless --stale-after says otherwise
+            Duration staleAfter = demo && !spec.commandLine().getParseResult().hasMatchedOption("--stale-after")
+                    ? Duration.ZERO : options.staleAfter;
             DashboardSettings settings = new DashboardSettings().actionsEnabled(actions).token(token)
-                    .staleAfter(options.staleAfter).refreshEvery(refresh);
+                    .staleAfter(staleAfter).refreshEvery(refresh);
             Dashboard dashboard = Dashboard.of(scope.db(), settings);
             DashboardHttpServer server;
             try {

@@ -31,6 +31,11 @@ final class Progress implements Consumer<String> {
         lastLength = line.length();
     }
 
+    /** Whether it draws (on a terminal, without {@code --json}). */
+    boolean enabled() {
+        return enabled;
+    }
+
     /** Clears the progress line. */
     void done() {
         if (enabled && lastLength > 0) {

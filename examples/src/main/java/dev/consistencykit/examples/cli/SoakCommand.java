@@ -20,6 +20,9 @@ import picocli.CommandLine.Model.CommandSpec;
                 + " every invariant on data read back.")
 final class SoakCommand implements Callable<Integer> {
 
+    /** How often a soak not on a terminal prints a progress line. */
+    static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
+
     @ParentCommand
     ConsistencyKitCli parent;
 
@@ -54,7 +57,22 @@ final class SoakCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
         String uri = parent.uri != null ? parent.uri : System.getenv("MONGODB_URI");
-        Soak.Report report = Soak.run(new Soak.Settings(duration, workers, seed, uri, database), progress);
+        PrintWriter err = spec.commandLine().getErr();
+        long[] lastLine = {System.nanoTime() - PROGRESS_EVERY.toNanos()};
+        // a long command says what it does: the start line and every phase whole, the kills every 10 s, on standard
+        // error (standard output stays the result); on a terminal the in-place line as well
+        Soak.Report report = Soak.run(new Soak.Settings(duration, workers, seed, uri, database), step -> {
+            long now = System.nanoTime();
+            boolean phase = !step.contains("killed with SIGKILL");
+            if (!progress.enabled() && (phase || now - lastLine[0] >= PROGRESS_EVERY.toNanos())) {
+                err.println(step);
+                err.flush();
+                if (!phase) {
+                    lastLine[0] = now;
+                }
+            }
+            progress.accept(step);
+        });
         progress.done();
         if (parent.json) {
             out.println(Json.line(report.json()));

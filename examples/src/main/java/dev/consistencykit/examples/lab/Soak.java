@@ -167,7 +167,10 @@ public final class Soak {
                         + " invariants on data it seeded itself, so it runs in a new database only");
             }
             seed(db);
-            progress.accept("seeded " + database + " on " + MongoTarget.redact(uri));
+            progress.accept("soak: database " + database + " on " + MongoTarget.redact(uri) + ", "
+                    + settings.workersPerPattern() + " worker process(es) for each of " + PATTERNS + ", killed and"
+                    + " restarted for " + settings.duration().toSeconds() + " s (kill schedule seed " + settings.seed()
+                    + ")");
             Random random = new Random(settings.seed());
             List<String> workerPatterns = new ArrayList<>();
             for (String pattern : PATTERNS) {

@@ -82,6 +82,23 @@ class DashboardCommandTest {
     }
 
     @Test
+    void shouldShowTheDemosCrashedOperationsInterruptedFromTheFirstPoll(MongoDatabase db) throws Exception {
+        Running demo = start("--uri", uri(), "--json", "dashboard", "--database", db.getName() + "_demo", "--demo",
+                "--port", "0");
+        try {
+            URI page = URI.create(demo.json().getString("url"));
+            Document overview = Document.parse(send(HttpRequest.newBuilder(page.resolve("api/overview")).GET()).body());
+            assertThat(overview.get("staleAfterSeconds", Number.class).doubleValue()).isZero();
+            long interrupted = overview.getList("instances", Document.class).stream()
+                    .mapToLong(i -> i.get("interrupted", Number.class).longValue()).sum();
+            assertThat(interrupted).as(overview.toJson()).isGreaterThanOrEqualTo(5);
+        } finally {
+            assertThat(demo.stop()).isEqualTo(ExitCodes.INTERRUPTED);
+            MongoTarget.fromEnvironment().client().getDatabase(db.getName() + "_demo").drop();
+        }
+    }
+
+    @Test
     void shouldServeReadOnlyWithoutActionsAndRecoverWithTheTokenItPrinted(MongoDatabase db) throws Exception {
         InspectRecoverCommandTest.interruptEveryPattern(db);
         Running readOnly = start("--uri", uri(), "--json", "dashboard", "--database", db.getName(), "--port", "0");

@@ -15,6 +15,15 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldSayWhereABenchWasMeasured() {
+        CliTestSupport.Run run = CliTestSupport.run("bench", "versioning", "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).containsPattern("measured on \\d+ CPU\\(s\\), load average (\\d+\\.\\d\\d|unknown) over the"
+                + " last minute; server: the embedded server, in this process");
+    }
+
+    @Test
     void shouldReportScenariosSeedsAndNoViolationsWhenChaosRuns() {
         CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "two-phase",
                 "--seeds", "5");

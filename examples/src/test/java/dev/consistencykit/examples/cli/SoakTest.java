@@ -29,6 +29,19 @@ class SoakTest {
     }
 
     @Test
+    void shouldSayWhatItDoesWhileItRuns() {
+        CliTestSupport.Run run = CliTestSupport.run("soak", "--seconds", "3");
+
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        assertThat(run.err()).as("the start line: server, database, workers, duration")
+                .containsPattern("soak: database \\S*soak_\\S+ on (embedded|mongodb://\\S+), 1 worker process\\(es\\) for each of"
+                        + " \\[two-phase, job-queue, log-reconciliation\\], killed and restarted for 3 s")
+                .contains("killed with SIGKILL and restarted")
+                .contains("workers stopped; recovering every pattern and checking its invariants");
+        assertThat(run.out()).startsWith("soak: ");
+    }
+
+    @Test
     void shouldRefuseANonPositiveDuration() {
         CliTestSupport.Run run = CliTestSupport.run("soak", "--seconds", "0");
 
