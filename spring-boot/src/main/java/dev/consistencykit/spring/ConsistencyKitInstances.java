@@ -60,7 +60,8 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
         }
         if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
             register(registry, p.getJobQueue(), dev.consistencykit.jobqueue.JobQueue.class,
-                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), observer(), key, props, handlers()));
+                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), observer(), key, props, handlers(),
+                            jobListener(key)));
         }
         if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
             register(registry, p.getSyncFlag(), dev.consistencykit.syncflag.SyncFlag.class,
@@ -103,6 +104,25 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
     /** The application's call observer (observations when Micrometer's are there), or none. */
     private CallObserver observer() {
         return beanFactory.getBeanProvider(CallObserver.class).getIfAvailable(() -> CallObserver.NONE);
+    }
+
+    /**
+     * The listener of job queue {@code key}: the application's own {@code JobQueueListener} bean when it has exactly
+     * one; else, with Micrometer and {@code consistency-kit-micrometer} present, one that counts every job event in
+     * {@code consistencykit.events} tagged with the job's type (outcomes per type); else none.
+     */
+    private dev.consistencykit.jobqueue.JobQueueListener jobListener(String key) {
+        dev.consistencykit.jobqueue.JobQueueListener own = beanFactory
+                .getBeanProvider(dev.consistencykit.jobqueue.JobQueueListener.class).getIfUnique();
+        if (own != null) {
+            return own;
+        }
+        ClassLoader loader = getClass().getClassLoader();
+        if (ClassUtils.isPresent("dev.consistencykit.micrometer.ConsistencyKitMeters", loader)
+                && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", loader)) {
+            return JobQueueMeters.listener(beanFactory, key);
+        }
+        return null;
     }
 
     /** Every job handler bean by its job type: {@link TypedJobHandler#jobType()}, or else its bean name. */

@@ -68,7 +68,8 @@ final class InstanceBuilders {
     }
 
     static JobQueue jobQueue(MongoDatabase db, CallObserver observer, String key,
-                             ConsistencyKitProperties.JobQueue p, Map<String, JobHandler> handlers) {
+                             ConsistencyKitProperties.JobQueue p, Map<String, JobHandler> handlers,
+                             dev.consistencykit.jobqueue.JobQueueListener listener) {
         JobQueue.Builder b = shared(JobQueue.builder(db), observer, key, p);
         if (p.getCollection() != null) {
             b.collection(p.getCollection());
@@ -86,6 +87,9 @@ final class InstanceBuilders {
             b.staleAfter(p.getStaleAfter());
         }
         handlers.forEach(b::handler);
+        if (listener != null) {
+            b.listener(listener);
+        }
         return b.build();
     }
 

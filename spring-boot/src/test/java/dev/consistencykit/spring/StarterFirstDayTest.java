@@ -68,6 +68,26 @@ class StarterFirstDayTest {
     }
 
     @Test
+    void shouldCountEachJobsOutcomePerTypeInTheApplicationsRegistry() {
+        TestContexts.runner(database)
+                .withBean(io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .withPropertyValues("consistency-kit.job-queue.mail.max-attempts=1")
+                .withBean("send", dev.consistencykit.jobqueue.JobHandler.class, () -> ctx -> { })
+                .run(context -> {
+                    JobQueue mail = context.getBean("mail", JobQueue.class);
+                    mail.apply(JobRequest.of("send", new Document()));
+                    mail.apply(JobRequest.of("nobody-handles-this", new Document()));
+                    io.micrometer.core.instrument.MeterRegistry registry = context.getBean(
+                            io.micrometer.core.instrument.MeterRegistry.class);
+                    assertThat(registry.get("consistencykit.events").tag("instance", "mail").tag("type", "send")
+                            .tag("event", "onDone").counter().count()).isEqualTo(1.0);
+                    assertThat(registry.get("consistencykit.events").tag("type", "nobody-handles-this")
+                            .tag("event", "onDead").counter().count()).isEqualTo(1.0);
+                });
+    }
+
+    @Test
     void shouldOfferTheDatabaseAsAMongoDatabaseBean() {
         TestContexts.runner(database).run(context -> assertThat(context.getBean(com.mongodb.client.MongoDatabase.class)
                 .getName()).isEqualTo(database));
