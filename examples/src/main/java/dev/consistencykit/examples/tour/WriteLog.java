@@ -95,7 +95,7 @@ public final class WriteLog implements CommandListener, AutoCloseable {
                 String flags = (first.getBoolean("upsert", org.bson.BsonBoolean.FALSE).getValue() ? " (or insert)"
                         : "") + (first.getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? " (every match)"
                         : "");
-                // the other statements of the same command, each named (one round trip writing several documents)
+                // the other statements of the same command, each named (one command writing several documents)
                 StringBuilder more = new StringBuilder();
                 for (int i = 1; i < updates.size(); i++) {
                     BsonDocument next = updates.get(i).asDocument();

@@ -42,6 +42,7 @@ import dev.consistencykit.dashboard.DashboardHttpServer;
 import dev.consistencykit.dashboard.DashboardSettings;
 import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
+import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobWorkers;
@@ -129,6 +130,23 @@ class JavadocSamplesTest {
         strategy.recover(Duration.ofMinutes(1));             // at start-up and periodically
         // javadoc:end
         assertThat(result.id()).isEqualTo(transfer.id());
+    }
+
+    @Test
+    void deadJobs(MongoDatabase db) {
+        JobQueue queue = JobQueue.builder(db)
+                .handler("email", ctx -> {
+                    throw new IllegalStateException("timeout");
+                }).build();
+        OperationId id = queue.enqueue(JobRequest.of("email",
+                new Document()).withMaxAttempts(1));
+        queue.processNext();
+        // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/DeadJobs.java
+        queue.replayDead(DeadJobs.all().ofType("email").errorContaining("timeout"));
+        queue.discardDead(DeadJobs.ids(List.of(id)));
+        // javadoc:end
+        assertThat(queue.dead(0, 10)).as("replayed, so not dead, so not discarded").isEmpty();
+        assertThat(queue.status().count("todo")).isEqualTo(1);
     }
 
     @Test

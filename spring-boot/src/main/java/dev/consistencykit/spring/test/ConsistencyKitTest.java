@@ -26,18 +26,9 @@ import org.springframework.test.context.junit.jupiter.SpringExtension;
  * ({@code consistency-kit.job-queue.<name>.workers=0} in {@link #properties()} lets the test run jobs with
  * {@code processNext()}).
  *
- * <pre>{@code
- * @ConsistencyKitTest
- * class ShippingTest {
- *     @Autowired JobQueue shipping;
- *
- *     @Test
- *     void shipsAnOrderOnce() {
- *         shipping.enqueue(JobRequest.of("ship", new Document("order", "o1")));
- *         assertThat(shipping.processNext()).hasValueSatisfying(r -> assertThat(r.isCommitted()).isTrue());
- *     }
- * }
- * }</pre>
+ * <p>Annotate a test class with it and inject the instances by name ({@code @Autowired JobQueue shipping}); the sample
+ * application's {@code ShippingSliceTest} (in {@code examples/spring-boot-sample}) is one, run on the embedded server
+ * and, in this project's CI, on a real engine.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
