@@ -87,6 +87,59 @@ class StarterFirstDayTest {
                 });
     }
 
+    /**
+     * The Actuator's dead-letter writes with the starter's own workers running the queue: replayed jobs run again
+     * (and die again), discarded ones never run again, deleted ones are gone or reduced to their id.
+     */
+    @Test
+    void shouldReplayDiscardAndDeleteDeadJobsThroughTheEndpointWhileWorkersRun() {
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        TestContexts.runner(database)
+                .withPropertyValues("consistency-kit.job-queue.mail.workers=2",
+                        "consistency-kit.job-queue.mail.max-attempts=1")
+                .withBean("send", dev.consistencykit.jobqueue.JobHandler.class, () -> ctx -> {
+                    runs.incrementAndGet();
+                    throw new IllegalStateException("smtp refused " + ctx.payload().getString("to"));
+                })
+                .run(context -> {
+                    JobQueue mail = context.getBean("mail", JobQueue.class);
+                    for (String id : java.util.List.of("a", "b", "c", "d")) {
+                        mail.enqueue(JobRequest.of("send", new Document("to", id)).withId(OperationId.of(id)));
+                    }
+                    awaitDead(mail, 4, runs, 4);
+                    ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
+
+                    assertThat(endpoint.deadJobs("mail", "replay", "send", "refused a", null, null).getBody().jobs())
+                            .isEqualTo(1);
+                    awaitDead(mail, 4, runs, 5);   // a worker ran it again; it failed again
+                    assertThat(endpoint.deadJobs("mail", "discard", null, null, java.util.List.of("b", "c"), null)
+                            .getBody().jobs()).isEqualTo(2);
+                    assertThat(endpoint.deadJobs("mail", "delete", null, null, java.util.List.of("d"), null)
+                            .getBody().jobs()).isEqualTo(1);
+                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, true).getBody().jobs())
+                            .as("only a is still dead").isEqualTo(1);
+                    awaitDead(mail, 1, runs, 6);
+
+                    var jobs = context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs");
+                    assertThat(jobs.find(new Document("_id", "b")).first().getString("state")).isEqualTo("discarded");
+                    assertThat(jobs.find(new Document("_id", "c")).first().getString("state")).isEqualTo("discarded");
+                    Document d = jobs.find(new Document("_id", "d")).first();
+                    assertThat(d == null || d.containsKey("compactedAt")).isTrue();
+                    assertThat(runs.get()).as("discarded and deleted jobs never ran again").isEqualTo(6);
+                });
+    }
+
+    /** Waits, bounded, until {@code dead} jobs are dead after {@code runs} runs in all. */
+    private static void awaitDead(JobQueue queue, long dead, java.util.concurrent.atomic.AtomicInteger runs,
+                                  int expectedRuns) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while ((runs.get() < expectedRuns || queue.status().count("dead") != dead) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(runs.get()).isEqualTo(expectedRuns);
+        assertThat(queue.status().count("dead")).isEqualTo(dead);
+    }
+
     @Test
     void shouldOfferTheDatabaseAsAMongoDatabaseBean() {
         TestContexts.runner(database).run(context -> assertThat(context.getBean(com.mongodb.client.MongoDatabase.class)
