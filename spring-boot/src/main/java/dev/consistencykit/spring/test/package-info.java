@@ -1,0 +1,2 @@
+/** {@code @ConsistencyKitTest}: a test slice for an application's own handlers and services on consistency-kit. */
+package dev.consistencykit.spring.test;
