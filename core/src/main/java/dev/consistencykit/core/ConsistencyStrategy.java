@@ -2,6 +2,8 @@ package dev.consistencykit.core;
 
 import java.time.Duration;
 
+import dev.consistencykit.core.spi.RecordReleases;
+
 /**
  * One pattern for making a multi-document change reliable without native transactions.
  *

@@ -1,5 +1,7 @@
 package dev.consistencykit.core;
 
+import dev.consistencykit.core.spi.RequiredIndexes;
+
 /**
  * {@code ensureIndexes()} could not build a unique index because documents already share a key it must keep unique
  * (written while the index was missing). The message lists them, up to

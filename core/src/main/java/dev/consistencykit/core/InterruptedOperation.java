@@ -3,6 +3,8 @@ package dev.consistencykit.core;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.spi.Checks;
+
 /**
  * One operation that was started and has not finished, whose owner has made no progress for a while: what
  * {@link ConsistencyStrategy#recover(Duration)} would finish or undo.

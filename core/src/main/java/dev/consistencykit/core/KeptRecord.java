@@ -3,6 +3,8 @@ package dev.consistencykit.core;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.spi.RecordReleases;
+
 /**
  * An operation's record that its writer has not released ({@link RecordReleases}): kept from prune and archive so that
  * a late retry of the writer's record write finds it rather than inserts it again. A writer that lives releases its

@@ -3,6 +3,8 @@ package dev.consistencykit.core;
 import java.time.Duration;
 import java.util.Objects;
 
+import dev.consistencykit.core.spi.Checks;
+
 /**
  * One periodic step a pattern needs (a recovery pass, a prune, a relay): idempotent, safe from every process at once,
  * and what {@link Maintenance} runs on a schedule.

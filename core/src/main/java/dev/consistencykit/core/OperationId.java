@@ -4,6 +4,8 @@ import java.util.Objects;
 
 import org.bson.types.ObjectId;
 
+import dev.consistencykit.core.spi.Ids;
+
 /**
  * The id of one operation (a transaction, a job, a change set…), stored as the {@code _id} of the
  * document that records its intent. A caller that supplies its own id makes {@code submit} and

@@ -12,6 +12,13 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoInterruptedException;
 import com.mongodb.MongoOperationTimeoutException;
 
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.Deadline;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.Transition;
+import dev.consistencykit.core.spi.UpdateOutcome;
+
 /**
  * Retry of transient errors with bounded exponential back-off and jitter.
  *
@@ -138,7 +145,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
                 }
                 maybeSent |= kind == MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED;
                 Duration delay = delay(attempt);
-                if (attempt >= maxAttempts || Calls.remainingNanos() < delay.toNanos()) {
+                if (attempt >= maxAttempts || Deadline.remainingNanos() < delay.toNanos()) {
                     if (maybeSent) {
                         throw new OutcomeUnknownException(instanceName, documentId, what
                                 + ": no acknowledgement after " + attempt + " attempts; it may or may not have"

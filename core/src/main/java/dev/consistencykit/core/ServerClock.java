@@ -13,6 +13,8 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.spi.Checks;
+
 /**
  * An estimate of the server's clock, used to judge how stale an operation is and when a lease expires.
  *

@@ -8,6 +8,11 @@ import java.util.function.Supplier;
 
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.DriverFloor;
+import dev.consistencykit.core.spi.WriteConcerns;
+
 /**
  * What every pattern's builder shares: the database, the configuration it writes into, and the setters of the
  * settings every configuration has (name, retry policy, clock, operation timeout). A pattern's setter writes one

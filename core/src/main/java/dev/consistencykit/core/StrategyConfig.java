@@ -8,6 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+
 /**
  * What every pattern's configuration shares (the instance name, the retry policy, the local clock, the bound of one
  * call), and how every configuration works, the way Failsafe's policy configurations do: a configuration is a set of

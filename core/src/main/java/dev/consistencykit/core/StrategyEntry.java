@@ -6,6 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Counters;
+import dev.consistencykit.core.spi.DriverFloor;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.StrategyEngine;
+
 /**
  * The shape every pattern's entry type shares, written once: its configuration and name, and the lifecycle calls
  * that go to its engine through its call boundary ({@link Calls}: deadline, typed errors, interruption). A pattern's

@@ -20,7 +20,7 @@ import dev.consistencykit.embedded.EmbeddedMongo;
  * {@code MongoTestExtension} does the same for every other module; core cannot depend on the testkit, which depends
  * on it.)
  */
-final class ServerDatabases implements ParameterResolver, AfterEachCallback {
+public final class ServerDatabases implements ParameterResolver, AfterEachCallback {
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(
             ServerDatabases.class);

@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 
+import dev.consistencykit.core.spi.Checks;
+
 /**
  * A configuration is fields, getters and a builder's setters: equality, hash code, text and copies cover every field
  * without a line per setting, and {@code build()} hands out a checked copy.

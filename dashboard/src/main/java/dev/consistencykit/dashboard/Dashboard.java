@@ -33,7 +33,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;

@@ -3,7 +3,7 @@ package dev.consistencykit.dashboard;
 import java.time.Duration;
 import java.util.Objects;
 
-import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.spi.Checks;
 
 /**
  * How a {@link Dashboard} behaves: read-only unless actions are enabled, and then only for a request that carries the

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 import com.google.common.base.Splitter;
 
-import dev.consistencykit.core.DriverFloor;
 import dev.consistencykit.core.UnsafeConfigurationException;
+import dev.consistencykit.core.spi.DriverFloor;
 
 /**
  * With a driver older than the floor on the class path (what an older Spring Boot line manages), building an entry

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-import dev.consistencykit.core.DriverFloor;
+import dev.consistencykit.core.spi.DriverFloor;
 
 /**
  * This module's class path holds the lowest supported driver, so the compatibility tests it runs (every pattern's,

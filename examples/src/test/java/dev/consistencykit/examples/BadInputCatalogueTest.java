@@ -30,9 +30,9 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.Change;

@@ -5,7 +5,7 @@ import org.bson.conversions.Bson;
 
 import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.spi.UpdateOutcome;
 
 /** What a {@link JobHandler} gets: the job, and helpers that keep its effects to one per job. */
 public interface JobContext {

@@ -19,28 +19,28 @@ import org.bson.conversions.Bson;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.FilterGrammar;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.OwnerIds;
-import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyEntry;
-import dev.consistencykit.core.UpdateGrammar;
-import dev.consistencykit.core.Values;
-import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.FilterGrammar;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.OwnerIds;
+import dev.consistencykit.core.spi.PatternRegistry;
+import dev.consistencykit.core.spi.UpdateGrammar;
+import dev.consistencykit.core.spi.Values;
+import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
 /**
@@ -53,7 +53,7 @@ import dev.consistencykit.jobqueue.internal.JobEngine;
  * whose lease was taken over (paused, partitioned) can neither mark the job done or failed nor re-apply an effect,
  * however late it wakes. Safety never depends on clocks; leases only decide when another worker may take over.
  *
- * <p><b>What it leaves on documents.</b> {@link JobContext#applyOnce} runs the {@link dev.consistencykit.core.OnceEffects}
+ * <p><b>What it leaves on documents.</b> {@link JobContext#applyOnce} runs the {@link dev.consistencykit.core.spi.OnceEffects}
  * lifecycle: a reservation in {@code reservedJobs}, then the effect with a mark in {@code appliedJobs}, both removed
  * when the job is done. A document carries marks only of the jobs in flight on it (and of dead jobs, which a replay
  * may run again), never of every job that ever touched it.

@@ -16,11 +16,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.jobqueue.internal.JobEngine;
 
 /**

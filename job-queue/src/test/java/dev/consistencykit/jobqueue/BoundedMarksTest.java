@@ -117,11 +117,11 @@ class BoundedMarksTest {
 
     /**
      * Every job's record write was acknowledged before anyone paused, so the instances that wrote them released them
-     * in their maintenance meanwhile ({@link dev.consistencykit.core.RecordReleases}): pruning may remove them, and
+     * in their maintenance meanwhile ({@link dev.consistencykit.core.spi.RecordReleases}): pruning may remove them, and
      * what refuses a late writer here is its fencing and the outbox marks, not the record.
      */
     private static void releasedByTheirInstances(MongoDatabase db) {
-        db.getCollection("jobs").updateMany(new Document(), Updates.unset(dev.consistencykit.core.RecordReleases.FIELD));
+        db.getCollection("jobs").updateMany(new Document(), Updates.unset(dev.consistencykit.core.spi.RecordReleases.FIELD));
     }
 
     @Test

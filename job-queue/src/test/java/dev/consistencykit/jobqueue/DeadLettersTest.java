@@ -21,8 +21,8 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** An operator's dead letters: replay in bulk, discard, delete, each by type, error text or id, raced by workers. */

@@ -14,8 +14,8 @@ import org.bson.Document;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.spi.RecordReleases;
 
 /** The workloads of the tests: "A and B become friends", and counters, both idempotent per job. */
 final class Friends {

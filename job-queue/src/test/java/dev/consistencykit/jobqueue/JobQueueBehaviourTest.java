@@ -29,7 +29,7 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.testkit.AfterCommand;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.FaultInjector;

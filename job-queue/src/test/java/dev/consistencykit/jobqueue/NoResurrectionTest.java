@@ -17,7 +17,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;

@@ -317,7 +317,7 @@ class OutboxInsertTest {
         queue.insertWith(db.getCollection(ORDERS), new Document("_id", "o1"), ship("o1"));
         queue.processNext();
         db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateMany(new Document(), Updates.unset(
-                dev.consistencykit.core.RecordReleases.FIELD));   // as if its relayer had released it
+                dev.consistencykit.core.spi.RecordReleases.FIELD));   // as if its relayer had released it
         assertThat(Friends.prunerDaysAhead(db).prune()).as("held by its call until the call's instance releases it")
                 .isZero();
 

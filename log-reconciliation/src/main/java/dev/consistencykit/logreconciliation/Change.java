@@ -2,8 +2,8 @@ package dev.consistencykit.logreconciliation;
 
 import java.util.Objects;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.spi.Ids;
 
 /**
  * One account change of a ledger transaction: a credit or a debit of a positive amount in integer minor units.

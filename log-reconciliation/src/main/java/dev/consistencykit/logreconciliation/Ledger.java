@@ -12,19 +12,19 @@ import java.util.Set;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyEntry;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**

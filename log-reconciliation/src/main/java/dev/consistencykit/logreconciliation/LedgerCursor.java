@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.logreconciliation.internal.LedgerEngine;
 
 /**

@@ -57,7 +57,7 @@ class LedgerUnderArchiveTest {
         // the caller's append was acknowledged before it was held: its instance's maintenance, running in another
         // thread meanwhile, released it (RecordReleases), so the archiver may move it
         db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).updateMany(new Document(),
-                com.mongodb.client.model.Updates.unset(dev.consistencykit.core.RecordReleases.FIELD));
+                com.mongodb.client.model.Updates.unset(dev.consistencykit.core.spi.RecordReleases.FIELD));
         assertThat(Books.archiver(db).archive(Duration.ZERO)).isEqualTo(1);
         held.release();
         OperationResult result = applying.get(30, TimeUnit.SECONDS);

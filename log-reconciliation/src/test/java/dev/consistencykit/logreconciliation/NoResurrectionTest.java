@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;

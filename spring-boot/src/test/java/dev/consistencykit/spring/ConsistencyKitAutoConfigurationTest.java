@@ -20,9 +20,9 @@ import com.mongodb.client.model.Updates;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
-import dev.consistencykit.core.DriverFloor;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.spi.DriverFloor;
+import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;

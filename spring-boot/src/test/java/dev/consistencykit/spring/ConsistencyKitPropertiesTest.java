@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import dev.consistencykit.core.Maintenance;
-import dev.consistencykit.core.PatternRegistry;
+import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.syncflag.SyncFlag;

@@ -13,22 +13,22 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.StrategyEntry;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.StrategyEntry;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.syncflag.internal.SyncEngine;
 
 /**

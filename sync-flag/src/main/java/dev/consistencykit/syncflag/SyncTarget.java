@@ -6,7 +6,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.Names;
+import dev.consistencykit.core.spi.Names;
 
 /**
  * Where copies of a master's fields live: a collection, the field holding the master's id, the copied fields, and

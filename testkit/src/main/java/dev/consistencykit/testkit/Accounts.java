@@ -10,7 +10,7 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.spi.Ids;
 
 /**
  * Bank accounts for workloads and the invariants of money, read back from the server: the total is conserved,

@@ -21,8 +21,8 @@ import java.util.function.Predicate;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.spi.Checks;
 
 /**
  * Seeded random chaos: many workers run operations through fault injectors that crash, pause and fail writes at a

@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.spi.Checks;
 
 /**
  * A recovery pass that meets a record whose writes conflict with a concurrent writer on every attempt (a real engine

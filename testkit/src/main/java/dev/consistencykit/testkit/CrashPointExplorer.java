@@ -17,8 +17,8 @@ import java.util.function.Predicate;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.spi.Checks;
 
 /**
  * Crashes an operation at every write it sends, in every {@link FaultMode}, and checks that recovery in a fresh

@@ -20,8 +20,8 @@ import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.testkit.internal.FaultInjectingProxies;
 
 /**

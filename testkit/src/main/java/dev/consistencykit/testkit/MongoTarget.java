@@ -12,7 +12,7 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 
-import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.embedded.EmbeddedMongo;
 
 /**

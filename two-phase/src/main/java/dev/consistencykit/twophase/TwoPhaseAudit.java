@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import dev.consistencykit.core.Ids;
+import dev.consistencykit.core.spi.Ids;
 
 /**
  * What {@link TwoPhaseCommit#audit(String)} found, read from the database.

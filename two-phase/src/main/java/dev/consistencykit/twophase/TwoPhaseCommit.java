@@ -12,23 +12,23 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Calls;
-import dev.consistencykit.core.Checks;
 import dev.consistencykit.core.Guarantees;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.MaintenanceStep;
-import dev.consistencykit.core.Names;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
-import dev.consistencykit.core.OwnerIds;
-import dev.consistencykit.core.PatternRegistry;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyEntry;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Calls;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.OwnerIds;
+import dev.consistencykit.core.spi.PatternRegistry;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.internal.TransactionEngine;
 
 /**
@@ -42,7 +42,7 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  * that wakes after recovery took over, however late, can neither apply twice nor apply under a canceled transaction:
  * a participant is first reserved for the owner's attempt, the owner checks its fencing token after reserving, and
  * the prepare applies only under that attempt's own reservation, which whoever finishes the transaction consumes or
- * removes (see {@link dev.consistencykit.core.OnceEffects}). Nothing is left on a participant once a transaction has
+ * removes (see {@link dev.consistencykit.core.spi.OnceEffects}). Nothing is left on a participant once a transaction has
  * settled there, so a hot document carries only the transactions in flight on it. A lost acknowledgement is retried
  * and recognised, never reported as a failure. Safety never depends on clocks.
  *

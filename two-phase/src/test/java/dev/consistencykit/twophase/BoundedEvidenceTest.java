@@ -22,13 +22,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.MarkerWrite;
-import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.MarkerWrite;
+import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.MongoTarget;
@@ -78,12 +78,12 @@ class BoundedEvidenceTest {
 
     /**
      * The zombie's record write was acknowledged before it paused, so its instance's maintenance, running in another
-     * thread meanwhile, released the record ({@link dev.consistencykit.core.RecordReleases}): pruning may then remove
+     * thread meanwhile, released the record ({@link dev.consistencykit.core.spi.RecordReleases}): pruning may then remove
      * it, and what refuses the zombie is its fencing, not the record.
      */
     private static void releasedByItsInstance(MongoDatabase db) {
         db.getCollection(Bank.TRANSACTIONS).updateMany(new Document(), com.mongodb.client.model.Updates.unset(
-                dev.consistencykit.core.RecordReleases.FIELD));
+                dev.consistencykit.core.spi.RecordReleases.FIELD));
     }
 
     @Test

@@ -17,8 +17,8 @@ import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
-import dev.consistencykit.core.Checks;
+import dev.consistencykit.core.spi.Checks;
 
 /**
  * How much history {@link VersionedStore#prune()} keeps per root. The current version is always kept; time travel to

@@ -14,8 +14,8 @@ import org.bson.Document;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 
-import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Values;
 
 /**
  * One committed version of a root's whole tree, exactly as it was committed.

@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
 

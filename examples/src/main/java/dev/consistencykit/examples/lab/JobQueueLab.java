@@ -19,7 +19,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;

@@ -10,14 +10,14 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.ConditionalUpdates;
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.MarkerWrite;
-import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.RetryPolicy;
-import dev.consistencykit.core.Transition;
-import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.MarkerWrite;
+import dev.consistencykit.core.spi.OnceEffects;
+import dev.consistencykit.core.spi.Transition;
+import dev.consistencykit.core.spi.UpdateOutcome;
 
 /** The README's core-helpers sample. */
 public final class CoreHelpersSample {

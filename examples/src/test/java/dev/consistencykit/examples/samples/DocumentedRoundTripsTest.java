@@ -24,12 +24,12 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.ConditionalUpdates;
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.MarkerWrite;
-import dev.consistencykit.core.OnceEffects;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.Transition;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.MarkerWrite;
+import dev.consistencykit.core.spi.OnceEffects;
+import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.logreconciliation.Ledger;
@@ -96,9 +96,9 @@ class DocumentedRoundTripsTest {
             new Claim("docs/patterns/sync-flag.md", "3 round trips per rename with one target", "rename one target"),
             new Claim("docs/patterns/two-phase.md", "7 round trips for a two-account transfer", "transfer"),
             new Claim("docs/peers.md", "why 7 round trips, what the manual's", "transfer"),
-            new Claim("core/src/main/java/dev/consistencykit/core/ConditionalUpdates.java",
+            new Claim("core/src/main/java/dev/consistencykit/core/spi/ConditionalUpdates.java",
                     "the common path costs one round trip", "transition"),
-            new Claim("core/src/main/java/dev/consistencykit/core/OnceEffects.java",
+            new Claim("core/src/main/java/dev/consistencykit/core/spi/OnceEffects.java",
                     "One round trip when nothing else is in flight on the documents", "settle alone"),
             new Claim("job-queue/src/main/java/dev/consistencykit/jobqueue/JobQueue.java",
                     "Costs two round trips more than a plain update", "enqueueWith extra"),

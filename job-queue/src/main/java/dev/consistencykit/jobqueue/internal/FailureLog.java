@@ -7,7 +7,7 @@ import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
 
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Values;
 
 /**
  * One WARN line per failed attempt, bounded: at most {@link #LINES_PER_WINDOW} lines per {@link #WINDOW} per queue

@@ -33,13 +33,13 @@ import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationId;
-import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.Values;
-import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.Values;
+import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;

@@ -32,14 +32,14 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.ConditionalUpdates;
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.UpdateOutcome;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.UpdateOutcome;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 

@@ -25,7 +25,7 @@ import com.mongodb.client.model.Projections;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerUnavailableException;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Values;
 
 /**
  * Several balances that count every transaction entirely or not at all: the caches, the log entries after them (and

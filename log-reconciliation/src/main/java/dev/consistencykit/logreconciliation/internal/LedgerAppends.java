@@ -42,13 +42,13 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Calls;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.core.spi.Deadline;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
@@ -95,7 +95,7 @@ final class LedgerAppends {
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
         int attempt = 0;
-        while (++attempt <= MAX_APPEND_ATTEMPTS && (attempt == 1 || Calls.remainingNanos() > 0)) {
+        while (++attempt <= MAX_APPEND_ATTEMPTS && (attempt == 1 || Deadline.remainingNanos() > 0)) {
             for (Change c : p.tx().changes()) {
                 seqs.put(c.account(), nextSeq(c.account()));
             }

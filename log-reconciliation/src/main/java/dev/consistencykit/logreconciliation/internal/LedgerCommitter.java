@@ -46,12 +46,12 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;

@@ -35,12 +35,12 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OperationView;
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.StateSnapshot;
-import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.StateSnapshot;
+import dev.consistencykit.core.spi.StrategyEngine;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerListener;
@@ -95,7 +95,7 @@ public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
      */
     @Override
     public java.util.List<dev.consistencykit.core.KeptRecord> kept(Duration olderThan, int limit) {
-        return dev.consistencykit.core.RecordReleases.kept(fields.ledger, "ts", fields.clock,
+        return dev.consistencykit.core.spi.RecordReleases.kept(fields.ledger, "ts", fields.clock,
                 fields.clock.cutoff(olderThan), limit);
     }
 

@@ -31,8 +31,8 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;

@@ -36,10 +36,10 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.StrategyStatus;
+import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
 import dev.consistencykit.syncflag.SyncTarget;

@@ -22,9 +22,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
-import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.ReadSettings;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.ReadSettings;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncState;

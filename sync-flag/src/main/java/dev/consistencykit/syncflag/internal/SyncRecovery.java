@@ -28,10 +28,10 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 

@@ -38,10 +38,10 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.syncflag.MasterMissingException;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;

@@ -62,8 +62,8 @@ import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.result.UpdateResult;
 
-import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.testkit.MongoTarget;
 
 /**

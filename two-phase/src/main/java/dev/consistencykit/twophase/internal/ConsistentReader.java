@@ -24,9 +24,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Projections;
 
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.RecordReleases;
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.TransactionState;
 

@@ -19,7 +19,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
 
-import dev.consistencykit.core.MongoErrors;
+import dev.consistencykit.core.spi.MongoErrors;
 
 /**
  * Applies a stored participant update to a copy of a document <em>on the server</em>, so that a reader sees the

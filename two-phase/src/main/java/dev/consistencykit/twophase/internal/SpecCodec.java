@@ -20,11 +20,11 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.client.model.Filters;
 
-import dev.consistencykit.core.IncOverflow;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.Names;
-import dev.consistencykit.core.UpdateGrammar;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.IncOverflow;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.UpdateGrammar;
+import dev.consistencykit.core.spi.Values;
 
 /**
  * Validates participant updates and preconditions, and stores them in a form a document can hold. An update is
@@ -32,7 +32,7 @@ import dev.consistencykit.core.Values;
  * cannot portably store {@code $}-prefixed or dotted keys, and a whitelist of operators keeps every stored spec one
  * that recovery can replay. Rejections are {@link InvalidInputException}s naming the field and the value.
  */
-public final class SpecCodec {
+final class SpecCodec {
 
     static final Set<String> UPDATE_OPERATORS = Set.of("set", "unset", "inc", "mul", "min", "max", "push", "pull",
             "addToSet", "currentDate");

@@ -23,10 +23,10 @@ import org.bson.Document;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.Names;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Names;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseTransaction;

@@ -29,12 +29,12 @@ import org.bson.conversions.Bson;
 
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.ConditionalUpdates;
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.GuardedResult;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.Transition;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.twophase.ArithmeticOverflowException;
 import dev.consistencykit.twophase.InsufficientFundsException;
 import dev.consistencykit.twophase.ParticipantMissingException;
@@ -211,8 +211,8 @@ final class TransactionDriving {
         }
     }
 
-    static dev.consistencykit.core.LeaseFields tokenFields() {
-        return new dev.consistencykit.core.LeaseFields(OWNER, LEASE, TOKEN);
+    static dev.consistencykit.core.spi.LeaseFields tokenFields() {
+        return new dev.consistencykit.core.spi.LeaseFields(OWNER, LEASE, TOKEN);
     }
 
     // ---------------------------------------------------------------- results

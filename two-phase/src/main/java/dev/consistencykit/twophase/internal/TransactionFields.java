@@ -22,12 +22,12 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.EffectMarker;
-import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.ReadSettings;
-import dev.consistencykit.core.RecordReleases;
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.Transition;
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseListener;

@@ -30,9 +30,9 @@ import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.RecordReleases;
-import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;

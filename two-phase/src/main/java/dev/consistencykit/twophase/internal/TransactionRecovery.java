@@ -34,11 +34,11 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Checks;
-import dev.consistencykit.core.MongoErrors;
-import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.TransactionState;

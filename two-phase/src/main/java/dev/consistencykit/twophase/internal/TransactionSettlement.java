@@ -22,10 +22,10 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.GuardedResult;
-import dev.consistencykit.core.MarkerWrite;
-import dev.consistencykit.core.OnceEffects;
-import dev.consistencykit.core.UpdateOutcome;
+import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.MarkerWrite;
+import dev.consistencykit.core.spi.OnceEffects;
+import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;

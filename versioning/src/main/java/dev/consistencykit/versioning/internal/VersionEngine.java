@@ -41,14 +41,14 @@ import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.InterruptedOperation;
-import dev.consistencykit.core.MongoErrors;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.StrategyEngine;
 import dev.consistencykit.core.StrategyStatus;
-import dev.consistencykit.core.WriteConcerns;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ItemVersion;
 import dev.consistencykit.versioning.VersionInfo;

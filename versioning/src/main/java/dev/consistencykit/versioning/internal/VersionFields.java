@@ -23,12 +23,12 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 
-import dev.consistencykit.core.Ids;
-import dev.consistencykit.core.PatternRegistry;
-import dev.consistencykit.core.ReadSettings;
-import dev.consistencykit.core.RequiredIndexes;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.PatternRegistry;
+import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionState;
 import dev.consistencykit.versioning.VersionedStoreConfig;

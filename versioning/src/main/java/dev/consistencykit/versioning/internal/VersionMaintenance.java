@@ -41,10 +41,10 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.Passes;
 import dev.consistencykit.core.RecoveryReport;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.versioning.Retention;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.internal.VersionWrites.Attempt;

@@ -47,8 +47,8 @@ import org.bson.types.ObjectId;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.versioning.ItemVersion;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionInfo;

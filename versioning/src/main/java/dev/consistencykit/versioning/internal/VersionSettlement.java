@@ -47,9 +47,9 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 
-import dev.consistencykit.core.Listeners;
-import dev.consistencykit.core.Passes;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Values;
 
 /**
  * Settlement: moves committed versions out of the root into the history collection, marking their documents

@@ -69,12 +69,12 @@ import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
-import dev.consistencykit.core.Ids;
 import dev.consistencykit.core.InvalidInputException;
-import dev.consistencykit.core.Listeners;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
-import dev.consistencykit.core.Values;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.VersionConflictException;

@@ -1,0 +1,120 @@
+package dev.consistencykit.architecture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+
+/**
+ * What is public is what someone outside needs. Core's user package ({@code dev.consistencykit.core}) holds only what
+ * an application names: an error it catches, a type a pattern's public API hands it or takes from it, or one that a
+ * module other than the patterns uses; what only the patterns share lives in {@code core.spi}. A public class of an
+ * {@code internal} package or of {@code core.spi} has a user outside its package.
+ */
+class PublicSurfaceTest {
+
+    private static final Set<String> PATTERNS = Set.of("syncflag", "jobqueue", "twophase", "logreconciliation",
+            "versioning");
+    private static final String CORE = "dev.consistencykit.core";
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.consistencykit");
+
+    private static String module(JavaClass c) {
+        String rest = c.getPackageName().substring("dev.consistencykit.".length());
+        int dot = rest.indexOf('.');
+        return dot < 0 ? rest : rest.substring(0, dot);
+    }
+
+    private static boolean isPattern(JavaClass c) {
+        return PATTERNS.contains(module(c));
+    }
+
+    private static boolean isPatternApi(JavaClass c) {
+        return isPattern(c) && !c.getPackageName().contains(".internal") && c.getModifiers()
+                .contains(JavaModifier.PUBLIC);
+    }
+
+    private static JavaClass top(JavaClass c) {
+        JavaClass t = c;
+        while (t.getEnclosingClass().isPresent()) {
+            t = t.getEnclosingClass().get();
+        }
+        return t;
+    }
+
+    /** Whether {@code type} appears in the public signature of a pattern's public type: supertype, parameter, result. */
+    private static boolean inPatternApi(JavaClass type) {
+        for (JavaClass api : MAIN) {
+            if (!isPatternApi(api)) {
+                continue;
+            }
+            if (api.getAllRawSuperclasses().contains(type) || api.getAllRawInterfaces().contains(type)) {
+                return true;
+            }
+            for (JavaCodeUnit unit : api.getCodeUnits()) {
+                if (!unit.getModifiers().contains(JavaModifier.PUBLIC)) {
+                    continue;
+                }
+                if (unit.getRawReturnType().equals(type) || unit.getRawParameterTypes().contains(type)
+                        || unit.getReturnType().getAllInvolvedRawTypes().contains(type)
+                        || unit.getParameterTypes().stream().anyMatch(p -> p.getAllInvolvedRawTypes().contains(type))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Stream<JavaClass> usersOf(JavaClass type) {
+        return type.getDirectDependenciesToSelf().stream().map(Dependency::getOriginClass).map(PublicSurfaceTest::top)
+                .filter(c -> !c.equals(type));
+    }
+
+    @Test
+    void shouldKeepInCoresUserPackageOnlyWhatAnApplicationNames() {
+        List<String> toolkit = new ArrayList<>();
+        for (JavaClass type : MAIN) {
+            if (!type.getPackageName().equals(CORE) || !type.getModifiers().contains(JavaModifier.PUBLIC)
+                    || type.getEnclosingClass().isPresent() || type.getSimpleName().equals("package-info")) {
+                continue;
+            }
+            boolean error = type.isAssignableTo(CORE + ".ConsistencyException");
+            boolean usedElsewhere = usersOf(type).anyMatch(u -> !u.getPackageName().startsWith(CORE)
+                    && !isPattern(u));
+            if (!error && !usedElsewhere && !inPatternApi(type)) {
+                toolkit.add(type.getSimpleName());
+            }
+        }
+        assertThat(toolkit).as("types of %s used only inside the patterns: they belong in %s.spi", CORE, CORE)
+                .isEmpty();
+    }
+
+    @Test
+    void shouldMakeNothingPublicThatOnlyItsOwnPackageUses() {
+        List<String> needless = new ArrayList<>();
+        for (JavaClass type : MAIN) {
+            boolean shared = type.getPackageName().contains(".internal") || type.getPackageName().equals(CORE + ".spi");
+            if (!shared || !type.getModifiers().contains(JavaModifier.PUBLIC) || type.getEnclosingClass().isPresent()
+                    || type.getSimpleName().equals("package-info")) {
+                continue;
+            }
+            if (usersOf(type).noneMatch(u -> !u.getPackageName().equals(type.getPackageName()))) {
+                needless.add(type.getName());
+            }
+        }
+        assertThat(needless).as("public types no class outside their package uses").isEmpty();
+    }
+}

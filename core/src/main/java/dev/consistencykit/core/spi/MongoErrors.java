@@ -1,0 +1,204 @@
+package dev.consistencykit.core.spi;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoException;
+import com.mongodb.MongoExecutionTimeoutException;
+import com.mongodb.MongoNodeIsRecoveringException;
+import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.MongoServerException;
+import com.mongodb.MongoSocketException;
+import com.mongodb.MongoSocketOpenException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.MongoWriteConcernException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.bulk.BulkWriteError;
+
+import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.RetryPolicy;
+
+/**
+ * Classifies driver errors with the driver's own tools: error labels, {@link ErrorCategory} and exception
+ * types. Never by message text.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class MongoErrors {
+
+    /** The label the driver and server put on errors after which a write may be retried. */
+    public static final String RETRYABLE_WRITE_ERROR_LABEL = "RetryableWriteError";
+
+    /** What an error means for the request that raised it. */
+    public enum Kind {
+        /** A unique index refused the write (code 11000): nothing was written. */
+        DUPLICATE_KEY,
+        /**
+         * A transient failure known to have happened before the request was sent (no server selected, no
+         * connection opened): nothing was written; retrying is safe.
+         */
+        TRANSIENT_NOT_SENT,
+        /**
+         * A transient failure after the request may have been sent (connection dropped, primary stepped down,
+         * timeout): the write may or may not have applied; retrying a guarded write is safe.
+         */
+        TRANSIENT_MAYBE_APPLIED,
+        /** Anything else: a bug, a rejected update, an authorisation error. Retrying will not help. */
+        PERMANENT
+    }
+
+    private MongoErrors() {
+    }
+
+    /** Classifies {@code e}. */
+    public static Kind classify(MongoException e) {
+        if (isWriteConflict(e)) {
+            // before the duplicate check: a batch refused in part by a conflict has writes still to send
+            return Kind.TRANSIENT_MAYBE_APPLIED;
+        }
+        if (isDuplicateKey(e)) {
+            return Kind.DUPLICATE_KEY;
+        }
+        if (e instanceof MongoOperationTimeoutException) {
+            // the call's own deadline passed: what it sent may have been applied
+            return Kind.TRANSIENT_MAYBE_APPLIED;
+        }
+        if (e instanceof MongoSocketOpenException || e instanceof MongoTimeoutException) {
+            return Kind.TRANSIENT_NOT_SENT;
+        }
+        if (e.hasErrorLabel(RETRYABLE_WRITE_ERROR_LABEL)
+                || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)
+                || e.hasErrorLabel(MongoException.UNKNOWN_TRANSACTION_COMMIT_RESULT_LABEL)
+                || e instanceof MongoSocketException
+                || e instanceof MongoNotPrimaryException
+                || e instanceof MongoNodeIsRecoveringException
+                || e instanceof MongoExecutionTimeoutException
+                || e instanceof MongoWriteConcernException) {
+            return Kind.TRANSIENT_MAYBE_APPLIED;
+        }
+        return Kind.PERMANENT;
+    }
+
+    /** MongoDB's {@code WriteConflict}: two writers met on one document; the loser's write did not apply. */
+    static final int WRITE_CONFLICT = 112;
+    /**
+     * PostgreSQL's {@code serialization_failure} (SQLSTATE 40001) as DocumentDB reports it: the SQLSTATE's five
+     * characters packed six bits each ({@code MAKE_SQLSTATE}), the lowest first.
+     */
+    static final int POSTGRES_SERIALIZATION_FAILURE = sqlState("40001");
+    /** PostgreSQL's {@code deadlock_detected} (SQLSTATE 40P01), packed the same way. */
+    static final int POSTGRES_DEADLOCK_DETECTED = sqlState("40P01");
+    /** MongoDB's {@code InternalError}, under which FerretDB reports a PostgreSQL error of a whole command. */
+    static final int INTERNAL_ERROR = 1;
+
+    /**
+     * Whether the server refused a request because a concurrent writer held what it needed, so that the request (or
+     * the batch it was part of) was rolled back and may be sent again. Documented per server:
+     * <ul>
+     *   <li>MongoDB: {@code WriteConflict} (112), which a standalone retries inside the server and a sharded cluster
+     *       may still return;</li>
+     *   <li>DocumentDB behind FerretDB: a write error or command error whose code is PostgreSQL's SQLSTATE 40001 or
+     *       40P01 as DocumentDB packs it; or, for an error of a whole command, {@code InternalError} (1), the only code
+     *       FerretDB gives it, whose message is PostgreSQL's own for those two states. The message is read here only
+     *       because that server gives no other sign, and only under that code.</li>
+     * </ul>
+     * Where a batch spans several documents, writes before the refused one may have applied: a caller treats it as
+     * an outcome not known, as after a lost reply.
+     */
+    public static boolean isWriteConflict(MongoException e) {
+        if (e instanceof MongoBulkWriteException be) {
+            for (BulkWriteError error : be.getWriteErrors()) {
+                if (conflict(error.getCode(), error.getMessage())) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (e instanceof MongoWriteException we) {
+            return conflict(we.getError().getCode(), we.getError().getMessage());
+        }
+        if (e instanceof MongoCommandException ce) {
+            return conflict(ce.getErrorCode(), ce.getErrorMessage());
+        }
+        return e instanceof MongoServerException && conflict(e.getCode(), null);
+    }
+
+    /**
+     * Whether {@code e} says only that concurrent writers kept holding what one write needed until its retries ran
+     * out: a {@linkplain #isWriteConflict write conflict} itself, or the {@link OutcomeUnknownException} a
+     * {@link RetryPolicy} gives when its attempts ran out on conflicts. A pass over many records (a recovery, a sweep)
+     * leaves such a record to its next pass and goes on with the others, as it does with a record another process
+     * holds; anything else (a server that does not answer, a refusal, a deadline) ends the pass.
+     */
+    public static boolean isContention(RuntimeException e) {
+        Throwable cause = e instanceof OutcomeUnknownException ? e.getCause() : e;
+        return cause instanceof MongoException m && isWriteConflict(m);
+    }
+
+    private static boolean conflict(int code, String message) {
+        if (code == WRITE_CONFLICT || code == POSTGRES_SERIALIZATION_FAILURE || code == POSTGRES_DEADLOCK_DETECTED) {
+            return true;
+        }
+        return code == INTERNAL_ERROR && message != null
+                && (message.contains("deadlock detected") || message.contains("could not serialize access"));
+    }
+
+    /** PostgreSQL's {@code MAKE_SQLSTATE}: each character's six low bits of {@code c - '0'}, the first lowest. */
+    static int sqlState(String state) {
+        int code = 0;
+        for (int i = 0; i < 5; i++) {
+            code |= ((state.charAt(i) - '0') & 0x3F) << (6 * i);
+        }
+        return code;
+    }
+
+    /** Whether {@code e} is transient, so that retrying the (guarded) request may succeed. */
+    public static boolean isTransient(MongoException e) {
+        Kind kind = classify(e);
+        return kind == Kind.TRANSIENT_NOT_SENT || kind == Kind.TRANSIENT_MAYBE_APPLIED;
+    }
+
+    /**
+     * The fields of the unique index whose violation {@code e} reports, when the server says which (MongoDB puts a
+     * {@code keyPattern} in the error's details or reply); empty when it is no duplicate key or the server does not
+     * say. Never read from the message's text, which each server words its own way: a caller that must know whether the
+     * {@code _id} was the duplicate and gets nothing here reads the document back.
+     */
+    public static java.util.Optional<java.util.Set<String>> duplicateKeyFields(MongoException e) {
+        if (!isDuplicateKey(e)) {
+            return java.util.Optional.empty();
+        }
+        org.bson.BsonValue pattern = null;
+        if (e instanceof MongoWriteException we) {
+            pattern = we.getError().getDetails().get("keyPattern");
+        } else if (e instanceof MongoCommandException ce) {
+            pattern = ce.getResponse().get("keyPattern");
+        } else if (e instanceof MongoBulkWriteException be && be.getWriteErrors().size() == 1) {
+            pattern = be.getWriteErrors().get(0).getDetails().get("keyPattern");
+        }
+        return pattern != null && pattern.isDocument() && !pattern.asDocument().isEmpty()
+                ? java.util.Optional.of(java.util.Set.copyOf(pattern.asDocument().keySet()))
+                : java.util.Optional.empty();
+    }
+
+    /** Whether {@code e} reports a unique-index violation, whichever API raised it. */
+    public static boolean isDuplicateKey(MongoException e) {
+        if (e instanceof MongoWriteException we) {
+            return we.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
+        }
+        if (e instanceof MongoBulkWriteException be) {
+            for (BulkWriteError error : be.getWriteErrors()) {
+                if (error.getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (e instanceof MongoCommandException ce) {
+            return ErrorCategory.fromErrorCode(ce.getErrorCode()) == ErrorCategory.DUPLICATE_KEY;
+        }
+        // a failed unique index build arrives as a WriteConcernException carrying the server's code
+        return e instanceof MongoServerException && ErrorCategory.fromErrorCode(e.getCode()) == ErrorCategory.DUPLICATE_KEY;
+    }
+}
