@@ -17,7 +17,7 @@ import dev.consistencykit.core.spi.Checks;
  * fields with their defaults and a getter each; its entry type's builder writes into one and hands out a copy on
  * {@code build()}, so a configuration an instance holds never changes. Adding a setting to a pattern is a field (with
  * its default) and a getter here, a setter in the builder: equality, hash code, {@code toString} and
- * {@code toBuilder} cover every field, by construction.
+ * {@code Builder.from} cover every field, by construction.
  *
  * <p>Settings are checked once, in the builder: a setter checks its own value ({@code NullPointerException},
  * {@code IllegalArgumentException}; {@link InvalidInputException} for a name that reaches the server),

@@ -11,13 +11,16 @@ import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Counters;
 import dev.consistencykit.core.spi.DriverFloor;
 import dev.consistencykit.core.spi.Ids;
-import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.PatternInspection;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.core.spi.PatternSetup;
 
 /**
- * The shape every pattern's entry type shares, written once: its configuration and name, and the lifecycle calls
- * that go to its engine through its call boundary ({@link Calls}: deadline, typed errors, interruption). A pattern's
- * entry type adds its own operations; it is created by its builder from the configuration, the engine and the
- * boundary the builder made.
+ * The shape every pattern's entry type shares, written once: its configuration and name, and the lifecycle calls that
+ * go through its call boundary ({@link Calls}: deadline, typed errors, interruption) to the part that does each: the
+ * store ({@link PatternSetup}), the recovery ({@link PatternRecovery}) and the operator's reads
+ * ({@link PatternInspection}). A pattern's entry type adds its own operations, calling its parts directly; its builder
+ * creates it from the configuration, the boundary and the parts.
  *
  * @param <C> the change the pattern applies
  * @param <K> the pattern's configuration
@@ -29,16 +32,23 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     protected final K config;
     /** The boundary of every public call. */
     protected final Calls calls;
-    private final StrategyEngine<M> engine;
+    private final PatternSetup setup;
+    private final PatternRecovery recovery;
+    private final PatternInspection<M> inspection;
 
     /**
      * @param config the built configuration
-     * @param engine the pattern's engine
+     * @param setup      the pattern's store: indexes, their check, the release of held records
+     * @param recovery   the pattern's recovery
+     * @param inspection the pattern's operator reads and counters
      * @param calls  the call boundary made from {@code config}
      */
-    protected StrategyEntry(K config, StrategyEngine<M> engine, Calls calls) {
+    protected StrategyEntry(K config, Calls calls, PatternSetup setup, PatternRecovery recovery,
+                            PatternInspection<M> inspection) {
         this.config = Objects.requireNonNull(config, "config");
-        this.engine = Objects.requireNonNull(engine, "engine");
+        this.setup = Objects.requireNonNull(setup, "setup");
+        this.recovery = Objects.requireNonNull(recovery, "recovery");
+        this.inspection = Objects.requireNonNull(inspection, "inspection");
         this.calls = Objects.requireNonNull(calls, "calls");
     }
 
@@ -52,7 +62,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     public final List<KeptRecord> kept(Duration olderThan, int limit) {
         Checks.notNegative("olderThan", olderThan);
         Checks.atLeast("limit", limit, 1);
-        return calls.idempotent("list kept records", () -> engine.kept(olderThan, limit));
+        return calls.idempotent("list kept records", () -> inspection.kept(olderThan, limit));
     }
 
     /**
@@ -64,7 +74,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     @Override
     public final void close() {
         try {
-            calls.idempotent("release records", (Runnable) engine::close);
+            calls.idempotent("release records", (Runnable) setup::close);
         } catch (ConsistencyException e) {
             LOG.warn("[{}] close: could not release this instance's records, they stay held: {}", name(),
                     e.getMessage());
@@ -96,14 +106,14 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
         } catch (UnsafeConfigurationException e) {
             problems.add(e.getMessage());
         }
-        problems.addAll(calls.idempotent("check setup", engine::setupProblems));
+        problems.addAll(calls.idempotent("check setup", setup::setupProblems));
         return problems;
     }
 
     /** Creates every index the pattern needs and records the instance for operators' tools. Idempotent. */
     @Override
     public final void ensureIndexes() {
-        calls.idempotent("ensure indexes", engine::ensureIndexes);
+        calls.idempotent("ensure indexes", setup::ensureIndexes);
     }
 
     /**
@@ -115,7 +125,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     @Override
     public final RecoveryReport recover(Duration staleAfter) {
         Checks.notNegative("staleAfter", staleAfter);
-        return calls.idempotent("recover", () -> engine.recover(staleAfter));
+        return calls.idempotent("recover", () -> recovery.recover(staleAfter));
     }
 
     /**
@@ -129,7 +139,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     public final RecoveryReport recoverOne(Object id, Duration staleAfter) {
         Checks.notNegative("staleAfter", staleAfter);
         Object checked = Ids.documentId(name(), "id", id);
-        return calls.idempotent("recover one", () -> engine.recoverOne(checked, staleAfter));
+        return calls.idempotent("recover one", () -> recovery.recoverOne(checked, staleAfter));
     }
 
     /**
@@ -140,7 +150,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     @Override
     public final java.util.Optional<OperationView> describe(Object id) {
         Object checked = Ids.documentId(name(), "id", id);
-        return calls.idempotent("describe", () -> engine.describe(checked));
+        return calls.idempotent("describe", () -> inspection.describe(checked));
     }
 
     /** Operations finished within the last {@code window}, by an index, at most {@code cap}; empty if not kept. */
@@ -148,7 +158,7 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     public final java.util.OptionalLong finishedWithin(Duration window, int cap) {
         Checks.notNegative("window", window);
         Checks.atLeast("cap", cap, 1);
-        return calls.idempotent("count finished", () -> engine.finishedSince(window, cap));
+        return calls.idempotent("count finished", () -> inspection.finishedSince(window, cap));
     }
 
     /** {@link #recover(Duration)} with the configuration's {@link StrategyConfig#staleAfter()}. */
@@ -164,18 +174,18 @@ public abstract class StrategyEntry<C, K extends StrategyConfig, M extends Recor
     @Override
     public final List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
         InterruptedOperation.checkQuery(staleAfter, limit);
-        return calls.idempotent("list interrupted", () -> engine.interrupted(staleAfter, limit));
+        return calls.idempotent("list interrupted", () -> inspection.interrupted(staleAfter, limit));
     }
 
     /** Operations by state, and the age of the oldest unfinished one. */
     @Override
     public final StrategyStatus status() {
-        return calls.idempotent("status", engine::status);
+        return calls.idempotent("status", inspection::status);
     }
 
     /** This instance's counters. */
     public final M metrics() {
-        return engine.metrics();
+        return inspection.metrics();
     }
 
     /** {@link #metrics()} by name, for a metrics registry. */

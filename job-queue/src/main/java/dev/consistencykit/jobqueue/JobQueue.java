@@ -86,7 +86,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     private final JobEngine engine;
 
     private JobQueue(JobQueueConfig config, JobEngine engine, Calls calls) {
-        super(config, engine, calls);
+        super(config, calls, engine, engine, engine);
         this.engine = engine;
     }
 

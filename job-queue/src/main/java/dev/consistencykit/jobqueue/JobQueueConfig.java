@@ -2,14 +2,13 @@ package dev.consistencykit.jobqueue;
 
 import java.time.Duration;
 
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The settings of a {@link JobQueue}, written only by {@link JobQueue.Builder} (from {@link JobQueue#builder}, or from
- * an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its own copy.
+ * an existing configuration with {@code Builder.from}), which hands each instance its own copy.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
@@ -50,15 +49,6 @@ public final class JobQueueConfig extends StrategyConfig {
 
     JobQueueConfig() {
         super(DEFAULT_NAME);
-    }
-
-    /**
-     * A builder of a new instance on {@code database} with every setting of this one.
-     *
-     * @param database the database the new instance works on
-     */
-    public JobQueue.Builder toBuilder(MongoDatabase database) {
-        return JobQueue.builder(database).from(this);
     }
 
     /** Returns the jobs collection. */

@@ -63,7 +63,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
     private final LedgerEngine engine;
 
     private Ledger(LedgerConfig config, LedgerEngine engine, Calls calls) {
-        super(config, engine, calls);
+        super(config, calls, engine, engine, engine);
         this.engine = engine;
     }
 

@@ -3,14 +3,13 @@ package dev.consistencykit.logreconciliation;
 import java.time.Duration;
 import java.util.OptionalLong;
 
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The settings of a {@link Ledger}, written only by {@link Ledger.Builder} (from {@link Ledger#builder},
- * or from an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its
+ * or from an existing configuration with {@code Builder.from}), which hands each instance its
  * own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_LEDGER_COLLECTION}, account caches in
@@ -40,15 +39,6 @@ public final class LedgerConfig extends StrategyConfig {
 
     LedgerConfig() {
         super(DEFAULT_NAME);
-    }
-
-    /**
-     * A builder of a new instance on {@code database} with every setting of this one.
-     *
-     * @param database the database the new instance works on
-     */
-    public Ledger.Builder toBuilder(MongoDatabase database) {
-        return Ledger.builder(database).from(this);
     }
 
     /** Returns the transactions. */

@@ -29,7 +29,11 @@ import dev.consistencykit.core.spi.Calls;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.Values;
-import dev.consistencykit.syncflag.internal.SyncEngine;
+import dev.consistencykit.syncflag.internal.SyncAudit;
+import dev.consistencykit.syncflag.internal.SyncParts;
+import dev.consistencykit.syncflag.internal.SyncRecovery;
+import dev.consistencykit.syncflag.internal.SyncStore;
+import dev.consistencykit.syncflag.internal.SyncUpdates;
 
 /**
  * Keeps denormalized copies of a master document's fields in step with the master: a user renames themself, and
@@ -73,11 +77,15 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
     /** The boundary of the static helpers, which have no instance: default retry and timeout. */
     private static final Calls STATIC_CALLS = new Calls(SyncFlagConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
             Calls.DEFAULT_OPERATION_TIMEOUT);
-    private final SyncEngine engine;
+    private final SyncUpdates updates;
+    private final SyncRecovery recovery;
+    private final SyncAudit audit;
 
-    private SyncFlag(SyncFlagConfig config, SyncEngine engine, Calls calls) {
-        super(config, engine, calls);
-        this.engine = engine;
+    private SyncFlag(SyncFlagConfig config, Calls calls, SyncParts parts) {
+        super(config, calls, parts.store(), parts.recovery(), parts.audit());
+        this.updates = parts.updates();
+        this.recovery = parts.recovery();
+        this.audit = parts.audit();
     }
 
     /** A builder for a sync flag on {@code database}. */
@@ -93,7 +101,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
     public static List<Builder> registered(MongoDatabase database) {
         List<Builder> builders = new ArrayList<>();
         for (Document entry : STATIC_CALLS.idempotent("list registered instances",
-                () -> SyncEngine.registered(database.getTimeout(TimeUnit.MILLISECONDS) != null ? database
+                () -> SyncStore.registered(database.getTimeout(TimeUnit.MILLISECONDS) != null ? database
                         : database.withTimeout(Calls.DEFAULT_OPERATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)))) {
             // the registry is a collection like any other: an entry this class did not write is skipped, not obeyed
             try {
@@ -135,8 +143,8 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
      */
     @Override
     public OperationId submit(MasterUpdate change) {
-        SyncEngine.Prepared p = engine.prepare(change);
-        return calls.operation("submit", change.id().value(), () -> engine.submit(p));
+        SyncUpdates.Prepared p = updates.prepare(change);
+        return calls.operation("submit", change.id().value(), () -> updates.submit(p));
     }
 
     /**
@@ -153,8 +161,8 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
      */
     @Override
     public OperationResult apply(MasterUpdate change) {
-        SyncEngine.Prepared p = engine.prepare(change);
-        return calls.operation("apply", change.id().value(), () -> engine.apply(p));
+        SyncUpdates.Prepared p = updates.prepare(change);
+        return calls.operation("apply", change.id().value(), () -> updates.apply(p));
     }
 
     /** {@link #apply} of {@code update} to master {@code masterId}, with a random operation id. */
@@ -169,7 +177,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
      * @throws MasterMissingException if the master does not exist
      */
     public long resync(Object masterId) {
-        return calls.operation("resync", null, () -> engine.resync(masterId));
+        return calls.operation("resync", null, () -> updates.resync(masterId));
     }
 
     /**
@@ -179,7 +187,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
      * @return whether this call propagated
      */
     public boolean readRepair(Document master) {
-        return calls.operation("read repair", null, () -> engine.readRepair(master));
+        return calls.operation("read repair", null, () -> recovery.readRepair(master));
     }
 
     /**
@@ -189,7 +197,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
      * show stale copies that are about to be written.
      */
     public SyncVerification verify(boolean repair) {
-        return calls.idempotent("verify", () -> engine.verify(repair));
+        return calls.idempotent("verify", () -> audit.verify(repair));
     }
 
     /** The sweeper every 10 s: flags older than {@code staleAfter} are propagated. */
@@ -293,7 +301,7 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
             MongoDatabase db = acknowledgedDatabase();
             SyncFlagConfig built = builtConfig();
             ServerClock time = serverClockFor(db, built);
-            return new SyncFlag(built, new SyncEngine(built, db, time, listener), calls(built));
+            return new SyncFlag(built, calls(built), SyncParts.of(built, db, time, listener));
         }
     }
 }

@@ -5,7 +5,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.RetryPolicy;
@@ -13,7 +12,7 @@ import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The settings of a {@link SyncFlag}, written only by {@link SyncFlag.Builder} (from {@link SyncFlag#builder},
- * or from an existing configuration with {@link #toBuilder} or {@code Builder.from}), which hands each instance its
+ * or from an existing configuration with {@code Builder.from}), which hands each instance its
  * own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; the sweeper takes over flags older than 60 s ({@link #DEFAULT_STALE_AFTER});
@@ -59,15 +58,6 @@ public final class SyncFlagConfig extends StrategyConfig {
 
     SyncFlagConfig() {
         super(DEFAULT_NAME);
-    }
-
-    /**
-     * A builder of a new instance on {@code database} with every setting of this one.
-     *
-     * @param database the database the new instance works on
-     */
-    public SyncFlag.Builder toBuilder(MongoDatabase database) {
-        return SyncFlag.builder(database).from(this);
     }
 
     /** Returns the collection of master documents. */

@@ -67,7 +67,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
     private final TransactionEngine engine;
 
     private TwoPhaseCommit(TwoPhaseConfig config, TransactionEngine engine, Calls calls) {
-        super(config, engine, calls);
+        super(config, calls, engine, engine, engine);
         this.engine = engine;
     }
 

@@ -2,14 +2,13 @@ package dev.consistencykit.twophase;
 
 import java.time.Duration;
 
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The settings of a {@link TwoPhaseCommit}, written only by {@link TwoPhaseCommit.Builder} (from
- * {@link TwoPhaseCommit#builder}, or from an existing configuration with {@link #toBuilder} or {@code Builder.from}),
+ * {@link TwoPhaseCommit#builder}, or from an existing configuration with {@code Builder.from}),
  * which hands each instance its own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; transactions in {@value #DEFAULT_TRANSACTIONS_COLLECTION}; transfers on
@@ -58,15 +57,6 @@ public final class TwoPhaseConfig extends StrategyConfig {
 
     TwoPhaseConfig() {
         super(DEFAULT_NAME);
-    }
-
-    /**
-     * A builder of a new instance on {@code database} with every setting of this one.
-     *
-     * @param database the database the new instance works on
-     */
-    public TwoPhaseCommit.Builder toBuilder(MongoDatabase database) {
-        return TwoPhaseCommit.builder(database).from(this);
     }
 
     /** Returns the collection of transaction documents. */

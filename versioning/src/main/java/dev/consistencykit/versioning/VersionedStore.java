@@ -71,7 +71,7 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
 
     private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls,
                            CodecRegistry codecRegistry) {
-        super(config, engine, calls);
+        super(config, calls, engine, engine, engine);
         this.engine = engine;
         this.codecRegistry = codecRegistry;
     }

@@ -2,14 +2,13 @@ package dev.consistencykit.versioning;
 
 import java.time.Duration;
 
-import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 
 /**
  * The settings of a {@link VersionedStore}, written only by {@link VersionedStore.Builder} (from
- * {@link VersionedStore#builder}, or from an existing configuration with {@link #toBuilder} or {@code Builder.from}),
+ * {@link VersionedStore#builder}, or from an existing configuration with {@code Builder.from}),
  * which hands each instance its own copy: an instance's configuration never changes.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; roots in {@value #DEFAULT_ROOTS_COLLECTION}, item versions in
@@ -46,15 +45,6 @@ public final class VersionedStoreConfig extends StrategyConfig {
 
     VersionedStoreConfig() {
         super(DEFAULT_NAME);
-    }
-
-    /**
-     * A builder of a new instance on {@code database} with every setting of this one.
-     *
-     * @param database the database the new instance works on
-     */
-    public VersionedStore.Builder toBuilder(MongoDatabase database) {
-        return VersionedStore.builder(database).from(this);
     }
 
     /** Returns the roots: committed version, staged and unsettled attempts. */

@@ -68,7 +68,9 @@ import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.core.spi.StateSnapshot;
-import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.PatternInspection;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
@@ -91,7 +93,7 @@ import dev.consistencykit.jobqueue.JobState;
  * was taken over cannot mark the job; its handler's effects are kept to one per job by {@code appliedJobs} markers.
  * The sweeper requeues (or, on the last attempt, kills) jobs whose lease expired, bumping the token.
  */
-public final class JobEngine implements StrategyEngine<JobQueueMetrics> {
+public final class JobEngine implements PatternSetup, PatternRecovery, PatternInspection<JobQueueMetrics> {
 
     /** The field of a business document that carries its outbox entries. */
     public static final String OUTBOX = JobFields.OUTBOX;

@@ -40,7 +40,9 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.core.spi.StateSnapshot;
-import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.PatternInspection;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerListener;
@@ -54,7 +56,7 @@ import dev.consistencykit.logreconciliation.ReconcileReport;
  * cache by compare-and-set on its seqId, then marking the transaction committed. Every step is idempotent and safe
  * from many processes.
  */
-public final class LedgerEngine implements StrategyEngine<LedgerMetrics> {
+public final class LedgerEngine implements PatternSetup, PatternRecovery, PatternInspection<LedgerMetrics> {
 
     /** A transaction checked and fingerprinted. */
     public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {

@@ -6,16 +6,13 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
-import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
-import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCING;
-import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
-import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncSchema.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncSchema.SYNCING;
+import static dev.consistencykit.syncflag.internal.SyncSchema.VERSION;
+import static dev.consistencykit.syncflag.internal.SyncSchema.valueAt;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,41 +25,46 @@ import java.util.Set;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.model.Accumulators;
-import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.OperationView;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.PatternInspection;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagMetrics;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.SyncVerification;
-import dev.consistencykit.syncflag.internal.SyncFields.Value;
+import dev.consistencykit.syncflag.internal.SyncSchema.Value;
 
 /**
- * Reads for operators: verification of every copy against its master, interrupted operations, status and counters.
+ * Reads for operators: verification of every copy against its master, one master described, interrupted operations,
+ * status and counters.
  */
-final class SyncAudit {
+public final class SyncAudit implements PatternInspection<SyncFlagMetrics> {
 
-    private final SyncFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(SyncAudit.class);
+
     private final SyncFlagConfig config;
-    private final SyncUpdates updater;
+    private final SyncStore store;
+    private final SyncUpdates updates;
+    private final SyncCounters counters;
+    private final ServerClock clock;
 
-    /** The operators' reads, over the shared fields and the updates (a repair is a resync). */
-    SyncAudit(SyncFields fields, SyncUpdates updater) {
-        this.fields = fields;
-        this.config = fields.config;
-        this.updater = updater;
+    /** The operators' reads, over the store; a repair is a resync ({@code updates}). */
+    SyncAudit(SyncFlagConfig config, SyncStore store, SyncUpdates updates, SyncCounters counters, ServerClock clock) {
+        this.config = config;
+        this.store = store;
+        this.updates = updates;
+        this.counters = counters;
+        this.clock = clock;
     }
-
-    // ---------------------------------------------------------------- verify and status
 
     /** Compares every copy of every master with its master; with {@code repair}, resyncs masters with stale copies. */
     public SyncVerification verify(boolean repair) {
@@ -74,19 +76,15 @@ final class SyncAudit {
         long repaired = 0;
         long inFlight = 0;
         List<String> samples = new ArrayList<>();
-        // sorted by _id: a scan of several batches without a sort returns some documents twice on DocumentDB
-        // (docs/servers.md), and this one counts
-        try (MongoCursor<Document> cursor = fields.masters.find().projection(fields.masterProjection)
-                .sort(Sorts.ascending("_id")).batchSize(500).iterator()) {
+        try (MongoCursor<Document> cursor = store.allMasters()) {
             while (cursor.hasNext()) {
                 Document master = cursor.next();
                 masterCount++;
                 long staleHere = 0;
-                for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
-                    SyncTarget target = t.getKey();
+                for (SyncTarget target : store.targets()) {
                     Object id = master.get("_id");
-                    copies += t.getValue().countDocuments(eq(target.path(target.idField()), id));
-                    long s = t.getValue().countDocuments(staleCopies(target, master));
+                    copies += store.countIn(target, eq(target.path(target.idField()), id));
+                    long s = store.countIn(target, staleCopies(target, master));
                     if (s > 0 && samples.size() < SyncVerification.MAX_SAMPLES) {
                         samples.add(s + " document(s) of " + target.collection() + " hold stale copies of master " + id
                                 + " " + valuesOf(master));
@@ -100,7 +98,7 @@ final class SyncAudit {
                 if (staleHere > 0) {
                     staleMasters++;
                     if (repair) {
-                        repaired += updater.resync(master.get("_id"));
+                        repaired += updates.resync(master.get("_id"));
                     }
                 }
             }
@@ -123,8 +121,7 @@ final class SyncAudit {
      * flight has replaced, so what differs is that update's propagation, not drift.
      */
     boolean movedOn(Document master) {
-        Document now = fields.masters.find(eq("_id", master.get("_id")))
-                .projection(com.mongodb.client.model.Projections.include(VERSION, FLAG)).first();
+        Document now = store.versionAndFlag(master.get("_id"));
         return now == null || now.get(FLAG) != null || !java.util.Objects.equals(now.get(VERSION),
                 master.get(VERSION));
     }
@@ -156,18 +153,19 @@ final class SyncAudit {
      * The master {@code id} (its flag is the operation in flight) and its copies in every target, as stored (a reader
      * of a copy reads it as stored), each noted current or stale; at most {@link #DESCRIBED_COPIES} per target.
      */
+    @Override
     public Optional<OperationView> describe(Object id) {
-        Document master = fields.masters.find(eq("_id", id)).first();
+        Document master = store.wholeMaster(id);
         if (master == null) {
             return Optional.empty();
         }
         List<OperationView.Touched> touched = new ArrayList<>();
-        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
-            SyncTarget target = t.getKey();
+        for (SyncTarget target : store.targets()) {
             Set<Object> stale = new java.util.HashSet<>();
-            t.getValue().find(staleCopies(target, master)).projection(Projections.include("_id"))
-                    .limit(DESCRIBED_COPIES).forEach(d -> stale.add(Ids.idKey(d.get("_id"))));
-            for (Document copy : t.getValue().find(eq(target.path(target.idField()), id)).limit(DESCRIBED_COPIES)) {
+            store.findIn(target, staleCopies(target, master), Projections.include("_id"), DESCRIBED_COPIES)
+                    .forEach(d -> stale.add(Ids.idKey(d.get("_id"))));
+            for (Document copy : store.findIn(target, eq(target.path(target.idField()), id), null,
+                    DESCRIBED_COPIES)) {
                 touched.add(new OperationView.Touched(target.collection(), copy.get("_id"), copy,
                         stale.contains(Ids.idKey(copy.get("_id"))) ? "stale copy: not yet propagated" : "current copy"));
             }
@@ -179,13 +177,13 @@ final class SyncAudit {
     static final int DESCRIBED_COPIES = 20;
 
     /** Masters whose flag is older than {@code staleAfter}: propagations that did not finish, oldest first. */
+    @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
-        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
+        Bson stale = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
         List<InterruptedOperation> out = new ArrayList<>();
-        for (Document master : fields.masters.find(stale).projection(Projections.include(FLAG))
-                .sort(Sorts.ascending(FLAG_AT)).limit(limit)) {
+        for (Document master : store.oldestFlagged(stale, limit)) {
             Document flag = master.get(FLAG, Document.class);
-            out.add(new InterruptedOperation(master.get("_id"), "flagged", fields.clock.ageOf(flag.getDate("at")
+            out.add(new InterruptedOperation(master.get("_id"), "flagged", clock.ageOf(flag.getDate("at")
                     .toInstant()),
                     config.masterCollection() + ", update " + flag.get("op")));
         }
@@ -193,27 +191,23 @@ final class SyncAudit {
     }
 
     /** Operations by state, from the masters' remembered operations and their flags. */
+    @Override
     public StrategyStatus status() {
-        long flagged = fields.masters.countDocuments(exists(FLAG_AT));
-        Document oldest = fields.masters.find(exists(FLAG_AT)).sort(Sorts.ascending(FLAG_AT))
-                .projection(Projections.include(FLAG_AT)).limit(1).first();
+        long flagged = store.countFlagged();
+        Document oldest = store.oldestFlagged(exists(FLAG_AT), 1).stream().findFirst().orElse(null);
         Optional<Duration> age = Optional.ofNullable(oldest)
                 .map(d -> d.get(FLAG, Document.class).getDate("at"))
-                .map(at -> fields.clock.ageOf(at.toInstant()));
-        Document total = fields.masters.aggregate(List.of(Aggregates.match(exists(OPS + ".id")), Aggregates.unwind("$"
-                + OPS),
-                Aggregates.group(null, Accumulators.sum("n", 1)))).first();
-        long ops = total == null ? 0 : ((Number) total.get("n")).longValue();
+                .map(at -> clock.ageOf(at.toInstant()));
+        long ops = store.countRemembered();
         Map<String, Long> counts = new HashMap<>();
         counts.put(SYNCING, flagged);
         counts.put(SYNCED, Math.max(0, ops - flagged));
         return new StrategyStatus(config.name(), counts, flagged, age);
     }
 
-    /** The counters since this engine was built. */
+    /** The counters since this instance was built. */
+    @Override
     public SyncFlagMetrics metrics() {
-        return new SyncFlagMetrics(fields.updates.sum(), fields.propagations.sum(), fields.copiesWritten.sum(), fields
-                .copiesRepaired.sum(),
-                fields.flagsTakenOver.sum(), fields.flagsLeft.sum());
+        return counters.read();
     }
 }

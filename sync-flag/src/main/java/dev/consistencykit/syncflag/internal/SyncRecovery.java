@@ -5,12 +5,9 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
-import static com.mongodb.client.model.Filters.not;
-import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG_AT;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG_OP;
 
 import java.time.Duration;
 import java.util.Date;
@@ -20,17 +17,16 @@ import java.util.Set;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.PatternRecovery;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
@@ -38,20 +34,36 @@ import dev.consistencykit.syncflag.SyncFlagListener.Source;
 /**
  * Recovery: the sweeper's take-over of stale flags, and read repair.
  */
-final class SyncRecovery {
+public final class SyncRecovery implements PatternRecovery {
 
-    private final SyncFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(SyncRecovery.class);
+
     private final SyncFlagConfig config;
+    private final SyncStore store;
     private final SyncPropagation propagation;
+    private final SyncCounters counters;
+    private final ServerClock clock;
 
-    /** The sweeper's and readers' take-over, over the shared fields and the propagation they run. */
-    SyncRecovery(SyncFields fields, SyncPropagation propagation) {
-        this.fields = fields;
-        this.config = fields.config;
+    SyncRecovery(SyncFlagConfig config, SyncStore store, SyncPropagation propagation, SyncCounters counters,
+                 ServerClock clock) {
+        this.config = config;
+        this.store = store;
         this.propagation = propagation;
+        this.counters = counters;
+        this.clock = clock;
     }
 
-    // ---------------------------------------------------------------- sweeper and read repair
+    /** The sweeper's pass: {@link #sweep} of every flag older than {@code staleAfter}. */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        return sweep(staleAfter, Source.SWEEP, null);
+    }
+
+    /** {@link #recover(Duration)} of the master {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return sweep(staleAfter, Source.SWEEP, id);
+    }
 
     /**
      * Takes over every flag older than {@code staleAfter} (server time) and propagates its master; zero takes over
@@ -64,7 +76,7 @@ final class SyncRecovery {
     /** {@link #sweep(Duration, Source)} of the master {@code only} alone when it is not {@code null} (checked). */
     public RecoveryReport sweep(Duration staleAfter, Source source, Object only) {
         long start = System.nanoTime();
-        Bson flagged = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, fields.clock.cutoff(staleAfter));
+        Bson flagged = staleAfter.isZero() ? exists(FLAG_AT) : lte(FLAG_AT, clock.cutoff(staleAfter));
         Bson stale = only == null ? flagged : and(eq("_id", only), flagged);
         Set<Object> seen = new HashSet<>();
         int examined = 0;
@@ -72,8 +84,7 @@ final class SyncRecovery {
         int skipped = 0;
         // one cursor in flag-time order; a flag taken over gets a fresh time and may come by again later in the same
         // cursor, hence the seen set
-        try (MongoCursor<Document> cursor = fields.masters.find(stale).sort(Sorts.ascending(FLAG_AT))
-                .projection(Projections.include(FLAG)).batchSize(config.sweepBatch()).iterator()) {
+        try (MongoCursor<Document> cursor = store.flagged(stale, config.sweepBatch())) {
             while (cursor.hasNext()) {
                 Document found = cursor.next();
                 if (!seen.add(found.get("_id"))) {
@@ -109,8 +120,7 @@ final class SyncRecovery {
         }
         // the caller's document is input: its id and the flag's operation id must be plain values, and they are
         // matched with $eq, so nothing the caller passes can reach the server as an operator
-        Object id = Ids.documentId(config.name(), "master._id", master.get("_id"), fields.masters
-                .getCodecRegistry());
+        Object id = Ids.documentId(config.name(), "master._id", master.get("_id"), store.codecs());
         Object op = Ids.operationId(config.name(), "master." + FLAG + ".op", flag.get("op"));
         // the flag as the reader saw it: not refreshed since (a take-over stamps a later time). Compared below the
         // next millisecond rather than for equality, because a stored time may carry more precision than the
@@ -122,15 +132,11 @@ final class SyncRecovery {
     boolean takeOver(Object masterId, Bson sameOp, Bson condition, Source source) {
         // refreshing the flag's time is the claim: other sweepers now see a fresh flag and leave it; the operation id
         // stays, so the update's own process can still clear it when it finishes
-        Document claimed = config.retryPolicy().execute(config.name(), masterId, "take over flag",
-                () -> fields.masters.findOneAndUpdate(and(new Document("_id", new Document("$eq", masterId)), sameOp,
-                                condition),
-                        Updates.currentDate(FLAG_AT), new FindOneAndUpdateOptions()
-                                .returnDocument(ReturnDocument.AFTER).projection(fields.masterProjection)));
+        Document claimed = store.takeOverFlag(masterId, sameOp, condition);
         if (claimed == null) {
             return false;
         }
-        fields.flagsTakenOver.increment();
+        counters.flagsTakenOver.increment();
         propagation.propagate(claimed, source);
         return true;
     }

@@ -1,73 +1,112 @@
 package dev.consistencykit.syncflag.internal;
 
-import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.elemMatch;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.ne;
-import static com.mongodb.client.model.Filters.not;
-import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_AT;
-import static dev.consistencykit.syncflag.internal.SyncFields.FLAG_OP;
-import static dev.consistencykit.syncflag.internal.SyncFields.LOG;
-import static dev.consistencykit.syncflag.internal.SyncFields.OPS;
-import static dev.consistencykit.syncflag.internal.SyncFields.RECORD_ATTEMPTS;
-import static dev.consistencykit.syncflag.internal.SyncFields.RESYNC_FINGERPRINT;
-import static dev.consistencykit.syncflag.internal.SyncFields.SYNCED;
-import static dev.consistencykit.syncflag.internal.SyncFields.VERSION;
-import static dev.consistencykit.syncflag.internal.SyncFields.valueAt;
-import static dev.consistencykit.syncflag.internal.SyncFields.versionOf;
+import static dev.consistencykit.syncflag.internal.SyncSchema.CANONICAL;
+import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG;
+import static dev.consistencykit.syncflag.internal.SyncSchema.OPS;
+import static dev.consistencykit.syncflag.internal.SyncSchema.RESYNC_FINGERPRINT;
+import static dev.consistencykit.syncflag.internal.SyncSchema.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncSchema.valueAt;
+import static dev.consistencykit.syncflag.internal.SyncSchema.versionOf;
 
-import java.util.ArrayList;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 import org.bson.BsonDocument;
+import org.bson.BsonValue;
 import org.bson.Document;
-import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import com.google.common.hash.Hashing;
 import com.mongodb.MongoServerException;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.PushOptions;
-import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.UpdateGrammar;
 import dev.consistencykit.syncflag.MasterMissingException;
+import dev.consistencykit.syncflag.MasterUpdate;
 import dev.consistencykit.syncflag.SyncFlagConfig;
+import dev.consistencykit.syncflag.SyncFlagListener;
 import dev.consistencykit.syncflag.SyncFlagListener.Source;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.syncflag.UpdateRejectedException;
-import dev.consistencykit.syncflag.internal.SyncEngine.Prepared;
-import dev.consistencykit.syncflag.internal.SyncFields.Recorded;
-import dev.consistencykit.syncflag.internal.SyncFields.Value;
+import dev.consistencykit.syncflag.internal.SyncSchema.Value;
 
 /**
- * The protocol of an update: the master's change, its version and its flag in one write, then propagation.
+ * The protocol of an update: checked before anything is sent, then the master's change, its version and its flag in
+ * one write, then propagation.
  */
-final class SyncUpdates {
+public final class SyncUpdates {
 
-    private final SyncFields fields;
-    private final SyncFlagConfig config;
-    private final SyncPropagation propagation;
+    private static final Logger LOG = LoggerFactory.getLogger(SyncUpdates.class);
+    private static final int RECORD_ATTEMPTS = 3;
 
-    /** The updates of a master, over the shared fields and the propagation that follows them. */
-    SyncUpdates(SyncFields fields, SyncPropagation propagation) {
-        this.fields = fields;
-        this.config = fields.config;
-        this.propagation = propagation;
+    /** An update checked and ready to send. */
+    public record Prepared(OperationId id, Object masterId, BsonDocument update, boolean touchesCopies,
+                           String fingerprint) {
     }
 
-    // ---------------------------------------------------------------- update
+    /** The master as the update left it (or found it, when the update had been recorded before). */
+    record Recorded(Document master, boolean fresh) {
+    }
+
+    private final SyncFlagConfig config;
+    private final SyncStore store;
+    private final SyncPropagation propagation;
+    private final SyncCounters counters;
+    private final SyncFlagListener listener;
+
+    SyncUpdates(SyncFlagConfig config, SyncStore store, SyncPropagation propagation, SyncCounters counters,
+                SyncFlagListener listener) {
+        this.config = config;
+        this.store = store;
+        this.propagation = propagation;
+        this.counters = counters;
+        this.listener = listener;
+    }
+
+    /**
+     * Checks an update before anything is sent: a valid master id, operators only, nothing reserved touched, no copied
+     * field removed.
+     */
+    public Prepared prepare(MasterUpdate change) {
+        Objects.requireNonNull(change, "change");
+        Object masterId = Ids.documentId(config.name(), "masterId", change.masterId(), store.codecs());
+        BsonDocument update = UpdateGrammar.updateSpec(config.name(), "update", change.update(), store.codecs());
+        boolean touches = false;
+        for (UpdatePaths.Touched t : UpdatePaths.of(update)) {
+            if (t.path().isEmpty() || t.path().startsWith("$") || t.path().contains("..")) {
+                throw new InvalidInputException(config.name(), "update", "update " + t.operator()
+                        + " names an invalid field '" + t.path() + "'");
+            }
+            if (SyncFlagConfig.RESERVED_FIELDS.contains(UpdatePaths.top(t.path()))) {
+                throw new InvalidInputException(config.name(), "update", "update " + t.operator() + " touches '"
+                        + t.path() + "', a field the sync flag keeps (reserved: " + SyncFlagConfig.RESERVED_FIELDS
+                        + ")");
+            }
+            for (String field : config.masterFields()) {
+                if (t.removes() && UpdatePaths.covers(t.path(), field)) {
+                    throw new InvalidInputException(config.name(), "update", "update " + t.operator()
+                            + " removes '" + t.path() + "', which holds the copied field '" + field
+                            + "'; set it to a value instead");
+                }
+                touches |= UpdatePaths.overlaps(t.path(), field);
+            }
+        }
+        // the id by MongoDB's equality (1 and 1L are one master; "1" and 1 are two), the update as encoded
+        BsonValue key = Ids.idKey(masterId, store.codecs());
+        String canonical = new BsonDocument("m", key).toJson(CANONICAL) + update.toJson(CANONICAL);
+        String fingerprint = Hashing.sha256().hashString(canonical, StandardCharsets.UTF_8).toString()
+                .substring(0, 32);
+        return new Prepared(change.id(), masterId, update, touches, fingerprint);
+    }
 
     /** Records the update on its master (one atomic write) and returns its id. */
     public OperationId submit(Prepared p) {
@@ -93,7 +132,7 @@ final class SyncUpdates {
 
     /** A resync of {@code masterId}: bumps its version, flags it and propagates its current values. */
     public long resync(Object masterId) {
-        Object id = Ids.documentId(config.name(), "masterId", masterId, fields.masters.getCodecRegistry());
+        Object id = Ids.documentId(config.name(), "masterId", masterId, store.codecs());
         Prepared p = new Prepared(OperationId.random(), id, new BsonDocument(), true, RESYNC_FINGERPRINT);
         Recorded r = record(p);
         return propagation.propagate(r.master(), Source.RESYNC).written();
@@ -101,46 +140,28 @@ final class SyncUpdates {
 
     Recorded record(Prepared p) {
         Object opId = p.id().value();
-        List<Bson> parts = new ArrayList<>();
-        if (!p.update().isEmpty()) {
-            parts.add(p.update());
-        }
-        if (p.touchesCopies()) {
-            parts.add(Updates.inc(VERSION, 1L));
-            parts.add(Updates.set(FLAG_OP, opId));
-            parts.add(Updates.currentDate(FLAG_AT));
-        }
-        parts.add(Updates.pushEach(OPS, List.of(new Document("id", opId).append("h", p.fingerprint())),
-                new PushOptions().slice(-config.rememberedUpdates())));
-        Bson update = Updates.combine(parts);
-        // the guard makes a retried or repeated update a no-op: the master remembers the ids it applied
-        Bson filter = and(eq("_id", p.masterId()), ne(OPS + ".id", opId));
-        FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                .projection(fields.masterProjection);
         for (int attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
             Document after;
             try {
-                after = config.retryPolicy().execute(config.name(), p.masterId(), "update master",
-                        () -> fields.masters.findOneAndUpdate(filter, update, options));
+                after = store.recordUpdate(p.masterId(), opId, p.fingerprint(), p.update().isEmpty() ? null
+                        : p.update(), p.touchesCopies());
             } catch (MongoServerException e) {
                 // not transient (the retry policy rethrows only those): the server refused the update, so it
                 // did not apply
                 throw new UpdateRejectedException(config.name(), p.masterId(), e);
             }
             if (after != null) {
-                fields.updates.increment();
+                counters.updates.increment();
                 if (p.touchesCopies() && versionOf(after) == 1) {
                     after = aboveEarlierCopies(p.masterId(), after);
                 }
                 long version = versionOf(after);
                 LOG.debug("[{}] updated master {} (op {}, version {}, flagged {})", config.name(), p.masterId(), opId,
                         version, p.touchesCopies());
-                fields.notify(() -> fields.listener.onMasterUpdated(p.id(), p.masterId(), version, p.touchesCopies()));
+                Listeners.call(config.name(), () -> listener.onMasterUpdated(p.id(), p.masterId(), version, p.touchesCopies()));
                 return new Recorded(after, true);
             }
-            Document existing = config.retryPolicy().execute(config.name(), p.masterId(), "read master",
-                    () -> fields.masters.find(eq("_id", p.masterId()))
-                            .projection(Projections.fields(fields.masterProjection, Projections.include(OPS))).first());
+            Document existing = store.masterWithOps(p.masterId());
             if (existing == null) {
                 throw new MasterMissingException(config.name(), config.masterCollection(), p.masterId());
             }
@@ -176,17 +197,16 @@ final class SyncUpdates {
      */
     Document aboveEarlierCopies(Object masterId, Document master) {
         Map<SyncTarget, Document> newest = new java.util.LinkedHashMap<>();
-        for (Map.Entry<SyncTarget, MongoCollection<Document>> t : fields.targets.entrySet()) {
-            Document copy = newestCopy(t.getKey(), t.getValue(), masterId);
+        for (SyncTarget target : store.targets()) {
+            Document copy = store.newestCopy(target, masterId);
             if (copy != null) {
-                newest.put(t.getKey(), copy);
+                newest.put(target, copy);
             }
         }
         if (newest.isEmpty()) {
             return master;
         }
-        Document now = config.retryPolicy().execute(config.name(), masterId, "read master",
-                () -> fields.masters.find(eq("_id", masterId)).projection(fields.masterProjection).first());
+        Document now = store.master(masterId);
         if (now == null) {
             return master;
         }
@@ -203,10 +223,7 @@ final class SyncUpdates {
             return master;
         }
         long floor = highest + 1;
-        Document raised = config.retryPolicy().execute(config.name(), masterId, "raise version above copies",
-                () -> fields.masters.findOneAndUpdate(eq("_id", masterId), Updates.max(VERSION, floor),
-                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                                .projection(fields.masterProjection)));
+        Document raised = store.raiseVersion(masterId, floor);
         if (raised == null) {
             return master;
         }
@@ -224,23 +241,5 @@ final class SyncUpdates {
             }
         }
         return true;
-    }
-
-    /** The copy of {@code masterId} with the highest version in one target (for an array target: the element). */
-    Document newestCopy(SyncTarget target, MongoCollection<Document> collection, Object masterId) {
-        if (target.arrayField().isPresent()) {
-            String array = target.arrayField().get();
-            Document top = config.retryPolicy().execute(config.name(), masterId, "read copy versions",
-                    () -> collection.aggregate(List.of(
-                            Aggregates.match(elemMatch(array, eq(target.idField(), masterId))),
-                            Aggregates.unwind("$" + array),
-                            Aggregates.match(eq(array + "." + target.idField(), masterId)),
-                            Aggregates.sort(Sorts.descending(array + "." + target.versionField())),
-                            Aggregates.limit(1))).first());
-            return top == null ? null : top.get(array, Document.class);
-        }
-        return config.retryPolicy().execute(config.name(), masterId, "read copy versions",
-                () -> collection.find(eq(target.idField(), masterId)).sort(Sorts.descending(target.versionField()))
-                        .first());
     }
 }

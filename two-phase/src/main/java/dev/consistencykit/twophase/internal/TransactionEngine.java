@@ -74,7 +74,9 @@ import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.core.spi.StateSnapshot;
-import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.PatternInspection;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.ConsistentRead;
 import dev.consistencykit.twophase.SettledRead;
@@ -111,7 +113,7 @@ import dev.consistencykit.twophase.internal.TransactionRecording.Recorded;
  * <p>An uncontended transfer costs seven round trips: record, reserve (one bulk), check, prepare (one bulk), decide,
  * settle (one bulk), finish.
  */
-public final class TransactionEngine implements StrategyEngine<TwoPhaseMetrics> {
+public final class TransactionEngine implements PatternSetup, PatternRecovery, PatternInspection<TwoPhaseMetrics> {
 
     /** The reason codes a canceled transaction's record stores, in {@code CancellationReason} order. */
     public static final List<String> REASON_CODES = List.of(TransactionFields.INSUFFICIENT_FUNDS,

@@ -47,7 +47,9 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.spi.MongoErrors;
-import dev.consistencykit.core.spi.StrategyEngine;
+import dev.consistencykit.core.spi.PatternInspection;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ItemVersion;
@@ -62,7 +64,7 @@ import dev.consistencykit.versioning.VersionedTree;
  * root, write the item versions, commit by compare-and-set on the root; read the root, then the item versions it
  * commits; settle, clean up, prune and recover from any number of processes.
  */
-public final class VersionEngine implements StrategyEngine<VersionedStoreMetrics> {
+public final class VersionEngine implements PatternSetup, PatternRecovery, PatternInspection<VersionedStoreMetrics> {
 
     /** A change set checked and fingerprinted: nothing is sent. */
     public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint,
