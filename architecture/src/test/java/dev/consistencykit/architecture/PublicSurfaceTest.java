@@ -83,6 +83,27 @@ class PublicSurfaceTest {
                 .filter(c -> !c.equals(type));
     }
 
+    private static boolean usedOutside(JavaClass type) {
+        return usersOf(type).anyMatch(u -> !u.getPackageName().equals(type.getPackageName()));
+    }
+
+    /** Whether a public member of a type its package shares with the outside hands {@code type} out or takes it. */
+    private static boolean inSignatureUsedOutside(JavaClass type) {
+        for (JavaClass owner : MAIN) {
+            if (owner.equals(type) || !owner.getPackageName().equals(type.getPackageName())
+                    || !owner.getModifiers().contains(JavaModifier.PUBLIC) || !usedOutside(owner)) {
+                continue;
+            }
+            for (JavaCodeUnit unit : owner.getCodeUnits()) {
+                if (unit.getModifiers().contains(JavaModifier.PUBLIC) && (unit.getRawReturnType().equals(type)
+                        || unit.getRawParameterTypes().contains(type))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     @Test
     void shouldKeepInCoresUserPackageOnlyWhatAnApplicationNames() {
         List<String> toolkit = new ArrayList<>();
@@ -111,7 +132,7 @@ class PublicSurfaceTest {
                     || type.getSimpleName().equals("package-info")) {
                 continue;
             }
-            if (usersOf(type).noneMatch(u -> !u.getPackageName().equals(type.getPackageName()))) {
+            if (!usedOutside(type) && !inSignatureUsedOutside(type)) {
                 needless.add(type.getName());
             }
         }

@@ -29,7 +29,12 @@ import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.Values;
-import dev.consistencykit.versioning.internal.VersionEngine;
+import dev.consistencykit.versioning.internal.VersionMaintenance;
+import dev.consistencykit.versioning.internal.VersionParts;
+import dev.consistencykit.versioning.internal.VersionReads;
+import dev.consistencykit.versioning.internal.VersionSettlement;
+import dev.consistencykit.versioning.internal.VersionStore;
+import dev.consistencykit.versioning.internal.VersionWrites;
 
 /**
  * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
@@ -65,14 +70,22 @@ import dev.consistencykit.versioning.internal.VersionEngine;
  */
 public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStoreConfig, VersionedStoreMetrics> {
 
-    private final VersionEngine engine;
+    private final VersionStore store;
+    private final VersionWrites writes;
+    private final VersionReads reads;
+    private final VersionSettlement settlement;
+    private final VersionMaintenance maintenance;
     /** The database's codecs: what encodes the application's items and decodes them for a typed read. */
     private final CodecRegistry codecRegistry;
 
-    private VersionedStore(VersionedStoreConfig config, VersionEngine engine, Calls calls,
+    private VersionedStore(VersionedStoreConfig config, Calls calls, VersionParts parts,
                            CodecRegistry codecRegistry) {
-        super(config, calls, engine, engine, engine);
-        this.engine = engine;
+        super(config, calls, parts.store(), parts.maintenance(), parts.audit());
+        this.store = parts.store();
+        this.writes = parts.writes();
+        this.reads = parts.reads();
+        this.settlement = parts.settlement();
+        this.maintenance = parts.maintenance();
         this.codecRegistry = codecRegistry;
     }
 
@@ -106,8 +119,8 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
      * @throws InvalidInputException if the id is not a non-blank string, an integral number or an ObjectId
      */
     public boolean createRoot(Object rootId) {
-        Object id = engine.rootId(rootId);
-        return calls.operation("create root", id, () -> engine.createRoot(id));
+        Object id = store.rootId(rootId);
+        return calls.operation("create root", id, () -> writes.createRoot(id));
     }
 
     /**
@@ -122,9 +135,9 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
      */
     @Override
     public OperationId submit(ChangeSet changeSet) {
-        VersionEngine.Prepared p = engine.prepare(changeSet);
+        VersionWrites.Prepared p = writes.prepare(changeSet);
         return calls.operation("submit", changeSet.id().value(), () -> {
-            engine.submit(p);
+            writes.submit(p);
             return changeSet.id();
         });
     }
@@ -143,9 +156,9 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
      * @throws IdempotencyConflictException if its id was used for another change set of the root (nothing is written)
      */
     public CommitResult commit(ChangeSet changeSet) {
-        VersionEngine.Prepared p = engine.prepare(changeSet);
+        VersionWrites.Prepared p = writes.prepare(changeSet);
         return calls.operation("commit", changeSet.id().value(),
-                () -> new CommitResult(p.rootId(), changeSet.id(), engine.commit(p).version()));
+                () -> new CommitResult(p.rootId(), changeSet.id(), writes.commit(p).version()));
     }
 
     /**
@@ -156,8 +169,8 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
      */
     @Override
     public OperationResult apply(ChangeSet changeSet) {
-        VersionEngine.Prepared p = engine.prepare(changeSet);
-        return calls.operation("apply", changeSet.id().value(), () -> engine.apply(p));
+        VersionWrites.Prepared p = writes.prepare(changeSet);
+        return calls.operation("apply", changeSet.id().value(), () -> writes.apply(p));
     }
 
     /**
@@ -200,7 +213,7 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
 
     /** The whole tree at the root's committed version: three round trips. */
     public VersionedTree read(Object rootId) {
-        return calls.idempotent("read", () -> engine.read(rootId));
+        return calls.idempotent("read", () -> reads.read(rootId));
     }
 
     /**
@@ -210,12 +223,12 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
      * @throws InvalidInputException  if {@code version} is negative or ahead of the root
      */
     public VersionedTree readAsOf(Object rootId, long version) {
-        return calls.idempotent("read as of", () -> engine.readAsOf(rootId, version));
+        return calls.idempotent("read as of", () -> reads.readAsOf(rootId, version));
     }
 
     /** Item {@code itemId} at the root's committed version, if it exists there (three round trips). */
     public Optional<Document> get(Object rootId, Object itemId) {
-        return calls.idempotent("get", () -> engine.get(rootId, itemId));
+        return calls.idempotent("get", () -> reads.get(rootId, itemId));
     }
 
     /**
@@ -240,12 +253,12 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
 
     /** Every committed version of item {@code itemId} still kept, oldest first, deletes included. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
-        return calls.idempotent("history", () -> engine.history(rootId, itemId));
+        return calls.idempotent("history", () -> reads.history(rootId, itemId));
     }
 
     /** Every committed version of the root still kept (version 0, the empty root, has no entry), oldest first. */
     public List<VersionInfo> versions(Object rootId) {
-        return calls.idempotent("versions", () -> engine.versions(rootId));
+        return calls.idempotent("versions", () -> reads.versions(rootId));
     }
 
     /**
@@ -281,17 +294,17 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
 
     /** Marks the documents of every committed, unsettled version; returns the versions settled. */
     public long settle() {
-        return calls.idempotent("settle", engine::settle);
+        return calls.idempotent("settle", settlement::settle);
     }
 
     /** Deletes the documents of abandoned change sets; returns how many. */
     public long cleanup() {
-        return calls.idempotent("clean up", engine::cleanup);
+        return calls.idempotent("clean up", maintenance::cleanup);
     }
 
     /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */
     public long prune() {
-        return calls.idempotent("prune", engine::prune);
+        return calls.idempotent("prune", maintenance::prune);
     }
 
     /**
@@ -387,7 +400,7 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
             MongoDatabase db = acknowledgedDatabase();
             VersionedStoreConfig built = builtConfig();
             ServerClock time = serverClockFor(db, built);
-            return new VersionedStore(built, new VersionEngine(built, db, time, listener), calls(built),
+            return new VersionedStore(built, calls(built), VersionParts.of(built, db, time, listener),
                     db.getCodecRegistry());
         }
     }

@@ -1,32 +1,25 @@
 package dev.consistencykit.versioning.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.versioning.VersionedStoreListener;
+
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.gt;
-import static com.mongodb.client.model.Filters.gte;
-import static com.mongodb.client.model.Filters.lt;
-import static com.mongodb.client.model.Filters.lte;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
-import static dev.consistencykit.versioning.internal.VersionFields.pending;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionSchema.AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
+import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
+import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
+import static dev.consistencykit.versioning.internal.VersionSchema.number;
+import static dev.consistencykit.versioning.internal.VersionSchema.pending;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettled;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -37,13 +30,10 @@ import java.util.Set;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
-
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.PatternRecovery;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.versioning.Retention;
 import dev.consistencykit.versioning.VersionedStoreConfig;
@@ -52,22 +42,34 @@ import dev.consistencykit.versioning.internal.VersionWrites.Attempt;
 /**
  * Maintenance: deciding stale change sets, settling, cleaning up abandoned attempts and pruning below retention.
  */
-final class VersionMaintenance {
+public final class VersionMaintenance implements PatternRecovery {
 
-    private final VersionFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(VersionMaintenance.class);
+
     private final VersionedStoreConfig config;
+    private final String name;
+    private final VersionStore store;
     private final VersionWrites writes;
     private final VersionSettlement settlement;
+    private final VersionCounters counters;
+    private final ServerClock clock;
+    private final VersionedStoreListener listener;
 
     /**
-     * Recovery and maintenance, over the shared fields, the writes (a decided attempt is committed or abandoned) and
+     * Recovery and maintenance, through the store, with the writes (a decided attempt is committed or abandoned) and
      * the settlement.
      */
-    VersionMaintenance(VersionFields fields, VersionWrites writes, VersionSettlement settlement) {
-        this.fields = fields;
-        this.config = fields.config;
+    VersionMaintenance(VersionedStoreConfig config, VersionStore store, VersionWrites writes,
+                       VersionSettlement settlement, VersionCounters counters, ServerClock clock,
+                       VersionedStoreListener listener) {
+        this.config = config;
+        this.name = config.name();
+        this.store = store;
         this.writes = writes;
         this.settlement = settlement;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
     }
 
     // ---------------------------------------------------------------- maintenance
@@ -76,8 +78,15 @@ final class VersionMaintenance {
      * Decides every change set staged longer than {@code staleAfter} (commit when the root is still at its base and
      * all its documents are written, else abandon), then settles, cleans up and prunes.
      */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recover(staleAfter, null);
+    }
+
+    /** {@link #recover(Duration)} of the change set {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return recover(staleAfter, id);
     }
 
     /**
@@ -86,15 +95,12 @@ final class VersionMaintenance {
      */
     public RecoveryReport recover(Duration staleAfter, Object only) {
         long start = System.nanoTime();
-        Date cutoff = fields.clock.cutoff(staleAfter);
+        Date cutoff = clock.cutoff(staleAfter);
         int examined = 0;
         int forward = 0;
         int back = 0;
         int skipped = 0;
-        List<Document> withPending = fields.retry.execute(fields.name, null, "find staged change sets", () -> fields
-                .roots
-                .find(gt(PENDING_COUNT, 0)).projection(Projections.include(VERSION, PENDING, PENDING_AT))
-                .into(new ArrayList<>()));
+        List<Document> withPending = store.stagedRoots();
         for (Document root : withPending) {
             Object rootId = root.get("_id");
             for (Map.Entry<String, Object> e : pending(root).entrySet()) {
@@ -105,7 +111,7 @@ final class VersionMaintenance {
                 }
                 examined++;
                 Attempt a = Attempt.of(rootId, e.getKey(), entry);
-                switch (Passes.orLeftToNextPass(fields.name, "recovery: change set " + Values.show(a.id()),
+                switch (Passes.orLeftToNextPass(name, "recovery: change set " + Values.show(a.id()),
                         Decision.NONE, () -> decide(root, a))) {
                     case FORWARD -> forward++;
                     case BACK -> back++;
@@ -114,7 +120,7 @@ final class VersionMaintenance {
             }
         }
         if (only != null) {
-            return new RecoveryReport(fields.name, examined, forward, back, skipped,
+            return new RecoveryReport(name, examined, forward, back, skipped,
                     Duration.ofNanos(System.nanoTime() - start));
         }
         long settled = settlement.settle();
@@ -122,11 +128,11 @@ final class VersionMaintenance {
         long pruned = prune();
         if (examined + settled + cleaned + pruned > 0) {
             LOG.info("[{}] recovery: {} stale change sets ({} committed, {} abandoned, {} left to others), {} versions"
-                    + " settled, {} abandoned and {} pruned documents deleted", fields.name, examined, forward, back,
+                    + " settled, {} abandoned and {} pruned documents deleted", name, examined, forward, back,
                     skipped,
                     settled, cleaned, pruned);
         }
-        return new RecoveryReport(fields.name, examined, forward, back, skipped,
+        return new RecoveryReport(name, examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
@@ -134,15 +140,13 @@ final class VersionMaintenance {
 
     Decision decide(Document root, Attempt a) {
         if (number(root, VERSION) == a.base()) {
-            long written = fields.retry.execute(fields.name, a.id(), "count item versions", () -> fields.items
-                    .countDocuments(
-                    and(eq(ROOT, a.rootId()), eq(VERSION, a.version()), eq(ATT, a.att()))));
+            long written = store.countAttemptItems(a.id(), a.rootId(), a.version(), a.att());
             if (written == a.size()) {
                 if (writes.compareAndSetCommit(a)) {
-                    fields.committed.increment();
-                    LOG.info("[{}] recovery committed change set {} as version {} of root {}", fields.name, a.id(),
+                    counters.committed.increment();
+                    LOG.info("[{}] recovery committed change set {} as version {} of root {}", name, a.id(),
                             a.version(), a.rootId());
-                    Listeners.call(fields.name, () -> fields.listener.onCommitted(a.rootId(), a.operationId(), a
+                    Listeners.call(name, () -> listener.onCommitted(a.rootId(), a.operationId(), a
                             .version(), true));
                     return Decision.FORWARD;
                 }
@@ -164,23 +168,17 @@ final class VersionMaintenance {
      */
     public long cleanup() {
         Map<Object, Set<List<Object>>> candidates = new LinkedHashMap<>();
-        fields.retry.run(fields.name, null, "find uncommitted item versions", () -> {
-            candidates.clear();
-            for (Document d : fields.items.find(eq(COMMITTED, false)).projection(Projections.include(ROOT, VERSION,
-                    ATT))) {
-                candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>())
-                        .add(List.of(number(d, VERSION), d.getObjectId(ATT)));
-            }
-        });
+        for (Document d : store.uncommittedItems("find uncommitted item versions", ROOT, VERSION, ATT)) {
+            candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>())
+                    .add(List.of(number(d, VERSION), d.getObjectId(ATT)));
+        }
         long deleted = 0;
         for (Map.Entry<Object, Set<List<Object>>> e : candidates.entrySet()) {
             Object rootId = e.getKey();
-            Document root = fields.retry.execute(fields.name, rootId, "read root", () -> fields.roots.find(eq("_id",
-                    rootId))
-                    .projection(Projections.include(PENDING, UNSETTLED)).first());
+            Document root = store.root(rootId, "read root", PENDING, UNSETTLED);
             if (root == null) {
                 LOG.warn("[{}] {} uncommitted item versions belong to root {}, which does not exist; left alone",
-                        fields.name, e.getValue().size(), rootId);
+                        name, e.getValue().size(), rootId);
                 continue;
             }
             Set<List<Object>> live = new HashSet<>();
@@ -193,15 +191,15 @@ final class VersionMaintenance {
             long rootDeleted = 0;
             for (List<Object> key : e.getValue()) {
                 if (!live.contains(key)) {
-                    rootDeleted += Passes.orLeftToNextPass(fields.name, "clean-up: the abandoned versions of root "
+                    rootDeleted += Passes.orLeftToNextPass(name, "clean-up: the abandoned versions of root "
                             + Values.show(rootId), 0L,
                             () -> writes.deleteAttempt(rootId, (Long) key.get(0), (ObjectId) key.get(1)));
                 }
             }
             if (rootDeleted > 0) {
                 long count = rootDeleted;
-                LOG.info("[{}] deleted {} abandoned item versions of root {}", fields.name, count, rootId);
-                Listeners.call(fields.name, () -> fields.listener.onMaintained(rootId, 0, count, 0));
+                LOG.info("[{}] deleted {} abandoned item versions of root {}", name, count, rootId);
+                Listeners.call(name, () -> listener.onMaintained(rootId, 0, count, 0));
             }
             deleted += rootDeleted;
         }
@@ -214,15 +212,13 @@ final class VersionMaintenance {
         if (retention.keepsAll()) {
             return 0;
         }
-        List<Document> all = fields.retry.execute(fields.name, null, "list roots", () -> fields.roots
-                .find(gte(VERSION, 0L))
-                .projection(Projections.include(VERSION, FLOOR)).into(new ArrayList<>()));
+        List<Document> all = store.rootVersions();
         long deleted = 0;
         for (Document root : all) {
             Object rootId = root.get("_id");
             long target = targetFloor(rootId, number(root, VERSION), retention);
             if (target > number(root, FLOOR)) {
-                deleted += Passes.orLeftToNextPass(fields.name, "prune: root " + Values.show(rootId), 0L,
+                deleted += Passes.orLeftToNextPass(name, "prune: root " + Values.show(rootId), 0L,
                         () -> pruneRoot(rootId, target));
             }
         }
@@ -234,9 +230,8 @@ final class VersionMaintenance {
             return Math.max(0, version - retention.keepLast().get() + 1);
         }
         settlement.settleRoot(rootId);
-        Date cutoff = fields.clock.cutoff(retention.newerThan().orElseThrow());
-        Document oldestKept = fields.retry.execute(fields.name, rootId, "find oldest kept version", () -> fields.history
-                .find(and(eq(ROOT, rootId), gte(AT, cutoff))).sort(Sorts.ascending(V)).limit(1).first());
+        Date cutoff = clock.cutoff(retention.newerThan().orElseThrow());
+        Document oldestKept = store.oldestRecordSince(rootId, cutoff);
         return oldestKept == null ? version : Math.min(version, number(oldestKept, V));
     }
 
@@ -246,20 +241,13 @@ final class VersionMaintenance {
      */
     long pruneRoot(Object rootId, long floor) {
         settlement.settleRoot(rootId);
-        fields.retry.run(fields.name, rootId, "raise floor", () -> fields.roots.updateOne(eq("_id", rootId), Updates
-                .max(FLOOR, floor)));
-        long deleted = fields.retry.execute(fields.name, rootId, "delete replaced item versions", () -> fields.items
-                .deleteMany(
-                and(eq(ROOT, rootId), lte(VERSION, floor), lte(UNTIL, floor))).getDeletedCount());
-        deleted += fields.retry.execute(fields.name, rootId, "delete old tombstones", () -> fields.items.deleteMany(
-                and(eq(ROOT, rootId), lte(VERSION, floor), eq(DELETED, true), eq(COMMITTED, true)))
-                .getDeletedCount());
-        fields.retry.run(fields.name, rootId, "delete old version records",
-                () -> fields.history.deleteMany(and(eq(ROOT, rootId), lt(V, floor))));
-        fields.prunedDocuments.add(deleted);
+        store.raiseFloor(rootId, floor);
+        long deleted = store.deleteBelowFloor(rootId, floor);
+        store.deleteRecordsBelow(rootId, floor);
+        counters.prunedDocuments.add(deleted);
         long count = deleted;
-        LOG.info("[{}] pruned root {} below version {}: {} item versions deleted", fields.name, rootId, floor, count);
-        Listeners.call(fields.name, () -> fields.listener.onMaintained(rootId, 0, 0, count));
+        LOG.info("[{}] pruned root {} below version {}: {} item versions deleted", name, rootId, floor, count);
+        Listeners.call(name, () -> listener.onMaintained(rootId, 0, 0, count));
         return deleted;
     }
 }

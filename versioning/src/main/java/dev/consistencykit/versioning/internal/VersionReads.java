@@ -1,34 +1,30 @@
 package dev.consistencykit.versioning.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.gt;
-import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
-import static com.mongodb.client.model.Filters.lte;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.FLOOR;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.normalize;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledAtts;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
+import static dev.consistencykit.versioning.internal.VersionSchema.AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
+import static dev.consistencykit.versioning.internal.VersionSchema.META;
+import static dev.consistencykit.versioning.internal.VersionSchema.N;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
+import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
+import static dev.consistencykit.versioning.internal.VersionSchema.normalize;
+import static dev.consistencykit.versioning.internal.VersionSchema.number;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettled;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettledAtts;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettledEntry;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -44,9 +40,6 @@ import java.util.TreeMap;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Sorts;
-
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.versioning.ItemVersion;
@@ -59,13 +52,19 @@ import dev.consistencykit.versioning.VersionedTree;
  * The reads: one committed version of a tree, an item's history, time travel and diffs, each checked against the
  * root's floor.
  */
-final class VersionReads {
+public final class VersionReads {
 
-    private final VersionFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(VersionReads.class);
 
-    /** The reads, over the shared fields. */
-    VersionReads(VersionFields fields) {
-        this.fields = fields;
+    private final String name;
+    private final VersionStore store;
+    private final VersionCounters counters;
+
+    /** The reads, through the store. */
+    VersionReads(String name, VersionStore store, VersionCounters counters) {
+        this.name = name;
+        this.store = store;
+        this.counters = counters;
     }
 
     // ---------------------------------------------------------------- read
@@ -79,13 +78,13 @@ final class VersionReads {
      * its own settings), the tree read may be partial, so the read starts again at the then current version.
      */
     public VersionedTree read(Object rootId) {
-        Object id = fields.rootId(rootId);
+        Object id = store.rootId(rootId);
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
             Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
             if (stillAbove(id, version, attempt)) {
-                fields.treeReads.increment();
+                counters.treeReads.increment();
                 return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                         Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
             }
@@ -99,46 +98,43 @@ final class VersionReads {
      * @throws VersionPrunedException when reads kept being overtaken by pruning
      */
     boolean stillAbove(Object id, long version, int attempt) {
-        Document again = fields.retry.execute(fields.name, id, "re-read root floor",
-                () -> fields.roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
+        Document again = store.root(id, "re-read root floor", FLOOR);
         if (again == null) {
-            throw new UnknownRootException(fields.name, id);
+            throw new UnknownRootException(name, id);
         }
         long floor = number(again, FLOOR);
         if (version >= floor) {
             return true;
         }
-        LOG.debug("[{}] root {}: version {} was pruned (floor {}) while it was read; reading again", fields.name, id,
+        LOG.debug("[{}] root {}: version {} was pruned (floor {}) while it was read; reading again", name, id,
                 version, floor);
         if (attempt >= MAX_READ_ATTEMPTS) {
-            throw new VersionPrunedException(fields.name, id, version, floor);
+            throw new VersionPrunedException(name, id, version, floor);
         }
         return false;
     }
 
     /** The committed tree as of {@code version}: three round trips (four for the meta of a settled version). */
     public VersionedTree readAsOf(Object rootId, long version) {
-        Object id = fields.rootId(rootId);
+        Object id = store.rootId(rootId);
         Document root = findRootForRead(id);
         long current = number(root, VERSION);
         checkAnswerable(id, root, version);
         Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-        Document again = fields.retry.execute(fields.name, id, "re-read root floor",
-                () -> fields.roots.find(eq("_id", id)).projection(Projections.include(FLOOR)).first());
+        Document again = store.root(id, "re-read root floor", FLOOR);
         long floor = again == null ? Long.MAX_VALUE : number(again, FLOOR);
         if (version < floor) {
             // pruned while its items were read: the tree may be partial, so it is not returned
-            throw new VersionPrunedException(fields.name, id, version, floor);
+            throw new VersionPrunedException(name, id, version, floor);
         }
-        fields.treeReads.increment();
+        counters.treeReads.increment();
         if (version == current) {
             return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
                     Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
         }
         Document entry = unsettledEntry(root, version);
         if (entry == null) {
-            entry = fields.retry.execute(fields.name, id, "read version record",
-                    () -> fields.history.find(and(eq(ROOT, id), eq(V, version))).first());
+            entry = store.recordOfVersion(id, id, version, "read version record");
         }
         Optional<Document> meta = entry == null ? Optional.empty() : Optional.ofNullable(entry.get(META, Document
                 .class));
@@ -150,15 +146,15 @@ final class VersionReads {
     void checkAnswerable(Object id, Document root, long version) {
         long current = number(root, VERSION);
         if (version < 0) {
-            throw new InvalidInputException(fields.name, "version", "version must be >= 0, was " + version);
+            throw new InvalidInputException(name, "version", "version must be >= 0, was " + version);
         }
         if (version > current) {
-            throw new InvalidInputException(fields.name, "version", "version " + version + " is ahead of root " + id
+            throw new InvalidInputException(name, "version", "version " + version + " is ahead of root " + id
                     + "'s committed version " + current);
         }
         long floor = number(root, FLOOR);
         if (version < floor) {
-            throw new VersionPrunedException(fields.name, id, version, floor);
+            throw new VersionPrunedException(name, id, version, floor);
         }
     }
 
@@ -167,16 +163,14 @@ final class VersionReads {
      * floor again, so that a version pruned meanwhile is never answered from a partial read).
      */
     public Optional<Document> get(Object rootId, Object itemId) {
-        Object id = fields.rootId(rootId);
-        Object item = normalize(Ids.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
+        Object id = store.rootId(rootId);
+        Object item = normalize(Ids.documentId(name, "itemId", itemId, store.codecs()));
         for (int attempt = 1; ; attempt++) {
             Document root = findRootForRead(id);
             long version = number(root, VERSION);
             Map<Long, ObjectId> unsettled = unsettledAtts(root);
             Optional<Document> found = Optional.empty();
-            for (Document d : fields.retry.execute(fields.name, id, "read item versions", () -> fields.items
-                    .find(and(eq(ROOT, id),
-                    eq(ITEM, item), lte(VERSION, version))).sort(Sorts.descending(VERSION)).into(new ArrayList<>()))) {
+            for (Document d : store.itemVersionsNewestFirst(id, item, version)) {
                 if (visible(d, unsettled)) {
                     found = d.getBoolean(DELETED, false) ? Optional.empty() : Optional.of(d.get(VALUE, Document.class));
                     break;
@@ -190,14 +184,13 @@ final class VersionReads {
 
     /** Every committed version of {@code itemId} still kept, oldest first. */
     public List<ItemVersion> history(Object rootId, Object itemId) {
-        Object id = fields.rootId(rootId);
-        Object item = normalize(Ids.documentId(fields.name, "itemId", itemId, fields.items.getCodecRegistry()));
+        Object id = store.rootId(rootId);
+        Object item = normalize(Ids.documentId(name, "itemId", itemId, store.codecs()));
         Document root = findRootForRead(id);
         Map<Long, ObjectId> unsettled = unsettledAtts(root);
         long current = number(root, VERSION);
         List<ItemVersion> out = new ArrayList<>();
-        for (Document d : fields.items.find(and(eq(ROOT, id), eq(ITEM, item), lte(VERSION, current)))
-                .sort(Sorts.ascending(VERSION))) {
+        for (Document d : store.itemVersionsOldestFirst(id, item, current)) {
             if (visible(d, unsettled)) {
                 out.add(new ItemVersion(item, number(d, VERSION), d.getBoolean(DELETED, false) ? Optional.empty()
                         : Optional.of(d.get(VALUE, Document.class)), d.get(CS)));
@@ -208,11 +201,11 @@ final class VersionReads {
 
     /** Every committed version still kept (from the floor on), oldest first. Version 0 has no record. */
     public List<VersionInfo> versions(Object rootId) {
-        Object id = fields.rootId(rootId);
+        Object id = store.rootId(rootId);
         Document root = findRootForRead(id);
         long floor = number(root, FLOOR);
         TreeMap<Long, VersionInfo> out = new TreeMap<>();
-        for (Document record : fields.history.find(and(eq(ROOT, id), gte(V, floor))).sort(Sorts.ascending(V))) {
+        for (Document record : store.recordsFrom(id, floor)) {
             out.put(number(record, V), versionInfo(record));
         }
         for (Object value : unsettled(root).values()) {
@@ -238,9 +231,7 @@ final class VersionReads {
     Map<Object, Document> visibleItems(Object rootId, long version, Map<Long, ObjectId> unsettled) {
         Map<Object, Document> tree = new HashMap<>();
         Set<Object> decided = new HashSet<>();
-        for (Document d : fields.items.find(and(eq(ROOT, rootId), lte(VERSION, version), gt(UNTIL, version)))
-                .sort(Sorts.descending(VERSION))
-                .projection(Projections.include(ITEM, VERSION, ATT, COMMITTED, DELETED, VALUE))) {
+        for (Document d : store.itemsVisibleAt(rootId, version, ITEM, VERSION, ATT, COMMITTED, DELETED, VALUE)) {
             Object item = d.get(ITEM);
             if (decided.contains(item) || !visible(d, unsettled)) {
                 continue;
@@ -262,10 +253,9 @@ final class VersionReads {
     }
 
     Document findRootForRead(Object id) {
-        Document root = fields.retry.execute(fields.name, id, "read root", () -> fields.roots.find(eq("_id", id))
-                .projection(Projections.include(VERSION, FLOOR, UNSETTLED, UNSETTLED_AT, META, COMMITTED_AT)).first());
+        Document root = store.root(id, "read root", VERSION, FLOOR, UNSETTLED, UNSETTLED_AT, META, COMMITTED_AT);
         if (root == null) {
-            throw new UnknownRootException(fields.name, id);
+            throw new UnknownRootException(name, id);
         }
         return root;
     }

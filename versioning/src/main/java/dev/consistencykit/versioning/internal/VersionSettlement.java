@@ -1,28 +1,29 @@
 package dev.consistencykit.versioning.internal;
 
+import dev.consistencykit.versioning.VersionedStoreListener;
+
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
-import static dev.consistencykit.versioning.internal.VersionFields.AT;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.FP;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.SETTLE_BATCH;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
+import static dev.consistencykit.versioning.internal.VersionSchema.AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.FP;
+import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
+import static dev.consistencykit.versioning.internal.VersionSchema.META;
+import static dev.consistencykit.versioning.internal.VersionSchema.N;
+import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
+import static dev.consistencykit.versioning.internal.VersionSchema.number;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettled;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,11 +37,6 @@ import org.bson.Document;
 
 import com.google.common.collect.Lists;
 
-import com.mongodb.ErrorCategory;
-import com.mongodb.MongoBulkWriteException;
-import com.mongodb.bulk.BulkWriteError;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
@@ -55,14 +51,22 @@ import dev.consistencykit.core.spi.Values;
  * Settlement: moves committed versions out of the root into the history collection, marking their documents
  * committed first. Staging calls it on a root that reached its threshold, maintenance on every root.
  */
-final class VersionSettlement {
+public final class VersionSettlement {
 
-    /** Settles over the shared fields. */
-    VersionSettlement(VersionFields fields) {
-        this.fields = fields;
+    private static final int SETTLE_BATCH = 256;
+
+    private final String name;
+    private final VersionStore store;
+    private final VersionCounters counters;
+    private final VersionedStoreListener listener;
+
+    /** Settles through the store. */
+    VersionSettlement(String name, VersionStore store, VersionCounters counters, VersionedStoreListener listener) {
+        this.name = name;
+        this.store = store;
+        this.counters = counters;
+        this.listener = listener;
     }
-
-    private final VersionFields fields;
 
     /**
      * Settles every root with unsettled versions: those with documents not yet marked committed (found by cleanup's
@@ -70,15 +74,12 @@ final class VersionSettlement {
      */
     public long settle() {
         Set<Object> candidates = new LinkedHashSet<>();
-        fields.retry.run(fields.name, null, "find unsettled roots", () -> {
-            candidates.clear();
-            for (Document d : fields.items.find(eq(COMMITTED, false)).projection(Projections.include(ROOT))) {
-                candidates.add(d.get(ROOT));
-            }
-        });
+        for (Document d : store.uncommittedItems("find unsettled roots", ROOT)) {
+            candidates.add(d.get(ROOT));
+        }
         long total = 0;
         for (Object rootId : candidates) {
-            total += Passes.orLeftToNextPass(fields.name, "settlement: root " + Values.show(rootId), 0L,
+            total += Passes.orLeftToNextPass(name, "settlement: root " + Values.show(rootId), 0L,
                     () -> settleRoot(rootId));
         }
         return total;
@@ -89,9 +90,7 @@ final class VersionSettlement {
      * {@code until}, records each version in the history collection, and only then removes it from the root.
      */
     public long settleRoot(Object rootId) {
-        Document root = fields.retry.execute(fields.name, rootId, "read unsettled versions",
-                () -> fields.roots.find(eq("_id", rootId)).projection(Projections.include(UNSETTLED, UNSETTLED_AT))
-                        .first());
+        Document root = store.root(rootId, "read unsettled versions", UNSETTLED, UNSETTLED_AT);
         if (root == null) {
             return 0;
         }
@@ -106,9 +105,9 @@ final class VersionSettlement {
             settled += settleBatch(rootId, batch, entries, slots);
         }
         if (settled > 0) {
-            fields.settledVersions.add(settled);
+            counters.settledVersions.add(settled);
             long count = settled;
-            Listeners.call(fields.name, () -> fields.listener.onMaintained(rootId, (int) count, 0, 0));
+            Listeners.call(name, () -> listener.onMaintained(rootId, (int) count, 0, 0));
         }
         return settled;
     }
@@ -120,9 +119,7 @@ final class VersionSettlement {
             marks.add(new UpdateManyModel<>(and(eq(ROOT, rootId), eq(VERSION, v), eq(ATT, entries.get(v).get(ATT))),
                     Updates.set(COMMITTED, true)));
         }
-        List<Document> written = fields.retry.execute(fields.name, rootId, "read settled item ids", () -> fields.items
-                .find(and(eq(ROOT, rootId), in(VERSION, versions)))
-                .projection(Projections.include(ITEM, VERSION, ATT)).into(new ArrayList<>()));
+        List<Document> written = store.itemsOfVersions(rootId, versions);
         for (Document d : written) {
             long v = number(d, VERSION);
             if (entries.get(v).getObjectId(ATT).equals(d.getObjectId(ATT))) {
@@ -130,8 +127,7 @@ final class VersionSettlement {
                         gt(UNTIL, v)), Updates.min(UNTIL, v)));
             }
         }
-        fields.retry.run(fields.name, rootId, "mark settled item versions",
-                () -> fields.items.bulkWrite(marks, new BulkWriteOptions().ordered(false)));
+        store.markSettled(rootId, marks);
         List<WriteModel<Document>> records = new ArrayList<>();
         for (long v : versions) {
             Document entry = entries.get(v);
@@ -141,16 +137,7 @@ final class VersionSettlement {
                     Updates.setOnInsert(META, entry.get(META)), Updates.setOnInsert(AT, entry.get(AT))),
                     new UpdateOptions().upsert(true)));
         }
-        try {
-            fields.retry.run(fields.name, rootId, "record settled versions",
-                    () -> fields.history.bulkWrite(records, new BulkWriteOptions().ordered(false)));
-        } catch (MongoBulkWriteException e) {
-            for (BulkWriteError error : e.getWriteErrors()) {
-                if (error.getCategory() != ErrorCategory.DUPLICATE_KEY) {
-                    throw e;
-                }
-            }
-        }
+        store.recordVersions(rootId, records);
         List<WriteModel<Document>> trims = new ArrayList<>();
         for (long v : versions) {
             trims.add(new UpdateOneModel<>(and(eq("_id", rootId),
@@ -158,7 +145,6 @@ final class VersionSettlement {
                     Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)),
                             Updates.unset(UNSETTLED_AT + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
         }
-        return fields.retry.execute(fields.name, rootId, "remove settled versions from the root",
-                () -> fields.roots.bulkWrite(trims, new BulkWriteOptions().ordered(false)).getModifiedCount());
+        return store.trimRoot(rootId, trims);
     }
 }

@@ -1,45 +1,48 @@
 package dev.consistencykit.versioning.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import dev.consistencykit.versioning.VersionedStoreListener;
+
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
-import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED;
-import static dev.consistencykit.versioning.internal.VersionFields.ABANDONED_STATE;
-import static dev.consistencykit.versioning.internal.VersionFields.ATT;
-import static dev.consistencykit.versioning.internal.VersionFields.BASE;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.COMMITTED_STATE;
-import static dev.consistencykit.versioning.internal.VersionFields.CS;
-import static dev.consistencykit.versioning.internal.VersionFields.DELETED;
-import static dev.consistencykit.versioning.internal.VersionFields.FP;
-import static dev.consistencykit.versioning.internal.VersionFields.ITEM;
-import static dev.consistencykit.versioning.internal.VersionFields.LOG;
-import static dev.consistencykit.versioning.internal.VersionFields.MAX_DOCUMENT_BYTES;
-import static dev.consistencykit.versioning.internal.VersionFields.MAX_META_BYTES;
-import static dev.consistencykit.versioning.internal.VersionFields.META;
-import static dev.consistencykit.versioning.internal.VersionFields.N;
-import static dev.consistencykit.versioning.internal.VersionFields.OPEN;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.PENDING_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.ROOT;
-import static dev.consistencykit.versioning.internal.VersionFields.STAGE_ATTEMPTS;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_AT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNSETTLED_COUNT;
-import static dev.consistencykit.versioning.internal.VersionFields.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionFields.V;
-import static dev.consistencykit.versioning.internal.VersionFields.VALUE;
-import static dev.consistencykit.versioning.internal.VersionFields.VERSION;
-import static dev.consistencykit.versioning.internal.VersionFields.encodedSize;
-import static dev.consistencykit.versioning.internal.VersionFields.normalize;
-import static dev.consistencykit.versioning.internal.VersionFields.number;
-import static dev.consistencykit.versioning.internal.VersionFields.pending;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettled;
-import static dev.consistencykit.versioning.internal.VersionFields.unsettledEntry;
+import static dev.consistencykit.versioning.internal.VersionSchema.ABANDONED;
+import static dev.consistencykit.versioning.internal.VersionSchema.ABANDONED_STATE;
+import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
+import static dev.consistencykit.versioning.internal.VersionSchema.BASE;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_STATE;
+import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.FP;
+import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
+import static dev.consistencykit.versioning.internal.VersionSchema.MAX_DOCUMENT_BYTES;
+import static dev.consistencykit.versioning.internal.VersionSchema.MAX_META_BYTES;
+import static dev.consistencykit.versioning.internal.VersionSchema.META;
+import static dev.consistencykit.versioning.internal.VersionSchema.N;
+import static dev.consistencykit.versioning.internal.VersionSchema.OPEN;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
+import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
+import static dev.consistencykit.versioning.internal.VersionSchema.encodedSize;
+import static dev.consistencykit.versioning.internal.VersionSchema.normalize;
+import static dev.consistencykit.versioning.internal.VersionSchema.number;
+import static dev.consistencykit.versioning.internal.VersionSchema.pending;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettled;
+import static dev.consistencykit.versioning.internal.VersionSchema.unsettledEntry;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -60,11 +63,7 @@ import org.bson.types.ObjectId;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 
-import com.mongodb.ErrorCategory;
-import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
-import com.mongodb.bulk.BulkWriteError;
-import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
@@ -80,23 +79,52 @@ import dev.consistencykit.versioning.ChangeSetAbandonedException;
 import dev.consistencykit.versioning.VersionConflictException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
-import dev.consistencykit.versioning.internal.VersionEngine.Committed;
-import dev.consistencykit.versioning.internal.VersionEngine.Prepared;
 
 /**
  * The write protocol: stage on the root, write the item versions, compare-and-set the root, abandon a loser.
  */
-final class VersionWrites {
+public final class VersionWrites {
 
-    private final VersionFields fields;
+    /** A change set checked and fingerprinted: nothing is sent. */
+    public record Prepared(ChangeSet changeSet, Object rootId, Object id, String slot, String fingerprint,
+                           Map<Object, Optional<RawBsonDocument>> values) {
+
+        long base() {
+            return changeSet.baseVersion();
+        }
+
+        long version() {
+            return changeSet.version();
+        }
+
+        int size() {
+            return changeSet.changes().size();
+        }
+    }
+
+    /** How {@link #commit} ended. */
+    public record Committed(long version, boolean byThisCall) {
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(VersionWrites.class);
+    private static final int STAGE_ATTEMPTS = 5;
+
     private final VersionedStoreConfig config;
+    private final String name;
+    private final VersionStore store;
     private final VersionSettlement settlement;
+    private final VersionCounters counters;
+    private final VersionedStoreListener listener;
 
-    /** The writes of a change set, over the shared fields and the settlement staging may need. */
-    VersionWrites(VersionFields fields, VersionSettlement settlement) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The writes of a change set, through the store, with the settlement staging may need. */
+    VersionWrites(VersionedStoreConfig config, VersionStore store, VersionSettlement settlement,
+                  VersionCounters counters, VersionedStoreListener listener) {
+        this.config = config;
+        this.name = config.name();
+        this.store = store;
         this.settlement = settlement;
+        this.counters = counters;
+        this.listener = listener;
     }
 
     // ---------------------------------------------------------------- write
@@ -104,13 +132,13 @@ final class VersionWrites {
     /** Validates {@code cs} completely (ids, keys, sizes) and fingerprints it. Sends nothing. */
     public Prepared prepare(ChangeSet cs) {
         Objects.requireNonNull(cs, "changeSet");
-        Object root = fields.rootId(cs.rootId());
+        Object root = store.rootId(cs.rootId());
         if (cs.baseVersion() < 0) {
-            throw new InvalidInputException(fields.name, "baseVersion", "baseVersion must be >= 0, was " + cs
+            throw new InvalidInputException(name, "baseVersion", "baseVersion must be >= 0, was " + cs
                     .baseVersion());
         }
         if (cs.changes().isEmpty()) {
-            throw new InvalidInputException(fields.name, "changes",
+            throw new InvalidInputException(name, "changes",
                     "changes must not be empty: a change set must put or delete at least one item"
                     + " (change set " + cs.id() + " on root " + root + " is empty)");
         }
@@ -118,19 +146,18 @@ final class VersionWrites {
         Map<Object, Optional<RawBsonDocument>> values = new LinkedHashMap<>();
         TreeMap<String, byte[]> canonical = new TreeMap<>();
         for (Map.Entry<Object, Optional<Object>> change : cs.changes().entrySet()) {
-            Object item = normalize(Ids.documentId(fields.name, "itemId", change.getKey(), fields.items
-                    .getCodecRegistry()));
+            Object item = normalize(Ids.documentId(name, "itemId", change.getKey(), store.codecs()));
             String key = VersionedTree.canonicalId(item);
             if (change.getValue().isPresent()) {
                 // encoded once with the database's own codecs (a UUID or a POJO the caller's client stores is
                 // accepted), checked as BSON, and these bytes are what is stored
-                BsonDocument value = Values.plainDocument(fields.name, "value of item " + Values.show(item),
-                        change.getValue().get(), fields.items.getCodecRegistry());
+                BsonDocument value = Values.plainDocument(name, "value of item " + Values.show(item),
+                        change.getValue().get(), store.codecs());
                 RawBsonDocument raw = new RawBsonDocument(value, new BsonDocumentCodec());
                 int bytes = encodedSize(itemDocument(root, item, cs.version(), new ObjectId(), cs.id().value(),
                         Optional.empty())) + 1 + VALUE.length() + 1 + raw.getByteBuffer().remaining();
                 if (bytes > MAX_DOCUMENT_BYTES) {
-                    throw new InvalidInputException(fields.name, "value of item " + item, "item " + item
+                    throw new InvalidInputException(name, "value of item " + item, "item " + item
                             + " would be stored"
                             + " as a " + bytes + "-byte document, over the server's limit of " + MAX_DOCUMENT_BYTES
                             + " bytes");
@@ -148,10 +175,10 @@ final class VersionWrites {
         canonical.forEach((k, v) -> hasher.putString(k, StandardCharsets.UTF_8).putByte((byte) 0)
                 .putInt(v.length).putBytes(v));
         cs.meta().ifPresent(meta -> {
-            BsonDocument encodedMeta = Values.plainDocument(fields.name, "meta", meta, fields.roots.getCodecRegistry());
+            BsonDocument encodedMeta = Values.plainDocument(name, "meta", meta, store.codecs());
             byte[] bytes = bytesOf(new RawBsonDocument(encodedMeta, new BsonDocumentCodec()));
             if (bytes.length > MAX_META_BYTES) {
-                throw new InvalidInputException(fields.name, "meta", "meta is " + bytes.length
+                throw new InvalidInputException(name, "meta", "meta is " + bytes.length
                         + " bytes, over the limit of "
                         + MAX_META_BYTES);
             }
@@ -238,10 +265,10 @@ final class VersionWrites {
         }
         writeItems(p, attempt);
         if (compareAndSetCommit(attempt)) {
-            fields.committed.increment();
-            Listeners.call(fields.name, () -> fields.listener.onCommitted(attempt.rootId(), attempt.operationId(),
+            counters.committed.increment();
+            Listeners.call(name, () -> listener.onCommitted(attempt.rootId(), attempt.operationId(),
                     attempt.version(), false));
-            LOG.debug("[{}] committed change set {} as version {} of root {}", fields.name, p.id(), p.version(), p
+            LOG.debug("[{}] committed change set {} as version {} of root {}", name, p.id(), p.version(), p
                     .rootId());
             return new Committed(p.version(), true);
         }
@@ -249,7 +276,7 @@ final class VersionWrites {
     }
 
     Committed afterFailedCommit(Attempt a) {
-        Document root = fields.findRoot(a.rootId());
+        Document root = store.findRoot(a.rootId());
         if (isCommitted(root, a)) {
             return new Committed(a.version(), false);
         }
@@ -257,16 +284,16 @@ final class VersionWrites {
         long current = number(root, VERSION);
         if (entry != null && a.att().equals(entry.getObjectId(ATT))) {
             if (current != a.base()) {
-                fields.conflicts.increment();
-                Listeners.call(fields.name, () -> fields.listener.onConflict(a.rootId(), a.operationId(), a.base(),
+                counters.conflicts.increment();
+                Listeners.call(name, () -> listener.onConflict(a.rootId(), a.operationId(), a.base(),
                         current));
                 abandon(a, "lost to another commit: the root is at version " + current);
-                throw new VersionConflictException(fields.name, a.id(), a.rootId(), a.base(), current);
+                throw new VersionConflictException(name, a.id(), a.rootId(), a.base(), current);
             }
-            throw new ConsistencyException(fields.name, a.id(), "the commit of root " + a.rootId()
+            throw new ConsistencyException(name, a.id(), "the commit of root " + a.rootId()
                     + " matched nothing although the root is at its base and the attempt is staged");
         }
-        throw new ChangeSetAbandonedException(fields.name, a.id(), a.rootId());
+        throw new ChangeSetAbandonedException(name, a.id(), a.rootId());
     }
 
     /**
@@ -275,7 +302,7 @@ final class VersionWrites {
      * committed one).
      */
     public Attempt stage(Prepared p) {
-        fields.requiredIndexes.verify();
+        store.verifyIndexes();
         Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
                 exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
@@ -283,22 +310,18 @@ final class VersionWrites {
             // its attempt, and recovery may have abandoned that attempt before the retry: sending the same id again
             // would bring the abandoned attempt back while recovery goes on to delete its documents. A retry that
             // finds the earlier request's attempt still staged adopts it below.
-            ObjectId[] sent = new ObjectId[1];
-            long matched = fields.retry.execute(fields.name, p.id(), "stage change set", () -> {
-                sent[0] = new ObjectId();
-                return fields.roots.updateOne(filter, stageUpdate(p, sent[0])).getMatchedCount();
-            });
-            if (matched == 1) {
-                fields.staged.increment();
-                Listeners.call(fields.name, () -> fields.listener.onStaged(p.rootId(), p.changeSet().id(), p
+            VersionStore.Staged sent = store.stage(p.id(), filter, att -> stageUpdate(p, att));
+            if (sent.matched() == 1) {
+                counters.staged.increment();
+                Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p
                         .version()));
-                return Attempt.of(p, sent[0]);
+                return Attempt.of(p, sent.att());
             }
-            Document root = fields.findRoot(p.rootId());
+            Document root = store.findRoot(p.rootId());
             Document staged = pending(root).get(p.slot(), Document.class);
             if (staged != null) {
                 if (!Objects.equals(staged.get(CS), p.id())) {
-                    throw new ConsistencyException(fields.name, p.id(), "staging slot " + p.slot() + " of root " + p
+                    throw new ConsistencyException(name, p.id(), "staging slot " + p.slot() + " of root " + p
                             .rootId()
                             + " holds change set " + staged.get(CS));
                 }
@@ -312,13 +335,13 @@ final class VersionWrites {
             }
             long current = number(root, VERSION);
             if (p.base() < current) {
-                fields.conflicts.increment();
-                Listeners.call(fields.name, () -> fields.listener.onConflict(p.rootId(), p.changeSet().id(), p.base(),
+                counters.conflicts.increment();
+                Listeners.call(name, () -> listener.onConflict(p.rootId(), p.changeSet().id(), p.base(),
                         current));
-                throw new VersionConflictException(fields.name, p.id(), p.rootId(), p.base(), current);
+                throw new VersionConflictException(name, p.id(), p.rootId(), p.base(), current);
             }
             if (p.base() > current) {
-                throw new InvalidInputException(fields.name, "baseVersion", "baseVersion " + p.base()
+                throw new InvalidInputException(name, "baseVersion", "baseVersion " + p.base()
                         + " is ahead of root " + p.rootId() + "'s committed version " + current);
             }
             if (number(root, UNSETTLED_COUNT) >= config.settleThreshold()) {
@@ -326,7 +349,7 @@ final class VersionWrites {
             }
             // otherwise the root is at the base and the slot free again: it changed between the update and the read
         }
-        throw new ConsistencyException(fields.name, p.id(), "could not stage on root " + p.rootId() + " after "
+        throw new ConsistencyException(name, p.id(), "could not stage on root " + p.rootId() + " after "
                 + STAGE_ATTEMPTS + " attempts: it kept changing");
     }
 
@@ -342,7 +365,7 @@ final class VersionWrites {
 
     void checkFingerprint(Prepared p, String stored) {
         if (!p.fingerprint().equals(stored)) {
-            throw new IdempotencyConflictException(fields.name, p.id(), "change set id " + p.id() + " on root "
+            throw new IdempotencyConflictException(name, p.id(), "change set id " + p.id() + " on root "
                     + p.rootId() + " was already used for a different change set");
         }
     }
@@ -355,8 +378,7 @@ final class VersionWrites {
                 return Optional.of(number(entry, V));
             }
         }
-        Document record = fields.retry.execute(fields.name, p.id(), "look up change set",
-                () -> fields.history.find(and(eq(ROOT, p.rootId()), eq(CS, p.id()))).first());
+        Document record = store.recordOfChangeSet(p.rootId(), p.id());
         if (record != null) {
             checkFingerprint(p, record.getString(FP));
             return Optional.of(number(record, V));
@@ -369,16 +391,7 @@ final class VersionWrites {
         List<Document> docs = new ArrayList<>(p.size());
         p.values().forEach((item, value) -> docs.add(
                 itemDocument(a.rootId(), item, a.version(), a.att(), a.id(), value)));
-        try {
-            fields.retry.run(fields.name, p.id(), "write item versions",
-                    () -> fields.items.insertMany(docs, new InsertManyOptions().ordered(false)));
-        } catch (MongoBulkWriteException e) {
-            for (BulkWriteError error : e.getWriteErrors()) {
-                if (error.getCategory() != ErrorCategory.DUPLICATE_KEY) {
-                    throw e;
-                }
-            }
-        }
+        store.insertItemVersions(p.id(), docs);
     }
 
     static Document itemDocument(Object root, Object item, long version, ObjectId att, Object cs,
@@ -404,8 +417,7 @@ final class VersionWrites {
                 Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
                 Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
                 Updates.inc(UNSETTLED_COUNT, 1));
-        return fields.retry.execute(fields.name, a.id(), "commit change set",
-                () -> fields.roots.updateOne(filter, update).getMatchedCount()) == 1;
+        return store.commit(a.id(), filter, update);
     }
 
     boolean isCommitted(Document root, Attempt a) {
@@ -416,35 +428,28 @@ final class VersionWrites {
         if (number(root, VERSION) < a.version()) {
             return false;
         }
-        Document record = fields.retry.execute(fields.name, a.id(), "look up version",
-                () -> fields.history.find(and(eq(ROOT, a.rootId()), eq(V, a.version()))).first());
+        Document record = store.recordOfVersion(a.id(), a.rootId(), a.version(), "look up version");
         return record != null && a.att().equals(record.getObjectId(ATT));
     }
 
     /** Takes the attempt out of the root's pending set (if it is still there), then deletes its documents. */
     boolean abandon(Attempt a, String reason) {
-        long matched = fields.retry.execute(fields.name, a.id(), "abandon change set", () -> fields.roots.updateOne(
-                and(eq("_id", a.rootId()), eq(PENDING + "." + a.slot() + "." + ATT, a.att())),
-                Updates.combine(Updates.unset(PENDING + "." + a.slot()), Updates.unset(PENDING_AT + "." + a.slot()),
-                        Updates.inc(PENDING_COUNT, -1),
-                        Updates.inc(ABANDONED, 1L))).getMatchedCount());
+        long matched = store.abandon(a.id(), a.rootId(), a.slot(), a.att());
         if (matched == 0) {
             return false;
         }
-        fields.abandoned.increment();
-        LOG.info("[{}] abandoned change set {} on root {} (version {}): {}", fields.name, a.id(), a.rootId(), a
+        counters.abandoned.increment();
+        LOG.info("[{}] abandoned change set {} on root {} (version {}): {}", name, a.id(), a.rootId(), a
                 .version(),
                 reason);
-        Listeners.call(fields.name, () -> fields.listener.onAbandoned(a.rootId(), a.operationId(), reason));
+        Listeners.call(name, () -> listener.onAbandoned(a.rootId(), a.operationId(), reason));
         deleteAttempt(a.rootId(), a.version(), a.att());
         return true;
     }
 
     long deleteAttempt(Object rootId, long version, ObjectId att) {
-        long deleted = fields.retry.execute(fields.name, rootId, "delete abandoned item versions", () -> fields.items
-                .deleteMany(
-                and(eq(ROOT, rootId), eq(VERSION, version), eq(ATT, att), eq(COMMITTED, false))).getDeletedCount());
-        fields.cleanedDocuments.add(deleted);
+        long deleted = store.deleteAttemptItems(rootId, version, att);
+        counters.cleanedDocuments.add(deleted);
         return deleted;
     }
 
@@ -453,9 +458,20 @@ final class VersionWrites {
         try {
             settlement.settleRoot(rootId);
         } catch (ConsistencyException | MongoException e) {
-            LOG.warn("[{}] settling root {} before staging failed (maintenance will settle it): {}", fields.name,
+            LOG.warn("[{}] settling root {} before staging failed (maintenance will settle it): {}", name,
                     rootId,
                     e.toString());
         }
     }
+
+    /** Creates root {@code rootId} at version 0 with no items; false if it exists. */
+    public boolean createRoot(Object rootId) {
+        Object id = store.rootId(rootId);
+        Document root = new Document("_id", id).append(VERSION, 0L).append(FLOOR, 0L)
+                .append(PENDING, new Document()).append(PENDING_AT, new Document()).append(PENDING_COUNT, 0)
+                .append(UNSETTLED, new Document()).append(UNSETTLED_AT, new Document()).append(UNSETTLED_COUNT, 0)
+                .append(ABANDONED, 0L).append(META, null);
+        return store.createRoot(id, root);
+    }
+
 }

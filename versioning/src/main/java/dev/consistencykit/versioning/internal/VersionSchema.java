@@ -1,0 +1,132 @@
+package dev.consistencykit.versioning.internal;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.bson.Document;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.DocumentCodec;
+import org.bson.types.ObjectId;
+
+import com.mongodb.MongoClientSettings;
+
+import dev.consistencykit.versioning.VersionState;
+
+/**
+ * The names the versioned store keeps on a root, an item version and a version record, and how a stored value is read
+ * back.
+ */
+final class VersionSchema {
+
+    /** Status name of a staged change set. */
+    static final String STAGED = VersionState.STAGED.stored();
+    /** Status name of a committed change set. */
+    static final String COMMITTED_STATE = VersionState.COMMITTED.stored();
+    /** Status name of an abandoned change set. */
+    static final String ABANDONED_STATE = VersionState.ABANDONED.stored();
+
+    /** Stored {@code until} of an item version no committed version replaced yet. */
+    static final long OPEN = Long.MAX_VALUE;
+    /** MongoDB's document size limit (16 MiB on every server version). */
+    static final int MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+    /** The largest commit meta document accepted: it is stored in the root until the version is settled. */
+    static final int MAX_META_BYTES = 64 * 1024;
+
+    // root fields
+    static final String VERSION = "version";
+    static final String FLOOR = "floor";
+    static final String PENDING = "pending";
+    static final String PENDING_AT = "pendingAt";
+    static final String PENDING_COUNT = "pendingCount";
+    static final String UNSETTLED = "unsettled";
+    static final String UNSETTLED_AT = "unsettledAt";
+    static final String UNSETTLED_COUNT = "unsettledCount";
+    static final String ABANDONED = "abandoned";
+    static final String META = "meta";
+    static final String COMMITTED_AT = "committedAt";
+    // attempt entry fields (pending, unsettled, history)
+    static final String CS = "cs";
+    static final String ATT = "att";
+    static final String BASE = "base";
+    static final String V = "v";
+    static final String N = "n";
+    static final String FP = "fp";
+    static final String AT = "at";
+    // item version fields
+    static final String ROOT = "root";
+    static final String ITEM = "item";
+    static final String COMMITTED = "committed";
+    static final String UNTIL = "until";
+    static final String DELETED = "deleted";
+    static final String VALUE = "value";
+
+    static final DocumentCodec CODEC = new DocumentCodec(MongoClientSettings.getDefaultCodecRegistry());
+
+    private VersionSchema() {
+    }
+
+    /** The staged attempts by slot, each with its staging time ({@code at}) when the root was read with it. */
+    static Document pending(Document root) {
+        return withTimes(root, PENDING, PENDING_AT);
+    }
+
+    /** The unsettled versions by slot, each with its commit time ({@code at}) when the root was read with it. */
+    static Document unsettled(Document root) {
+        return withTimes(root, UNSETTLED, UNSETTLED_AT);
+    }
+
+    static Document withTimes(Document root, String entriesField, String timesField) {
+        Document entries = root.get(entriesField, Document.class);
+        if (entries == null) {
+            return new Document();
+        }
+        Document times = root.get(timesField, Document.class);
+        if (times == null) {
+            return entries;
+        }
+        Document out = new Document();
+        entries.forEach((slot, entry) -> {
+            Document copy = new Document((Document) entry);
+            Object at = times.get(slot);
+            if (at != null) {
+                copy.append(AT, at);
+            }
+            out.append(slot, copy);
+        });
+        return out;
+    }
+
+    static Document unsettledEntry(Document root, long version) {
+        for (Object value : unsettled(root).values()) {
+            if (number((Document) value, V) == version) {
+                return (Document) value;
+            }
+        }
+        return null;
+    }
+
+    static Map<Long, ObjectId> unsettledAtts(Document root) {
+        Map<Long, ObjectId> out = new HashMap<>();
+        for (Object value : unsettled(root).values()) {
+            Document entry = (Document) value;
+            out.put(number(entry, V), entry.getObjectId(ATT));
+        }
+        return out;
+    }
+
+    static long number(Document d, String field) {
+        Object v = d.get(field);
+        return v == null ? 0 : ((Number) v).longValue();
+    }
+
+    static Object normalize(Object id) {
+        if (id instanceof Integer || id instanceof Short || id instanceof Byte) {
+            return ((Number) id).longValue();
+        }
+        return id;
+    }
+
+    static int encodedSize(Document d) {
+        return new RawBsonDocument(d, CODEC).getByteBuffer().remaining();
+    }
+}

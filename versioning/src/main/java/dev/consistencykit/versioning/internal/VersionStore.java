@@ -1,0 +1,360 @@
+package dev.consistencykit.versioning.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.versioning.internal.VersionSchema.ABANDONED;
+import static dev.consistencykit.versioning.internal.VersionSchema.AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
+import static dev.consistencykit.versioning.internal.VersionSchema.normalize;
+
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.conversions.Bson;
+import org.bson.types.ObjectId;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoException;
+import com.mongodb.bulk.BulkWriteError;
+import com.mongodb.ErrorCategory;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertManyOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.MongoErrors;
+import dev.consistencykit.core.spi.PatternRegistry;
+import dev.consistencykit.core.spi.PatternSetup;
+import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RequiredIndexes;
+import dev.consistencykit.core.spi.WriteConcerns;
+import dev.consistencykit.versioning.UnknownRootException;
+import dev.consistencykit.versioning.VersionedStoreConfig;
+
+/**
+ * The only owner of the versioned store's collections — roots, item versions, version records — offering its writes by
+ * name (create a root, stage, write the item versions, commit, abandon, settle, prune) and the reads its parts make.
+ * Each call is retried by the instance's retry policy where repeating it is safe; the conditions that make it safe
+ * are the callers'.
+ */
+public final class VersionStore implements PatternSetup {
+
+    private final VersionedStoreConfig config;
+    private final String name;
+    private final RetryPolicy retry;
+    private final MongoDatabase database;
+    private final MongoCollection<Document> roots;
+    private final MongoCollection<Document> items;
+    private final MongoCollection<Document> history;
+    /** The unique indexes that make a repeated item insert and a second history entry of a version collide. */
+    private final RequiredIndexes requiredIndexes;
+
+    /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
+    public VersionStore(VersionedStoreConfig config, MongoDatabase database) {
+        this.database = ReadSettings.ownReads(database);
+        this.config = config;
+        this.name = config.name();
+        this.retry = config.retryPolicy();
+        this.roots = this.database.getCollection(config.rootsCollection());
+        this.items = this.database.getCollection(config.itemsCollection());
+        this.history = this.database.getCollection(config.historyCollection());
+        this.requiredIndexes = new RequiredIndexes(name, List.of(
+                new RequiredIndexes.Unique(items, "root_item_version_att", List.of(ROOT, ITEM, VERSION, ATT), false,
+                        null),
+                new RequiredIndexes.Unique(history, "root_v", List.of(ROOT, V), false, null)));
+    }
+
+    // ---------------------------------------------------------------- setup
+
+    /** Every index the store's queries use, then the instance's registration. */
+    @Override
+    public void ensureIndexes() {
+        requiredIndexes.create();
+        items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
+        items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
+        roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
+        history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
+        PatternRegistry.register(database, new PatternRegistry.Registration("versioning", config.name(),
+                Map.of("roots", config.rootsCollection(), "items", config.itemsCollection(), "history",
+                        config.historyCollection()), Map.of()));
+    }
+
+    @Override
+    public List<String> setupProblems() {
+        return requiredIndexes.problems();
+    }
+
+    /** Throws unless the unique indexes a commit's safety rests on exist (checked once, then remembered). */
+    void verifyIndexes() {
+        requiredIndexes.verify();
+    }
+
+    /** The codecs the application's database encodes with. */
+    CodecRegistry codecs() {
+        return roots.getCodecRegistry();
+    }
+
+    /** The roots collection's name. */
+    String rootsName() {
+        return roots.getNamespace().getCollectionName();
+    }
+
+    /** A root id checked and normalised (small integers become longs). */
+    public Object rootId(Object rootId) {
+        return normalize(Ids.documentId(name, "rootId", rootId, codecs()));
+    }
+
+    // ---------------------------------------------------------------- roots
+
+    /** Inserts a new root; false if it existed (then it is confirmed as durable as the write concern asks). */
+    boolean createRoot(Object id, Document root) {
+        try {
+            retry.run(name, id, "create root", () -> roots.insertOne(root));
+            return true;
+        } catch (MongoException e) {
+            if (MongoErrors.isDuplicateKey(e)) {
+                // it exists (made earlier, or by this call's own attempt whose acknowledgement was lost): make sure
+                // it is as durable as the write concern asks before saying so
+                retry.run(name, id, "confirm root", () -> WriteConcerns.confirm(roots, id, name, "create root"));
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** An attempt staged by {@link #stage}: how many roots matched, and the attempt id the matching request sent. */
+    record Staged(long matched, ObjectId att) {
+    }
+
+    /**
+     * Stages a change set on its root: {@code update} of a fresh attempt id where {@code filter} matches. Every
+     * request, a retry too, sends a new attempt id (see the caller for why); the result carries the last one sent.
+     */
+    Staged stage(Object operationId, Bson filter, Function<ObjectId, Bson> update) {
+        ObjectId[] sent = new ObjectId[1];
+        long matched = retry.execute(name, operationId, "stage change set", () -> {
+            sent[0] = new ObjectId();
+            return roots.updateOne(filter, update.apply(sent[0])).getMatchedCount();
+        });
+        return new Staged(matched, sent[0]);
+    }
+
+    /** The commit's compare-and-set on the root; whether it matched. */
+    boolean commit(Object operationId, Bson filter, Bson update) {
+        return retry.execute(name, operationId, "commit change set",
+                () -> roots.updateOne(filter, update).getMatchedCount()) == 1;
+    }
+
+    /** Takes an attempt out of the root's pending set if it is still there (and counts it abandoned); matched. */
+    long abandon(Object operationId, Object rootId, String slot, ObjectId att) {
+        return retry.execute(name, operationId, "abandon change set", () -> roots.updateOne(
+                and(eq("_id", rootId), eq(PENDING + "." + slot + "." + VersionSchema.ATT, att)),
+                Updates.combine(Updates.unset(PENDING + "." + slot), Updates.unset(PENDING_AT + "." + slot),
+                        Updates.inc(PENDING_COUNT, -1), Updates.inc(ABANDONED, 1L))).getMatchedCount());
+    }
+
+    /** Raises the root's floor to at least {@code floor}. */
+    void raiseFloor(Object rootId, long floor) {
+        retry.run(name, rootId, "raise floor", () -> roots.updateOne(eq("_id", rootId), Updates.max(FLOOR, floor)));
+    }
+
+    /** Removes settled versions from their roots; how many roots changed. */
+    long trimRoot(Object rootId, List<WriteModel<Document>> trims) {
+        return retry.execute(name, rootId, "remove settled versions from the root",
+                () -> roots.bulkWrite(trims, new BulkWriteOptions().ordered(false)).getModifiedCount());
+    }
+
+    /** The root, every field; throws {@link UnknownRootException} if there is none. */
+    Document findRoot(Object id) {
+        Document root = retry.execute(name, id, "read root", () -> roots.find(eq("_id", id)).first());
+        if (root == null) {
+            throw new UnknownRootException(name, id);
+        }
+        return root;
+    }
+
+    /** The root's {@code fields} as read for {@code what}; {@code null} if there is none. */
+    Document root(Object id, String what, String... fields) {
+        return retry.execute(name, id, what, () -> roots.find(eq("_id", id)).projection(Projections.include(fields))
+                .first());
+    }
+
+    /** Roots with staged attempts, their pending entries only: at most {@code limit} (zero: all). */
+    List<Document> rootsWithPending(int limit) {
+        return roots.find(gt(PENDING_COUNT, 0)).projection(Projections.include(PENDING, PENDING_AT)).limit(limit)
+                .into(new ArrayList<>());
+    }
+
+    /** Roots with staged attempts: version and pending entries. */
+    List<Document> stagedRoots() {
+        return retry.execute(name, null, "find staged change sets", () -> roots.find(gt(PENDING_COUNT, 0))
+                .projection(Projections.include(VERSION, PENDING, PENDING_AT)).into(new ArrayList<>()));
+    }
+
+    /** Every root's version and floor. */
+    List<Document> rootVersions() {
+        return retry.execute(name, null, "list roots", () -> roots.find(gte(VERSION, 0L))
+                .projection(Projections.include(VERSION, FLOOR)).into(new ArrayList<>()));
+    }
+
+    /** The sums over every root of its committed versions ({@code c}), abandoned ({@code a}), staged ({@code p}). */
+    Document sumRootCounters() {
+        return retry.execute(name, null, "sum root counters", () -> roots.aggregate(List.of(
+                Aggregates.group(null, Accumulators.sum("c", "$" + VERSION), Accumulators.sum("a", "$" + ABANDONED),
+                        Accumulators.sum("p", "$" + PENDING_COUNT)))).first());
+    }
+
+    // ---------------------------------------------------------------- item versions
+
+    /** Inserts an attempt's item versions; documents already written (a retry's) are fine. */
+    void insertItemVersions(Object operationId, List<Document> docs) {
+        try {
+            retry.run(name, operationId, "write item versions",
+                    () -> items.insertMany(docs, new InsertManyOptions().ordered(false)));
+        } catch (MongoBulkWriteException e) {
+            throwUnlessDuplicates(e);
+        }
+    }
+
+    /** Deletes the uncommitted item versions of one attempt; how many. */
+    long deleteAttemptItems(Object rootId, long version, ObjectId att) {
+        return retry.execute(name, rootId, "delete abandoned item versions", () -> items.deleteMany(
+                and(eq(ROOT, rootId), eq(VERSION, version), eq(ATT, att), eq(COMMITTED, false))).getDeletedCount());
+    }
+
+    /** Marks settled item versions committed and stamps what they replaced. */
+    void markSettled(Object rootId, List<WriteModel<Document>> marks) {
+        retry.run(name, rootId, "mark settled item versions",
+                () -> items.bulkWrite(marks, new BulkWriteOptions().ordered(false)));
+    }
+
+    /**
+     * Deletes the root's item versions replaced at or below {@code floor} and its committed tombstones there; how
+     * many.
+     */
+    long deleteBelowFloor(Object rootId, long floor) {
+        long deleted = retry.execute(name, rootId, "delete replaced item versions", () -> items.deleteMany(
+                and(eq(ROOT, rootId), lte(VERSION, floor), lte(UNTIL, floor))).getDeletedCount());
+        deleted += retry.execute(name, rootId, "delete old tombstones", () -> items.deleteMany(
+                and(eq(ROOT, rootId), lte(VERSION, floor), eq(DELETED, true), eq(COMMITTED, true)))
+                .getDeletedCount());
+        return deleted;
+    }
+
+    /** How many item versions one attempt wrote. */
+    long countAttemptItems(Object operationId, Object rootId, long version, ObjectId att) {
+        return retry.execute(name, operationId, "count item versions", () -> items.countDocuments(
+                and(eq(ROOT, rootId), eq(VERSION, version), eq(ATT, att))));
+    }
+
+    /** The item versions not yet marked committed, with {@code fields}, read whole for {@code what}. */
+    List<Document> uncommittedItems(String what, String... fields) {
+        return retry.execute(name, null, what, () -> items.find(eq(COMMITTED, false))
+                .projection(Projections.include(fields)).into(new ArrayList<>()));
+    }
+
+    /** The item versions of the root's {@code versions}: item, version and attempt. */
+    List<Document> itemsOfVersions(Object rootId, List<Long> versions) {
+        return retry.execute(name, rootId, "read settled item ids", () -> items
+                .find(and(eq(ROOT, rootId), in(VERSION, versions)))
+                .projection(Projections.include(ITEM, VERSION, ATT)).into(new ArrayList<>()));
+    }
+
+    /** The versions of one item up to {@code version}, newest first. */
+    List<Document> itemVersionsNewestFirst(Object rootId, Object item, long version) {
+        return retry.execute(name, rootId, "read item versions", () -> items.find(and(eq(ROOT, rootId),
+                eq(ITEM, item), lte(VERSION, version))).sort(Sorts.descending(VERSION)).into(new ArrayList<>()));
+    }
+
+    /** The versions of one item up to {@code version}, oldest first. */
+    Iterable<Document> itemVersionsOldestFirst(Object rootId, Object item, long version) {
+        return items.find(and(eq(ROOT, rootId), eq(ITEM, item), lte(VERSION, version))).sort(Sorts.ascending(VERSION));
+    }
+
+    /** The item versions that may be visible at {@code version}, newest first. */
+    Iterable<Document> itemsVisibleAt(Object rootId, long version, String... fields) {
+        return items.find(and(eq(ROOT, rootId), lte(VERSION, version), gt(UNTIL, version)))
+                .sort(Sorts.descending(VERSION)).projection(Projections.include(fields));
+    }
+
+    // ---------------------------------------------------------------- version records
+
+    /** Records settled versions (upserts; a record already there is fine). */
+    void recordVersions(Object rootId, List<WriteModel<Document>> records) {
+        try {
+            retry.run(name, rootId, "record settled versions",
+                    () -> history.bulkWrite(records, new BulkWriteOptions().ordered(false)));
+        } catch (MongoBulkWriteException e) {
+            throwUnlessDuplicates(e);
+        }
+    }
+
+    /** Deletes the root's version records below {@code floor}. */
+    void deleteRecordsBelow(Object rootId, long floor) {
+        retry.run(name, rootId, "delete old version records",
+                () -> history.deleteMany(and(eq(ROOT, rootId), lt(V, floor))));
+    }
+
+    /** The record of change set {@code changeSetId} on the root; {@code null} if it has none. */
+    Document recordOfChangeSet(Object rootId, Object changeSetId) {
+        return retry.execute(name, changeSetId, "look up change set",
+                () -> history.find(and(eq(ROOT, rootId), eq(CS, changeSetId))).first());
+    }
+
+    /** The record of the root's {@code version}, read for {@code what}; {@code null} if it has none. */
+    Document recordOfVersion(Object operationId, Object rootId, long version, String what) {
+        return retry.execute(name, operationId, what, () -> history.find(and(eq(ROOT, rootId), eq(V, version)))
+                .first());
+    }
+
+    /** The root's version records from {@code floor} on, oldest first. */
+    Iterable<Document> recordsFrom(Object rootId, long floor) {
+        return history.find(and(eq(ROOT, rootId), gte(V, floor))).sort(Sorts.ascending(V));
+    }
+
+    /** The root's oldest version record stamped at or after {@code cutoff}; {@code null} if none. */
+    Document oldestRecordSince(Object rootId, Date cutoff) {
+        return retry.execute(name, rootId, "find oldest kept version", () -> history
+                .find(and(eq(ROOT, rootId), gte(AT, cutoff))).sort(Sorts.ascending(V)).limit(1).first());
+    }
+
+    private static void throwUnlessDuplicates(MongoBulkWriteException e) {
+        for (BulkWriteError error : e.getWriteErrors()) {
+            if (error.getCategory() != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+        }
+    }
+}
