@@ -25,7 +25,12 @@ import dev.consistencykit.core.spi.Calls;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.PatternRegistry;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine;
+import dev.consistencykit.logreconciliation.internal.LedgerAppends;
+import dev.consistencykit.logreconciliation.internal.LedgerArchiver;
+import dev.consistencykit.logreconciliation.internal.LedgerCommitter;
+import dev.consistencykit.logreconciliation.internal.LedgerParts;
+import dev.consistencykit.logreconciliation.internal.LedgerReads;
+import dev.consistencykit.logreconciliation.internal.LedgerReconciler;
 
 /**
  * An append-only ledger: each transaction is one document holding all its account changes (atomic by construction),
@@ -60,11 +65,19 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
 
     /** The most accounts one {@link #balances} call reads. */
     public static final int MAX_BALANCES = 1_000;
-    private final LedgerEngine engine;
+    private final LedgerAppends appends;
+    private final LedgerCommitter committer;
+    private final LedgerReads reads;
+    private final LedgerReconciler reconciler;
+    private final LedgerArchiver archiver;
 
-    private Ledger(LedgerConfig config, LedgerEngine engine, Calls calls) {
-        super(config, calls, engine, engine, engine);
-        this.engine = engine;
+    private Ledger(LedgerConfig config, Calls calls, LedgerParts parts) {
+        super(config, calls, parts.store(), parts.committer(), parts.audit());
+        this.appends = parts.appends();
+        this.committer = parts.committer();
+        this.reads = parts.reads();
+        this.reconciler = parts.reconciler();
+        this.archiver = parts.archiver();
     }
 
     /** A builder for a ledger on {@code database}. */
@@ -104,9 +117,9 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      * @throws IdempotencyConflictException if the id exists with other changes (nothing is written)
      */
     public OperationId append(LedgerTransaction tx) {
-        LedgerEngine.Prepared p = engine.prepare(tx);
+        LedgerAppends.Prepared p = appends.prepare(tx);
         return calls.operation("append", tx.id().value(),
-                () -> new OperationId(engine.append(p).doc().get("_id")));
+                () -> new OperationId(appends.append(p).doc().get("_id")));
     }
 
     /**
@@ -119,8 +132,8 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     @Override
     public OperationResult apply(LedgerTransaction tx) {
-        LedgerEngine.Prepared p = engine.prepare(tx);
-        return calls.operation("apply", tx.id().value(), () -> engine.apply(p));
+        LedgerAppends.Prepared p = appends.prepare(tx);
+        return calls.operation("apply", tx.id().value(), () -> committer.apply(p));
     }
 
     /**
@@ -132,7 +145,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public void cancel(OperationId id) {
         Objects.requireNonNull(id, "id");
-        calls.operation("cancel", id.value(), () -> engine.cancel(id.value()));
+        calls.operation("cancel", id.value(), () -> reads.cancel(id.value()));
     }
 
     /**
@@ -144,8 +157,8 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
     public OperationId reverse(OperationId id) {
         Objects.requireNonNull(id, "id");
         return calls.operation("reverse", id.value(), () -> {
-            LedgerEngine.Prepared p = engine.reversalOf(id.value());
-            return new OperationId(engine.append(p).doc().get("_id"));
+            LedgerAppends.Prepared p = reads.reversalOf(id.value());
+            return new OperationId(appends.append(p).doc().get("_id"));
         });
     }
 
@@ -157,7 +170,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public long balance(String account) {
         String a = checkedAccount(account);
-        return calls.idempotent("balance", () -> engine.balance(a));
+        return calls.idempotent("balance", () -> reads.balance(a));
     }
 
     /**
@@ -180,7 +193,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
         }
         List<String> checked = new ArrayList<>(new LinkedHashSet<>(accounts.stream().map(this::checkedAccount)
                 .toList()));
-        return calls.idempotent("balances", () -> engine.balances(checked));
+        return calls.idempotent("balances", () -> reads.balances(checked));
     }
 
     /**
@@ -190,7 +203,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public LedgerCursor cursor(String account, long afterSeq) {
         String a = checkedAccount(account);
-        return new LedgerCursor(engine, calls, () -> List.of(a), LedgerCursor.checked(Map.of(a, afterSeq)));
+        return new LedgerCursor(reads, calls, () -> List.of(a), LedgerCursor.checked(Map.of(a, afterSeq)));
     }
 
     /**
@@ -198,7 +211,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      * consumed; an account not named starts from the beginning). Each poll reads every account's cache.
      */
     public LedgerCursor cursorOverAll(Map<String, Long> positions) {
-        return new LedgerCursor(engine, calls, engine::accountIds, LedgerCursor.checked(positions));
+        return new LedgerCursor(reads, calls, reads::accountIds, LedgerCursor.checked(positions));
     }
 
     /**
@@ -208,7 +221,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public ReconcileReport reconcile(String account, boolean repair) {
         String a = checkedAccount(account);
-        return calls.idempotent("reconcile", () -> engine.reconcile(a, repair));
+        return calls.idempotent("reconcile", () -> reconciler.reconcile(a, repair));
     }
 
     /**
@@ -220,10 +233,10 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public List<ReconcileReport> reconcileAccounts(int limit) {
         Checks.atLeast("limit", limit, 1);
-        List<String> accounts = calls.idempotent("list accounts", engine::accountIds);
+        List<String> accounts = calls.idempotent("list accounts", reads::accountIds);
         List<ReconcileReport> reports = new java.util.ArrayList<>();
         for (String account : accounts.subList(0, Math.min(limit, accounts.size()))) {
-            reports.add(calls.idempotent("reconcile", () -> engine.reconcile(account, false)));
+            reports.add(calls.idempotent("reconcile", () -> reconciler.reconcile(account, false)));
         }
         reports.sort(java.util.Comparator.comparing(r -> r.problems().isEmpty()));
         return reports;
@@ -231,7 +244,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
 
     /** Accounts whose log has a hole (a missing sequence number), by one pass over every change. */
     public List<String> accountsWithGaps() {
-        return calls.idempotent("accounts with gaps", engine::accountsWithGaps);
+        return calls.idempotent("accounts with gaps", reconciler::accountsWithGaps);
     }
 
     /**
@@ -242,7 +255,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
      */
     public int archive(Duration olderThan) {
         Checks.notNegative("olderThan", olderThan);
-        return calls.idempotent("archive", () -> engine.archive(olderThan));
+        return calls.idempotent("archive", () -> archiver.archive(olderThan));
     }
 
     /**
@@ -321,7 +334,7 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
             MongoDatabase db = acknowledgedDatabase();
             LedgerConfig built = builtConfig();
             ServerClock time = serverClockFor(db, built);
-            return new Ledger(built, new LedgerEngine(built, db, time, listener), calls(built));
+            return new Ledger(built, calls(built), LedgerParts.of(built, db, time, listener));
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.consistencykit.logreconciliation;
 import java.time.Duration;
 import java.util.OptionalLong;
 
-
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 

@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 import dev.consistencykit.core.spi.Calls;
 import dev.consistencykit.core.spi.Checks;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine;
+import dev.consistencykit.logreconciliation.internal.LedgerReads;
 
 /**
  * Reads committed changes strictly in each account's sequence order, from a position the consumer keeps. A change is
@@ -20,13 +20,13 @@ import dev.consistencykit.logreconciliation.internal.LedgerEngine;
  */
 public final class LedgerCursor {
 
-    private final LedgerEngine engine;
+    private final LedgerReads reads;
     private final Calls calls;
     private final Supplier<List<String>> accounts;
     private final Map<String, Long> positions;
 
-    LedgerCursor(LedgerEngine engine, Calls calls, Supplier<List<String>> accounts, Map<String, Long> positions) {
-        this.engine = engine;
+    LedgerCursor(LedgerReads reads, Calls calls, Supplier<List<String>> accounts, Map<String, Long> positions) {
+        this.reads = reads;
         this.calls = calls;
         this.accounts = accounts;
         this.positions = new HashMap<>(positions);
@@ -47,7 +47,7 @@ public final class LedgerCursor {
             List<LedgerEntry> out = new ArrayList<>();
             for (String account : accounts.get()) {
                 long from = moved.getOrDefault(account, 0L);
-                List<LedgerEntry> next = engine.entries(account, from, limit);
+                List<LedgerEntry> next = reads.entries(account, from, limit);
                 if (!next.isEmpty()) {
                     moved.put(account, next.get(next.size() - 1).seqId());
                     out.addAll(next);

@@ -19,11 +19,7 @@ import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Projections;
-
 import dev.consistencykit.core.ConsistencyException;
-import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.core.spi.Values;
 
@@ -41,16 +37,11 @@ final class ConsistentBalances {
     static final int MAX_ATTEMPTS = 50;
 
     private final String instance;
-    private final MongoCollection<Document> ledger;
-    private final MongoCollection<Document> accounts;
-    private final RetryPolicy retry;
+    private final LedgerStore store;
 
-    ConsistentBalances(String instance, MongoCollection<Document> ledger, MongoCollection<Document> accounts,
-                       RetryPolicy retry) {
+    ConsistentBalances(String instance, LedgerStore store) {
         this.instance = instance;
-        this.ledger = ledger;
-        this.accounts = accounts;
-        this.retry = retry;
+        this.store = store;
     }
 
     /** The balances of {@code names} (distinct, checked), in their order. Three round trips when nothing moved. */
@@ -60,23 +51,23 @@ final class ConsistentBalances {
             Map<String, Long> balances = new LinkedHashMap<>();
             Map<String, Set<Long>> seen = new HashMap<>();
             for (String name : names) {
-                balances.put(name, LedgerFields.longOf(before.get(name), LedgerFields.BALANCE));
+                balances.put(name, LedgerSchema.longOf(before.get(name), LedgerSchema.BALANCE));
                 seen.put(name, new HashSet<>());
             }
             for (Document tx : later(names, before)) {
-                boolean valid = LedgerFields.VALID.equals(tx.get("state"));
+                boolean valid = LedgerSchema.VALID.equals(tx.get("state"));
                 boolean decided = tx.getBoolean("decided", false);
-                for (Object element : Values.arrayOf(tx, LedgerFields.CHANGES)) {
+                for (Object element : Values.arrayOf(tx, LedgerSchema.CHANGES)) {
                     if (!(element instanceof Document change)
-                            || !(change.get(LedgerFields.ACCOUNT) instanceof String account)
+                            || !(change.get(LedgerSchema.ACCOUNT) instanceof String account)
                             || !balances.containsKey(account)
-                            || !(change.get(LedgerFields.SEQ) instanceof Number seqNumber)) {
+                            || !(change.get(LedgerSchema.SEQ) instanceof Number seqNumber)) {
                         continue;
                     }
                     long seq = seqNumber.longValue();
                     seen.get(account).add(seq);
-                    long cacheSeq = LedgerFields.longOf(before.get(account), LedgerFields.SEQ);
-                    if (valid && (seq > cacheSeq || !decided) && change.get(LedgerFields.VALUE) instanceof Number v) {
+                    long cacheSeq = LedgerSchema.longOf(before.get(account), LedgerSchema.SEQ);
+                    if (valid && (seq > cacheSeq || !decided) && change.get(LedgerSchema.VALUE) instanceof Number v) {
                         balances.put(account, exactSum(account, balances.get(account), v.longValue()));
                     }
                 }
@@ -103,41 +94,26 @@ final class ConsistentBalances {
     }
 
     private Map<String, Document> caches(List<String> names) {
-        Map<String, Document> byName = new HashMap<>();
-        retry.execute(instance, names.get(0), "read account caches", () -> {
-            byName.clear();
-            accounts.find(in("_id", names)).projection(Projections.include(LedgerFields.SEQ, LedgerFields.BALANCE))
-                    .forEach(d -> {
-                        if (d.get("_id") instanceof String name) {
-                            byName.put(name, d);
-                        }
-                    });
-            return byName.size();
-        });
-        return byName;
+        return store.accounts(names.get(0), "read account caches", new java.util.LinkedHashSet<>(names),
+                LedgerSchema.SEQ, LedgerSchema.BALANCE);
     }
 
     private List<Document> later(List<String> names, Map<String, Document> caches) {
         List<Bson> beyond = new ArrayList<>();
         beyond.add(exists("decided", false));
         for (String name : names) {
-            beyond.add(elemMatch(LedgerFields.CHANGES, and(eq(LedgerFields.ACCOUNT, name),
-                    gt(LedgerFields.SEQ, LedgerFields.longOf(caches.get(name), LedgerFields.SEQ)))));
+            beyond.add(elemMatch(LedgerSchema.CHANGES, and(eq(LedgerSchema.ACCOUNT, name),
+                    gt(LedgerSchema.SEQ, LedgerSchema.longOf(caches.get(name), LedgerSchema.SEQ)))));
         }
-        Bson filter = and(in(LedgerFields.CHANGES + "." + LedgerFields.ACCOUNT, names), or(beyond));
-        return retry.execute(instance, names.get(0), "read later changes", () -> {
-            Map<Object, Document> byId = new LinkedHashMap<>();
-            ledger.find(filter).projection(Projections.include(LedgerFields.CHANGES, "state", "decided"))
-                    .forEach(d -> byId.put(d.get("_id"), d));
-            return new ArrayList<>(byId.values());
-        });
+        Bson filter = and(in(LedgerSchema.CHANGES + "." + LedgerSchema.ACCOUNT, names), or(beyond));
+        return store.transactions(names.get(0), "read later changes", filter);
     }
 
     private static boolean nothingLeftTheLog(List<String> names, Map<String, Document> before,
                                              Map<String, Document> after, Map<String, Set<Long>> seen) {
         for (String name : names) {
-            long from = LedgerFields.longOf(before.get(name), LedgerFields.SEQ);
-            long to = LedgerFields.longOf(after.get(name), LedgerFields.SEQ);
+            long from = LedgerSchema.longOf(before.get(name), LedgerSchema.SEQ);
+            long to = LedgerSchema.longOf(after.get(name), LedgerSchema.SEQ);
             if (to < from) {
                 return false;   // a cache never moves back: rebuilt by reconcile meanwhile, read again
             }

@@ -1,30 +1,27 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.logreconciliation.LedgerListener;
+
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.elemMatch;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.exists;
-import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.HEAD;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_APPEND_ATTEMPTS;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.PROBE_WINDOW;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ_KEY;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.checkpointSeq;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.MAX_APPEND_ATTEMPTS;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.PROBE_WINDOW;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.checkpointSeq;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.longOf;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,39 +32,45 @@ import org.bson.Document;
 
 import com.google.common.hash.Hashing;
 
-import com.mongodb.MongoException;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.UpdateOptions;
-import com.mongodb.client.model.Updates;
-
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.spi.Deadline;
 import dev.consistencykit.core.spi.Ids;
-import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.RecordReleases;
-import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.SeqAllocation;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
 
 /**
  * Appending: a transaction checked, numbered in each account's log and inserted in one write.
  */
-final class LedgerAppends {
+public final class LedgerAppends {
 
-    private final LedgerFields fields;
+    /** A transaction checked and fingerprinted. */
+    public record Prepared(LedgerTransaction tx, String fingerprint, Object reverses) {
+    }
+
+    /** The stored transaction once appended. */
+    public record Appended(Document doc, boolean fresh) {
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(LedgerAppends.class);
+
     private final LedgerConfig config;
+    private final LedgerStore store;
+    private final LedgerHeads heads;
+    private final LedgerCounters counters;
+    private final LedgerListener listener;
 
-    /** The appends, over the shared fields. */
-    LedgerAppends(LedgerFields fields) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The appends, through the store, numbering from the heads this process learned. */
+    LedgerAppends(LedgerConfig config, LedgerStore store, LedgerHeads heads, LedgerCounters counters,
+                  LedgerListener listener) {
+        this.config = config;
+        this.store = store;
+        this.heads = heads;
+        this.counters = counters;
+        this.listener = listener;
     }
 
     // ---------------------------------------------------------------- append
@@ -88,10 +91,10 @@ final class LedgerAppends {
     /** Appends {@code p} (one write when the heads are known), idempotently for its id. */
     public Appended append(Prepared p) {
         Object id = p.tx().id().value();
-        fields.requiredIndexes.verify();
+        store.verifyIndexes();
         // kept from the archive until released: a retry of this write after its first attempt landed, the
         // transaction was committed and archived must find it here, never append it again (RecordReleases)
-        String nonce = fields.nonces.get();
+        String nonce = store.nonce();
         Map<String, Long> seqs = new LinkedHashMap<>();
         int collided = 0;
         int attempt = 0;
@@ -100,41 +103,17 @@ final class LedgerAppends {
                 seqs.put(c.account(), nextSeq(c.account()));
             }
             Document doc = stored(p, seqs).append(RecordReleases.FIELD, nonce);
-            boolean sent;
-            try {
-                sent = config.retryPolicy().execute(config.name(), id, "append", () -> {
-                    try {
-                        fields.ledger.updateOne(and(eq("_id", id), exists("proc", false)),
-                                Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
-                                new UpdateOptions().upsert(true));
-                        return true;
-                    } catch (MongoException e) {
-                        if (!MongoErrors.isWriteConflict(e)) {
-                            throw e;
-                        }
-                        // another appender was inserting one of these sequence keys at the same moment; DocumentDB
-                        // keeps a unique index as an exclusion constraint, where two such inserts deadlock and one is
-                        // rolled back. Like a collision: read whether it landed, else number again
-                        return false;
-                    }
-                });
-            } catch (MongoException e) {
-                if (!MongoErrors.isDuplicateKey(e)) {
-                    throw e;
-                }
-                sent = false;
-            }
-            if (sent) {
+            if (store.append(id, doc)) {
                 seqs.forEach(this::learn);
-                fields.appended.increment();
+                counters.appended.increment();
                 int n = collided;
                 LOG.debug("[{}] appended {} at {} after {} collisions", config.name(), id, seqs, n);
-                fields.notify(() -> fields.listener.onAppended(p.tx().id(), n));
+                Listeners.call(config.name(), () -> listener.onAppended(p.tx().id(), n));
                 doc.put("_id", id);
-                fields.releases.written(id, nonce);
+                store.written(id, nonce);
                 return new Appended(doc, true);
             }
-            Document existing = fields.byId(id);
+            Document existing = store.byId(id);
             if (existing != null) {
                 if (!p.fingerprint().equals(existing.getString("h"))) {
                     throw new IdempotencyConflictException(config.name(), id, "transaction " + id
@@ -145,16 +124,15 @@ final class LedgerAppends {
                 }
                 // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm
                 // the write concern before reporting it appended
-                config.retryPolicy().run(config.name(), id, "confirm append",
-                        () -> WriteConcerns.confirm(fields.ledger, id, config.name(), "append"));
+                store.confirmAppended(id);
                 if (nonce.equals(existing.getString(RecordReleases.FIELD))) {
-                    fields.releases.written(id, nonce);   // this call's earlier attempt wrote it; its reply was lost
+                    store.written(id, nonce);   // this call's earlier attempt wrote it; its reply was lost
                 }
                 return new Appended(existing, false);
             }
             // another writer took one of our sequence numbers: learn which, and the first free ones, and retry
             collided++;
-            fields.collisions.increment();
+            counters.collisions.increment();
             relearn(id, seqs);
             if (collided > 2) {
                 backOff(id, collided);
@@ -176,29 +154,18 @@ final class LedgerAppends {
         List<String> keys = new ArrayList<>();
         tried.forEach((account, seq) -> {
             for (int i = 0; i < PROBE_WINDOW; i++) {
-                keys.add(LedgerFields.seqKey(account, seq + i));
+                keys.add(LedgerSchema.seqKey(account, seq + i));
             }
         });
-        Set<String> taken = new HashSet<>();
-        config.retryPolicy().run(config.name(), id, "probe seqIds", () -> {
-            taken.clear();
-            fields.ledger.find(in(CHANGES + "." + SEQ_KEY, keys)).projection(Projections.include(CHANGES + "."
-                    + SEQ_KEY)).forEach(d -> {
-                        for (Document c : d.getList(CHANGES, Document.class, List.of())) {
-                            if (c.get(SEQ_KEY) instanceof String key) {
-                                taken.add(key);
-                            }
-                        }
-                    });
-        });
+        Set<String> taken = store.takenSeqKeys(id, keys);
         tried.forEach((account, seq) -> {
             for (int i = 0; i < PROBE_WINDOW; i++) {
-                if (!taken.contains(LedgerFields.seqKey(account, seq + i))) {
+                if (!taken.contains(LedgerSchema.seqKey(account, seq + i))) {
                     learn(account, seq + i - 1);   // the next append of this account tries seq + i (or later)
                     return;
                 }
             }
-            fields.heads.remove(account);
+            heads.forget(account);
         });
     }
 
@@ -222,7 +189,7 @@ final class LedgerAppends {
     Document stored(Prepared p, Map<String, Long> seqs) {
         List<Document> changes = new ArrayList<>();
         for (Change c : p.tx().changes()) {
-            changes.add(LedgerFields.change(c.account(), c.type().name(), c.signedValue(), seqs.get(c.account())));
+            changes.add(LedgerSchema.change(c.account(), c.type().name(), c.signedValue(), seqs.get(c.account())));
         }
         Document doc = new Document("proc", UNCOMMITTED).append("state", VALID).append("h", p.fingerprint())
                 .append("transfer", p.tx().transfer()).append(CHANGES, changes);
@@ -233,19 +200,14 @@ final class LedgerAppends {
     }
 
     void learn(String account, long seq) {
-        fields.heads.merge(account, seq, Math::max);
+        heads.learn(account, seq);
     }
 
     long nextSeq(String account) {
         if (config.seqAllocation() == SeqAllocation.COUNTER) {
-            Document after = config.retryPolicy().execute(config.name(), account, "reserve seqId",
-                    () -> fields.accounts.findOneAndUpdate(eq("_id", account),
-                            Updates.combine(Updates.inc(HEAD, 1L), Updates.currentDate("headAt")),
-                            new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
-                                    .projection(Projections.include(HEAD))));
-            return after.getLong(HEAD);
+            return store.reserveSeq(account);
         }
-        Long cached = fields.heads.get(account);
+        Long cached = heads.get(account);
         if (cached != null) {
             return cached + 1;
         }
@@ -254,24 +216,19 @@ final class LedgerAppends {
 
     /** The highest seqId of {@code account}: the cache's (or checkpoint's), or a later one in the log. */
     long queryHead(String account) {
-        fields.headQueries.increment();
-        Document cache = config.retryPolicy().execute(config.name(), account, "read account",
-                () -> fields.accounts.find(eq("_id", account)).first());
+        counters.headQueries.increment();
+        Document cache = store.account(account, "read account");
         long floor = Math.max(longOf(cache, SEQ), checkpointSeq(cache));
         // the tail after the cache: transactions holding a later change of this account, each projected to that
         // change alone ($elemMatch projection; the positional one is wrong on the embedded server)
-        List<Document> tail = config.retryPolicy().execute(config.name(), account, "read head", () -> fields.ledger
-                .find(
-                elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
-                .projection(Projections.elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, floor))))
-                .into(new ArrayList<>()));
+        List<Document> tail = store.changesAfter(account, floor);
         long head = floor;
         for (Document d : tail) {
             for (Document c : d.getList(CHANGES, Document.class, List.of())) {
                 head = Math.max(head, c.getLong(SEQ));
             }
         }
-        fields.heads.merge(account, head, Math::max);
+        heads.learn(account, head);
         return head;
     }
 }

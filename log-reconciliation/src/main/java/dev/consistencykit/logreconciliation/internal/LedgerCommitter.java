@@ -1,26 +1,30 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.PatternRecovery;
+import dev.consistencykit.logreconciliation.LedgerListener;
+
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.COMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.MAX_CHAIN;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.COMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.MAX_CHAIN;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.UNCOMMITTED;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.longOf;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -39,9 +43,6 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoException;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
@@ -56,24 +57,47 @@ import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.SeqAllocation;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Appended;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
+import dev.consistencykit.logreconciliation.internal.LedgerAppends.Appended;
+import dev.consistencykit.logreconciliation.internal.LedgerAppends.Prepared;
 
 /**
  * The committer: deciding transactions in log order, moving each account's cache, re-sequencing what cannot commit
  * in place.
  */
-final class LedgerCommitter {
+public final class LedgerCommitter implements PatternRecovery {
 
-    private final LedgerFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(LedgerCommitter.class);
+
     private final LedgerConfig config;
+    private final LedgerStore store;
     private final LedgerAppends appends;
+    private final LedgerHeads heads;
+    private final LedgerCounters counters;
+    private final ServerClock clock;
+    private final LedgerListener listener;
 
-    /** The committer, over the shared fields and the appends (a transaction re-sequenced is appended again). */
-    LedgerCommitter(LedgerFields fields, LedgerAppends appends) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The committer, through the store, with the appends (a transaction re-sequenced is appended again). */
+    LedgerCommitter(LedgerConfig config, LedgerStore store, LedgerAppends appends, LedgerHeads heads,
+                    LedgerCounters counters, ServerClock clock, LedgerListener listener) {
+        this.config = config;
+        this.store = store;
         this.appends = appends;
+        this.heads = heads;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
+    }
+
+    /** Commits every transaction left uncommitted longer than {@code staleAfter}, in each account's order. */
+    @Override
+    public RecoveryReport recover(Duration staleAfter) {
+        return commitPending(staleAfter);
+    }
+
+    /** {@link #recover(Duration)} for the transaction {@code id} (and what must commit before it). */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return commitPending(staleAfter, id);
     }
 
     // ---------------------------------------------------------------- commit
@@ -119,7 +143,7 @@ final class LedgerCommitter {
                 throw new ConsistencyException(config.name(), target.get("_id"), "more than " + MAX_CHAIN
                         + " predecessors to commit first");
             }
-            Document tx = fields.reread(stack.peek());
+            Document tx = store.reread(stack.peek());
             if (tx == null || COMMITTED.equals(tx.getString("proc"))) {
                 stack.pop();
                 continue;
@@ -128,7 +152,7 @@ final class LedgerCommitter {
             Step step = commitOne(tx, blocked);
             if (step == Step.FOREIGN) {
                 // not an entry this ledger wrote (the collection is writable by others): never applied, left alone
-                return new Committed(fields.rereadAnywhere(target), false, true);
+                return new Committed(store.rereadAnywhere(target), false, true);
             }
             if (step == Step.DONE) {
                 stack.pop();
@@ -152,11 +176,11 @@ final class LedgerCommitter {
                 } else {
                     LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
                             tx.get("_id"), blocked.seq, blocked.account);
-                    return new Committed(fields.rereadAnywhere(target), false, true);
+                    return new Committed(store.rereadAnywhere(target), false, true);
                 }
             }
         }
-        return new Committed(fields.rereadAnywhere(target), mine, false);
+        return new Committed(store.rereadAnywhere(target), mine, false);
     }
 
     static boolean onStack(Deque<Document> stack, Object id) {
@@ -187,25 +211,23 @@ final class LedgerCommitter {
         Map<String, Long> fresh = new java.util.TreeMap<>();
         old.forEach(c -> fresh.put(c.getString(ACCOUNT), 0L));
         for (String account : List.copyOf(fresh.keySet())) {
-            fields.heads.remove(account);
+            heads.forget(account);
             fresh.put(account, appends.nextSeq(account));
         }
         List<Document> moved = new ArrayList<>();
         for (Document c : old) {
             long seq = fresh.get(c.getString(ACCOUNT));
-            moved.add(new Document(c).append(SEQ, seq).append(LedgerFields.SEQ_KEY,
-                    LedgerFields.seqKey(c.getString(ACCOUNT), seq)));
+            moved.add(new Document(c).append(SEQ, seq).append(LedgerSchema.SEQ_KEY,
+                    LedgerSchema.seqKey(c.getString(ACCOUNT), seq)));
         }
         long changed;
         try {
-            changed = config.retryPolicy().execute(config.name(), id, "resequence", () -> fields.ledger.updateOne(
-                    and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq(CHANGES, old)),
-                    Updates.set(CHANGES, moved)).getMatchedCount());
+            changed = store.resequence(id, old, moved);
         } catch (MongoException e) {
             if (!MongoErrors.isDuplicateKey(e)) {
                 throw e;
             }
-            fresh.keySet().forEach(fields.heads::remove);   // another append took a fresh number first: next pass
+            fresh.keySet().forEach(heads::forget);   // another append took a fresh number first: next pass
             return;
         }
         if (changed == 0) {
@@ -227,13 +249,12 @@ final class LedgerCommitter {
     }
 
     Document holder(String account, long seq) {
-        return config.retryPolicy().execute(config.name(), account, "find predecessor",
-                () -> fields.ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
+        return store.holder(account, seq);
     }
 
     boolean olderThan(Document tx, Duration age) {
         Date ts = tx.getDate("ts");
-        return ts != null && (age.isZero() || !ts.after(fields.clock.cutoff(age)));
+        return ts != null && (age.isZero() || !ts.after(clock.cutoff(age)));
     }
 
     /**
@@ -276,7 +297,7 @@ final class LedgerCommitter {
             if (decided != Step.DONE) {
                 return decided;
             }
-            tx = fields.reread(tx);
+            tx = store.reread(tx);
             if (tx == null) {
                 // gone from the log meanwhile: another process committed it and an archiver moved it (only
                 // committed transactions leave the log); the caller reads the outcome where it is now
@@ -291,31 +312,18 @@ final class LedgerCommitter {
         for (Document c : changes) {
             String account = c.getString(ACCOUNT);
             long seq = c.getLong(SEQ);
-            Bson previous = seq == 1 ? or(eq(SEQ, 0L), exists(SEQ, false)) : eq(SEQ, seq - 1);
-            Bson update = Updates.combine(Updates.set(SEQ, seq), Updates.set(BALANCE, c.getLong(CACHE_BAL)));
-            try {
-                config.retryPolicy().run(config.name(), account, "advance account", () -> fields.accounts.updateOne(
-                        and(eq("_id", account), previous), update, new UpdateOptions().upsert(seq == 1)));
-            } catch (MongoException e) {
-                if (!MongoErrors.isDuplicateKey(e)) {
-                    throw e;
-                }
-                // the account exists and is already past seqId 0: advanced before
-            }
+            store.advanceAccount(account, seq, c.getLong(CACHE_BAL));
         }
-        long marked = config.retryPolicy().execute(config.name(), id, "mark committed", () -> fields.ledger.updateOne(
-                and(eq("_id", id), eq("proc", UNCOMMITTED)),
-                Updates.combine(Updates.set("proc", COMMITTED), Updates.currentDate("committedAt")))
-                .getModifiedCount());
+        long marked = store.markCommitted(id);
         if (marked > 0) {
             boolean valid = VALID.equals(tx.getString("state"));
-            fields.committed.increment();
+            counters.committed.increment();
             if (!valid) {
-                fields.canceled.increment();
+                counters.canceled.increment();
             }
             String reason = tx.getString("reason");
             LOG.debug("[{}] committed {} ({})", config.name(), id, valid ? "valid" : "canceled: " + reason);
-            fields.notify(() -> fields.listener.onCommitted(new OperationId(id), valid, reason));
+            Listeners.call(config.name(), () -> listener.onCommitted(new OperationId(id), valid, reason));
         }
         return Step.DONE;
     }
@@ -329,9 +337,7 @@ final class LedgerCommitter {
         Object id = tx.get("_id");
         Set<String> names = new HashSet<>();
         changes.forEach(c -> names.add(c.getString(ACCOUNT)));
-        Map<String, Document> caches = new HashMap<>();
-        config.retryPolicy().execute(config.name(), id, "read accounts", () -> fields.accounts.find(in("_id", names))
-                .into(new ArrayList<>())).forEach(d -> caches.put(d.getString("_id"), d));
+        Map<String, Document> caches = store.accounts(id, "read accounts", names);
         for (Document c : changes) {
             long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
             long seq = c.getLong(SEQ);
@@ -340,7 +346,7 @@ final class LedgerCommitter {
                 // transaction holds a number the account's cache has passed: it was appended from a process-local
                 // head learned before an archive removed the entries whose unique keys would have refused it.
                 // Its numbers are moved to fresh ones; until then balance() counts it like any undecided change
-                Document now = fields.reread(tx);
+                Document now = store.reread(tx);
                 if (now != null && !now.getBoolean("decided", false)) {
                     Document other = holder(c.getString(ACCOUNT), seq);
                     if (other != null && !Objects.equals(other.get("_id"), id)) {
@@ -392,33 +398,23 @@ final class LedgerCommitter {
         if (reason != null) {
             sets.add(Updates.set("reason", reason));
         }
-        config.retryPolicy().run(config.name(), id, "decide", () -> fields.ledger.updateOne(
-                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state)),
-                Updates.combine(sets)));
+        store.decide(id, state, sets);
         // whether this call or another decided, the transaction is decided now (or was canceled meanwhile: retry)
         return Step.DONE;
     }
 
     void fillGap(String account, long seq) {
         Object id = "gap:" + account + ":" + seq;
-        fields.requiredIndexes.verify();
+        store.verifyIndexes();
         Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
-                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(LedgerFields.change(account,
+                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(LedgerSchema.change(account,
                         ChangeType.CREDIT.name(), 0L, seq)));
-        try {
-            config.retryPolicy().run(config.name(), id, "fill gap", () -> fields.ledger.updateOne(
-                    and(eq("_id", id), exists("proc", false)),
-                    Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),
-                    new UpdateOptions().upsert(true)));
-            fields.gapsFilled.increment();
+        if (store.fillGap(id, doc)) {
+            counters.gapsFilled.increment();
             LOG.info("[{}] filled the gap at seqId {} of {} left by an append that never happened", config.name(),
                     seq, account);
-        } catch (MongoException e) {
-            if (!MongoErrors.isDuplicateKey(e)) {
-                throw e;
-            }
-            // filled already, or the late append arrived
         }
+        // else filled already, or the late append arrived
     }
 
     /** Commits every transaction uncommitted for longer than {@code staleAfter}, in log order per account. */
@@ -431,18 +427,16 @@ final class LedgerCommitter {
      * committing it commits the transactions before it in its accounts' logs first, as every commit does.
      */
     public RecoveryReport commitPending(Duration staleAfter, Object only) {
-        fields.releases.flush();
+        store.close();
         long start = System.nanoTime();
         Bson pendingFilter = staleAfter.isZero() ? eq("proc", UNCOMMITTED)
-                : and(eq("proc", UNCOMMITTED), lte("ts", fields.clock.cutoff(staleAfter)));
+                : and(eq("proc", UNCOMMITTED), lte("ts", clock.cutoff(staleAfter)));
         Bson filter = only == null ? pendingFilter : and(eq("_id", only), pendingFilter);
         int examined = 0;
         int forward = 0;
         int back = 0;
         int skipped = 0;
-        List<Document> pending = config.retryPolicy().execute(config.name(), null, "find uncommitted",
-                () -> fields.ledger.find(filter).sort(Sorts.ascending("ts")).projection(Projections.include("_id"))
-                        .into(new ArrayList<>()));
+        List<Document> pending = store.idsOf(filter);
         for (Document found : pending) {
             examined++;
             Committed c = Passes.orLeftToNextPass(config.name(), "committer: transaction "

@@ -1,23 +1,17 @@
 package dev.consistencykit.logreconciliation.internal;
 
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.elemMatch;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.exists;
-import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
-import static com.mongodb.client.model.Filters.lte;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CANCELED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.TYPE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.UNCOMMITTED;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.fromArchive;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.ACCOUNT;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CANCELED;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.TYPE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.fromArchive;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.longOf;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,11 +19,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.bson.Document;
-
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.spi.Ids;
@@ -40,22 +29,24 @@ import dev.consistencykit.logreconciliation.LedgerEntry;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.TransactionCommittedException;
 import dev.consistencykit.logreconciliation.UnknownTransactionException;
-import dev.consistencykit.logreconciliation.internal.LedgerEngine.Prepared;
+import dev.consistencykit.logreconciliation.internal.LedgerAppends.Prepared;
 
 /**
  * Cancel and reverse, and the reads: balances, entries and the consistent multi-account read.
  */
-final class LedgerReads {
+public final class LedgerReads {
 
-    private final LedgerFields fields;
     private final LedgerConfig config;
+    private final LedgerStore store;
     private final LedgerAppends appends;
+    private final ConsistentBalances consistentBalances;
 
-    /** Cancel, reversal and the reads, over the shared fields and the appends (a reversal is appended). */
-    LedgerReads(LedgerFields fields, LedgerAppends appends) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** Cancel, reversal and the reads, through the store, with the appends (a reversal is appended). */
+    LedgerReads(LedgerConfig config, LedgerStore store, LedgerAppends appends, ConsistentBalances balances) {
+        this.config = config;
+        this.store = store;
         this.appends = appends;
+        this.consistentBalances = balances;
     }
 
     // ---------------------------------------------------------------- cancel and reverse
@@ -63,14 +54,11 @@ final class LedgerReads {
     /** Cancels {@code id} if the committer has not decided it yet. */
     public void cancel(Object id) {
         Ids.operationId(config.name(), "id", id);
-        long matched = config.retryPolicy().execute(config.name(), id, "cancel", () -> fields.ledger.updateOne(
-                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false)),
-                Updates.combine(Updates.set("state", CANCELED), Updates.set("reason", "canceled")))
-                .getMatchedCount());
+        long matched = store.cancel(id);
         if (matched > 0) {
             return;
         }
-        Document tx = fields.byId(id);
+        Document tx = store.byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);
         }
@@ -82,7 +70,7 @@ final class LedgerReads {
     /** The compensating transaction of {@code id}, appended (idempotently) as {@code <id>:reversal}. */
     public Prepared reversalOf(Object id) {
         Ids.operationId(config.name(), "id", id);
-        Document tx = fields.byId(id);
+        Document tx = store.byId(id);
         if (tx == null) {
             throw new UnknownTransactionException(config.name(), id);
         }
@@ -102,7 +90,7 @@ final class LedgerReads {
 
     /** See {@link dev.consistencykit.logreconciliation.Ledger#balances}; {@code accounts} distinct and checked. */
     public Map<String, Long> balances(List<String> accounts) {
-        return fields.consistentBalances.read(accounts);
+        return consistentBalances.read(accounts);
     }
 
     /**
@@ -110,7 +98,7 @@ final class LedgerReads {
      * archiver moving a transaction the cache passed meanwhile cannot make it count for nothing.
      */
     public long balance(String account) {
-        return fields.consistentBalances.read(List.of(account)).get(account);
+        return consistentBalances.read(List.of(account)).get(account);
     }
 
     /**
@@ -118,22 +106,17 @@ final class LedgerReads {
      * to the account cache's (which only ever covers decided changes), without a gap.
      */
     public List<LedgerEntry> entries(String account, long afterSeq, int limit) {
-        Document cache = fields.accounts.find(eq("_id", account)).projection(Projections.include(SEQ)).first();
+        Document cache = store.account(account);
         long upTo = Math.min(longOf(cache, SEQ), afterSeq + limit);
         if (upTo <= afterSeq) {
             return List.of();
         }
         Map<Long, LedgerEntry> found = new HashMap<>();
-        for (MongoCollection<Document> source : List.of(fields.ledger, fields.archive)) {
+        for (boolean archived : List.of(false, true)) {
             if (found.size() == upTo - afterSeq) {
                 break;
             }
-            source.aggregate(List.of(
-                    Aggregates.match(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, afterSeq),
-                            lte(SEQ, upTo)))),
-                    Aggregates.unwind("$" + CHANGES),
-                    Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), gt(CHANGES + "." + SEQ, afterSeq),
-                            lte(CHANGES + "." + SEQ, upTo))))).forEach(d -> {
+            store.changesOf(account, afterSeq, upTo, archived).forEach(d -> {
                                 Document c = d.get(CHANGES, Document.class);
                                 long value = c.getLong(VALUE);
                                 found.putIfAbsent(c.getLong(SEQ), new LedgerEntry(new OperationId(
@@ -155,10 +138,6 @@ final class LedgerReads {
 
     /** Accounts with a cache document, for a cursor over all accounts. */
     public List<String> accountIds() {
-        List<String> ids = new ArrayList<>();
-        // sorted by _id: an unsorted scan of several batches returns some documents twice on DocumentDB
-        fields.accounts.find(gt(SEQ, 0L)).projection(Projections.include("_id"))
-                .sort(com.mongodb.client.model.Sorts.ascending("_id")).forEach(d -> ids.add(d.getString("_id")));
-        return ids;
+        return store.accountIds();
     }
 }

@@ -1,25 +1,26 @@
 package dev.consistencykit.logreconciliation.internal;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.logreconciliation.LedgerListener;
+
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
-import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.or;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.ACCOUNT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.BALANCE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CACHE_BAL;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHANGES;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.CHECKPOINT;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.LOG;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.SEQ;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALID;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.VALUE;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.checkpointSeq;
-import static dev.consistencykit.logreconciliation.internal.LedgerFields.longOf;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.BALANCE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CACHE_BAL;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CHANGES;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.CHECKPOINT;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.SEQ;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALID;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.VALUE;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.checkpointSeq;
+import static dev.consistencykit.logreconciliation.internal.LedgerSchema.longOf;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,10 +29,6 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.model.Accumulators;
-import com.mongodb.client.model.Aggregates;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.ReconcileReport;
@@ -39,22 +36,26 @@ import dev.consistencykit.logreconciliation.ReconcileReport;
 /**
  * Reconciliation: folding an account's log from its checkpoint and proving (or repairing) its cache.
  */
-final class LedgerReconciler {
+public final class LedgerReconciler {
 
-    private final LedgerFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(LedgerReconciler.class);
+
     private final LedgerConfig config;
+    private final LedgerStore store;
+    private final LedgerListener listener;
 
-    /** The reconciler, over the shared fields only: it reads the log and repairs the caches itself. */
-    LedgerReconciler(LedgerFields fields) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The reconciler, through the store: it reads the log and repairs the caches itself. */
+    LedgerReconciler(LedgerConfig config, LedgerStore store, LedgerListener listener) {
+        this.config = config;
+        this.store = store;
+        this.listener = listener;
     }
 
     // ---------------------------------------------------------------- reconcile
 
     /** Folds {@code account}'s log and compares it with the cache and every recorded {@code cacheBal}. */
     public ReconcileReport reconcile(String account, boolean repair) {
-        Document cache = fields.accounts.find(eq("_id", account)).first();
+        Document cache = store.account(account);
         long cacheSeq = longOf(cache, SEQ);
         long cacheBalance = longOf(cache, BALANCE);
         long expected = checkpointSeq(cache) + 1;
@@ -67,11 +68,7 @@ final class LedgerReconciler {
         Map<Object, Long> cacheBalRepairs = new LinkedHashMap<>();
         boolean sequenceBroken = false;
         long from = expected - 1;
-        try (MongoCursor<Document> changes = fields.ledger.aggregate(List.of(
-                Aggregates.match(elemMatch(CHANGES, and(eq(ACCOUNT, account), gt(SEQ, from)))),
-                Aggregates.unwind("$" + CHANGES),
-                Aggregates.match(and(eq(CHANGES + "." + ACCOUNT, account), gt(CHANGES + "." + SEQ, from))),
-                Aggregates.sort(Sorts.ascending(CHANGES + "." + SEQ)))).iterator()) {
+        try (MongoCursor<Document> changes = store.changesInOrder(account, from)) {
             while (changes.hasNext()) {
                 Document d = changes.next();
                 Document c = d.get(CHANGES, Document.class);
@@ -118,8 +115,7 @@ final class LedgerReconciler {
                 long fixed = atCache;
                 Bson checkpoint = cache.get(CHECKPOINT) == null ? exists(CHECKPOINT, false)
                         : eq(CHECKPOINT, cache.get(CHECKPOINT));
-                if (fields.accounts.updateOne(and(eq("_id", account), eq(SEQ, cacheSeq), eq(BALANCE, cacheBalance),
-                        checkpoint), Updates.set(BALANCE, fixed)).getMatchedCount() == 1) {
+                if (store.repairCacheBalance(account, cacheSeq, cacheBalance, checkpoint, fixed)) {
                     repaired.add("cache balance set to " + fixed);
                 }
             }
@@ -129,7 +125,7 @@ final class LedgerReconciler {
         }
         for (String problem : problems) {
             LOG.warn("[{}] reconcile {}: {}", config.name(), account, problem);
-            fields.notify(() -> fields.listener.onMismatch(account, problem));
+            Listeners.call(config.name(), () -> listener.onMismatch(account, problem));
         }
         return new ReconcileReport(account, head, cacheSeq, cacheBalance,
                 atCache == Long.MIN_VALUE ? running : atCache, everything, problems, repaired);
@@ -142,7 +138,7 @@ final class LedgerReconciler {
      */
     void repairCacheBals(String account, Document cache, boolean sequenceBroken, Map<Object, Long> fixes,
                          List<String> repaired) {
-        Document now = fields.accounts.find(eq("_id", account)).first();
+        Document now = store.account(account);
         if (sequenceBroken || !java.util.Objects.equals(now == null ? null : now.get(CHECKPOINT),
                 cache == null ? null : cache.get(CHECKPOINT))) {
             LOG.warn("[{}] reconcile {}: the log moved while it was read; nothing repaired, run it again",
@@ -152,22 +148,16 @@ final class LedgerReconciler {
         fixes.forEach((key, fixed) -> {
             List<?> at = (List<?>) key;
             long seq = (Long) at.get(1);
-            fields.ledger.updateOne(and(eq("_id", at.get(0)), elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ,
-                    seq)))),
-                    Updates.set(CHANGES + ".$." + CACHE_BAL, fixed));
+            store.repairCacheBal(at.get(0), account, seq, fixed);
             repaired.add("cacheBal of seqId " + seq + " set to " + fixed);
         });
     }
 
     /** Accounts whose log has a hole: found by one pass over every change. */
     public List<String> accountsWithGaps() {
-        Map<String, Long> checkpoints = new HashMap<>();
-        fields.accounts.find(exists(CHECKPOINT)).forEach(d -> checkpoints.put(d.getString("_id"), checkpointSeq(d)));
+        Map<String, Long> checkpoints = store.checkpoints();
         List<String> gaps = new ArrayList<>();
-        fields.ledger.aggregate(List.of(Aggregates.unwind("$" + CHANGES), Aggregates.group("$" + CHANGES + "."
-                + ACCOUNT,
-                Accumulators.sum("n", 1), Accumulators.max("max", "$" + CHANGES + "." + SEQ),
-                Accumulators.min("min", "$" + CHANGES + "." + SEQ)))).forEach(d -> {
+        store.seqRanges().forEach(d -> {
                     long n = ((Number) d.get("n")).longValue();
                     long min = ((Number) d.get("min")).longValue();
                     long max = ((Number) d.get("max")).longValue();

@@ -1,0 +1,90 @@
+package dev.consistencykit.logreconciliation.internal;
+
+import org.bson.Document;
+
+import dev.consistencykit.logreconciliation.LedgerState;
+
+/** The names the ledger stores on a transaction, a change and an account's cache, and how they are read back. */
+final class LedgerSchema {
+
+    /** Stored {@code proc} of a transaction not yet committed. */
+    static final String UNCOMMITTED = LedgerState.UNCOMMITTED.stored();
+    /** Stored {@code proc} of a committed transaction. */
+    static final String COMMITTED = LedgerState.COMMITTED.stored();
+    /** Stored {@code state} of a transaction whose changes count. */
+    static final String VALID = LedgerState.VALID;
+    /** Stored {@code state} of a transaction whose changes do not count. */
+    static final String CANCELED = LedgerState.CANCELED.stored();
+
+    static final String CHANGES = "changes";
+    static final String ACCOUNT = "account";
+    static final String SEQ = "seqId";
+    /**
+     * A change's place in its account's log as one value, {@code "<seqId>:<account>"}: what the unique index keeps
+     * unique. One field, so that every server makes one index key per change; a unique index over two fields of one
+     * array ({@code changes.account}, {@code changes.seqId}) gets one key per element on MongoDB but one per
+     * combination of elements on others (DocumentDB), where it refuses appends MongoDB accepts.
+     */
+    static final String SEQ_KEY = "k";
+    static final String VALUE = "value";
+    static final String TYPE = "type";
+    static final String CACHE_BAL = "cacheBal";
+    static final String BALANCE = "balance";
+    static final String HEAD = "head";
+    static final String CHECKPOINT = "checkpoint";
+    /**
+     * The most sequence-number collisions one append survives, within its call's deadline: a bound for a server with
+     * no deadline set, far beyond what contention alone produces (each collision moves the append to a number nobody
+     * held a moment before).
+     */
+    static final int MAX_APPEND_ATTEMPTS = 1_000;
+    /** How many numbers past the one it collided on an append probes for each account in one indexed read. */
+    static final int PROBE_WINDOW = 16;
+    static final int MAX_CHAIN = 10_000;
+
+    private LedgerSchema() {
+    }
+
+    /** The value of {@link #SEQ_KEY} for {@code account}'s change at {@code seq}: the seqId's digits end at the colon. */
+    static String seqKey(String account, long seq) {
+        return seq + ":" + account;
+    }
+
+    /** A change as stored: its account, type, signed value and place in the account's log. */
+    static Document change(String account, String type, long value, long seq) {
+        return new Document(ACCOUNT, account).append(TYPE, type).append(VALUE, value).append(SEQ, seq)
+                .append(SEQ_KEY, seqKey(account, seq));
+    }
+
+    /** The field of an archived copy's {@code _id} that holds the transaction's own id. */
+    static final String ARCHIVED_ID = "tx";
+
+    /**
+     * The {@code _id} of {@code tx}'s archived copy: its id with the first change's account and seqId, which no other
+     * transaction ever holds. An id may be used again once its transaction left the log (a new transaction), and the
+     * archive keeps both; keyed by the id alone, the second archiving would overwrite the first, and the log would no
+     * longer back the balances.
+     */
+    static Document archiveKey(Document tx) {
+        Document first = tx.getList(CHANGES, Document.class).get(0);
+        return new Document(ARCHIVED_ID, tx.get("_id")).append(ACCOUNT, first.getString(ACCOUNT))
+                .append(SEQ, first.getLong(SEQ));
+    }
+
+    /** An archived copy as the log held it: under its transaction's own id. */
+    static Document fromArchive(Document archived) {
+        Document tx = new Document(archived);
+        if (archived.get("_id") instanceof Document key) {
+            tx.put("_id", key.get(ARCHIVED_ID));
+        }
+        return tx;
+    }
+
+    static long longOf(Document doc, String field) {
+        return doc != null && doc.get(field) instanceof Number n ? n.longValue() : 0L;
+    }
+
+    static long checkpointSeq(Document cache) {
+        return cache != null && cache.get(CHECKPOINT) instanceof Document cp ? longOf(cp, SEQ) : 0L;
+    }
+}
