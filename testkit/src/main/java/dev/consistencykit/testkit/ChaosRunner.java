@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.function.Predicate;
 
 import com.mongodb.client.MongoClient;
@@ -58,10 +57,7 @@ public final class ChaosRunner {
     private final Duration maxPause;
     private final int recoverers;
     private final Duration recoveryInterval;
-    private final Consumer<MongoDatabase> setup;
-    private final Consumer<Context> operation;
-    private final Consumer<MongoDatabase> recovery;
-    private final Function<MongoDatabase, List<String>> invariants;
+    private final Workload workload;
     private final Predicate<Throwable> expectedFailure;
 
     /**
@@ -148,10 +144,7 @@ public final class ChaosRunner {
         this.maxPause = b.maxPause;
         this.recoverers = b.recoverers;
         this.recoveryInterval = b.recoveryInterval;
-        this.setup = b.setup;
-        this.operation = b.operation;
-        this.recovery = b.recovery;
-        this.invariants = b.invariants;
+        this.workload = Objects.requireNonNull(b.workload, "workload");
         this.expectedFailure = b.expectedFailure;
     }
 
@@ -229,7 +222,7 @@ public final class ChaosRunner {
     }
 
     private Result run(long seed, MongoDatabase db, ExecutorService executor) throws InterruptedException {
-        setup.accept(db);
+        workload.seed(db);
         List<String> problems = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger operations = new AtomicInteger();
         AtomicInteger crashes = new AtomicInteger();
@@ -240,7 +233,7 @@ public final class ChaosRunner {
         for (int r = 0; r < recoverers; r++) {
             recoveryLoops.add(executor.submit(() -> {
                 while (running.get()) {
-                    recovery.accept(db);
+                    workload.recover(db);
                     sleep(recoveryInterval);
                 }
                 return null;
@@ -264,9 +257,9 @@ public final class ChaosRunner {
             Outcomes.Ended ended = Outcomes.await(loop, TIMEOUT);
             ended.failure().ifPresent(t -> problems.add("concurrent recovery failed: " + Outcomes.describe(t)));
         }
-        Outcomes.Ended last = Outcomes.await(executor.submit(() -> recovery.accept(db)), TIMEOUT);
+        Outcomes.Ended last = Outcomes.await(executor.submit(() -> workload.recover(db)), TIMEOUT);
         last.failure().ifPresent(t -> problems.add("final recovery failed: " + Outcomes.describe(t)));
-        problems.addAll(invariants.apply(db));
+        problems.addAll(workload.invariants(db));
         return new Result(seed, operations.get(), crashes.get(), (int) faults.get(), problems);
     }
 
@@ -300,7 +293,7 @@ public final class ChaosRunner {
 
     private void runOne(Context context, List<String> problems) {
         try {
-            operation.accept(context);
+            workload.operate(context.database(), context.random());
         } catch (RuntimeException e) {
             if (!expectedFailure.test(e)) {
                 problems.add("worker " + context.worker() + " operation " + context.sequence() + " failed: "
@@ -334,10 +327,7 @@ public final class ChaosRunner {
         private Duration maxPause = Duration.ofMillis(20);
         private int recoverers = 2;
         private Duration recoveryInterval = Duration.ofMillis(2);
-        private Consumer<MongoDatabase> setup = db -> { };
-        private Consumer<Context> operation;
-        private Consumer<MongoDatabase> recovery;
-        private Function<MongoDatabase, List<String>> invariants;
+        private Workload workload;
         private Predicate<Throwable> expectedFailure = t -> t instanceof ConsistencyException;
 
         private Builder(MongoClient client) {
@@ -404,31 +394,7 @@ public final class ChaosRunner {
         /** The workload's seed, operations (each with its worker's seeded random), recovery and invariants. */
         public Builder workload(Workload value) {
             Objects.requireNonNull(value, "workload");
-            return setup(value::seed).operation(ctx -> value.operate(ctx.database(), ctx.random()))
-                    .recovery(value::recover).invariants(value::invariants);
-        }
-
-        /** Creates the run's data on its fresh database. */
-        private Builder setup(Consumer<MongoDatabase> value) {
-            this.setup = Objects.requireNonNull(value, "setup");
-            return this;
-        }
-
-        /** One operation of a worker. */
-        private Builder operation(Consumer<Context> value) {
-            this.operation = Objects.requireNonNull(value, "operation");
-            return this;
-        }
-
-        /** Recovery as a fresh process runs it, on the plain database. */
-        private Builder recovery(Consumer<MongoDatabase> value) {
-            this.recovery = Objects.requireNonNull(value, "recovery");
-            return this;
-        }
-
-        /** The invariants, read back from the database. */
-        private Builder invariants(Function<MongoDatabase, List<String>> value) {
-            this.invariants = Objects.requireNonNull(value, "invariants");
+            this.workload = value;
             return this;
         }
 
@@ -443,8 +409,8 @@ public final class ChaosRunner {
 
         /** Builds the runner. */
         public ChaosRunner build() {
-            if (operation == null || recovery == null || invariants == null) {
-                throw new IllegalStateException("operation, recovery and invariants are required");
+            if (workload == null) {
+                throw new IllegalStateException("a workload is required: call workload(...)");
             }
             return new ChaosRunner(this);
         }

@@ -10,8 +10,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.function.Predicate;
 
 import com.mongodb.client.MongoClient;
@@ -50,10 +48,7 @@ public final class CrashPointExplorer {
 
     private final MongoClient client;
     private final String name;
-    private final Consumer<MongoDatabase> setup;
-    private final Consumer<MongoDatabase> operation;
-    private final Consumer<MongoDatabase> recovery;
-    private final Function<MongoDatabase, List<String>> invariants;
+    private final Workload workload;
     private final Set<FaultMode> modes;
     private final List<Integer> recoverers;
     private final boolean recoveryFaults;
@@ -141,10 +136,7 @@ public final class CrashPointExplorer {
     private CrashPointExplorer(Builder b) {
         this.client = b.client;
         this.name = b.name;
-        this.setup = b.setup;
-        this.operation = Objects.requireNonNull(b.operation, "operation");
-        this.recovery = Objects.requireNonNull(b.recovery, "recovery");
-        this.invariants = Objects.requireNonNull(b.invariants, "invariants");
+        this.workload = Objects.requireNonNull(b.workload, "workload");
         this.modes = Set.copyOf(b.modes);
         this.recoverers = List.copyOf(b.recoverers);
         this.recoveryFaults = b.recoveryFaults;
@@ -203,12 +195,12 @@ public final class CrashPointExplorer {
         FaultInjector counting = FaultInjector.counting();
         List<WriteSite> sites;
         try {
-            setup.accept(db);
-            Outcomes.Ended ended = awaited(executor.submit(() -> operation.accept(counting.wrap(db))));
+            workload.seed(db);
+            Outcomes.Ended ended = awaited(executor.submit(() -> workload.operate(counting.wrap(db), new java.util.Random(0))));
             sites = counting.sites();
             List<String> problems = new ArrayList<>();
             ended.failure().ifPresent(t -> problems.add("the fault-free run failed: " + Outcomes.describe(t)));
-            problems.addAll(invariants.apply(db));
+            problems.addAll(workload.invariants(db));
             if (!problems.isEmpty()) {
                 violations.add(new Violation(Scenario.of(0, FaultMode.CRASH_BEFORE, 0), "no fault", problems));
             }
@@ -259,9 +251,9 @@ public final class CrashPointExplorer {
         boolean recoveryFaultReached = false;
         MongoDatabase db = freshDatabase();
         try {
-            setup.accept(db);
+            workload.seed(db);
             FaultInjector injector = FaultInjector.at(scenario.site(), scenario.mode());
-            Future<?> op = executor.submit(() -> operation.accept(injector.wrap(db)));
+            Future<?> op = executor.submit(() -> workload.operate(injector.wrap(db), new java.util.Random(0)));
             if (scenario.mode().isPause()) {
                 if (!injector.awaitPaused(TIMEOUT)) {
                     problems.add("the operation never reached write #" + scenario.site());
@@ -278,16 +270,16 @@ public final class CrashPointExplorer {
                 FaultInjector recoveryInjector = FaultInjector.at(scenario.recoverySite().get(),
                         scenario.recoveryMode().orElseThrow());
                 Outcomes.Ended crashedRecovery = awaited(
-                        executor.submit(() -> recovery.accept(recoveryInjector.wrap(db))));
+                        executor.submit(() -> workload.recover(recoveryInjector.wrap(db))));
                 recoveryFaultReached = !recoveryInjector.faults().isEmpty();
                 crashedRecovery.failure().filter(t -> !(t instanceof InjectedCrash))
                         .ifPresent(t -> problems.add("the faulted recovery failed: " + Outcomes.describe(t)));
             }
             recoverConcurrently(executor, db, scenario.recoverers(), problems, "recovery");
-            problems.addAll(invariants.apply(db));
+            problems.addAll(workload.invariants(db));
             if (problems.isEmpty()) {
                 recoverConcurrently(executor, db, 1, problems, "second recovery");
-                invariants.apply(db).forEach(p -> problems.add("after a second recovery: " + p));
+                workload.invariants(db).forEach(p -> problems.add("after a second recovery: " + p));
             }
         } finally {
             done(db);
@@ -316,7 +308,7 @@ public final class CrashPointExplorer {
                                      String what) throws InterruptedException {
         List<Future<?>> futures = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            futures.add(executor.submit(() -> recovery.accept(db)));
+            futures.add(executor.submit(() -> workload.recover(db)));
         }
         for (Future<?> future : futures) {
             Outcomes.Ended ended = awaited(future);
@@ -348,10 +340,7 @@ public final class CrashPointExplorer {
     public static final class Builder {
         private final MongoClient client;
         private String name = "exploration";
-        private Consumer<MongoDatabase> setup = db -> { };
-        private Consumer<MongoDatabase> operation;
-        private Consumer<MongoDatabase> recovery;
-        private Function<MongoDatabase, List<String>> invariants;
+        private Workload workload;
         private Set<FaultMode> modes = FaultInjector.allModes();
         private List<Integer> recoverers = List.of(1, 2);
         private boolean recoveryFaults;
@@ -371,31 +360,7 @@ public final class CrashPointExplorer {
         /** The workload's seed, one operation (its random seeded with 0), its recovery and its invariants. */
         public Builder workload(Workload value) {
             Objects.requireNonNull(value, "workload");
-            return setup(value::seed).operation(db -> value.operate(db, new java.util.Random(0)))
-                    .recovery(value::recover).invariants(value::invariants);
-        }
-
-        /** Creates the scenario's data on a fresh database (no faults). */
-        private Builder setup(Consumer<MongoDatabase> value) {
-            this.setup = Objects.requireNonNull(value, "setup");
-            return this;
-        }
-
-        /** The operation under test; it gets the fault-injecting database and must build its instance from it. */
-        private Builder operation(Consumer<MongoDatabase> value) {
-            this.operation = Objects.requireNonNull(value, "operation");
-            return this;
-        }
-
-        /** Recovery as a freshly started process runs it (a new instance on the given database). */
-        private Builder recovery(Consumer<MongoDatabase> value) {
-            this.recovery = Objects.requireNonNull(value, "recovery");
-            return this;
-        }
-
-        /** The invariants, read back from the database: one message per violation, empty when all hold. */
-        private Builder invariants(Function<MongoDatabase, List<String>> value) {
-            this.invariants = Objects.requireNonNull(value, "invariants");
+            this.workload = value;
             return this;
         }
 
@@ -434,8 +399,8 @@ public final class CrashPointExplorer {
 
         /** Builds the explorer. */
         public CrashPointExplorer build() {
-            if (operation == null || recovery == null || invariants == null) {
-                throw new IllegalStateException("operation, recovery and invariants are required");
+            if (workload == null) {
+                throw new IllegalStateException("a workload is required: call workload(...)");
             }
             return new CrashPointExplorer(this);
         }

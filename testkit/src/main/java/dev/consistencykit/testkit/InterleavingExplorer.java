@@ -11,7 +11,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.bson.BsonValue;
@@ -84,20 +83,14 @@ public final class InterleavingExplorer {
 
     private final MongoTarget target;
     private final String name;
-    private final Consumer<MongoDatabase> setup;
-    private final Consumer<MongoDatabase> operation;
+    private final Workload workload;
     private final Map<String, Function<MongoDatabase, List<String>>> actors;
-    private final Consumer<MongoDatabase> finish;
-    private final Function<MongoDatabase, List<String>> invariants;
 
     private InterleavingExplorer(Builder b) {
         this.target = b.target;
         this.name = b.name;
-        this.setup = Objects.requireNonNull(b.setup, "setup");
-        this.operation = Objects.requireNonNull(b.operation, "operation");
+        this.workload = Objects.requireNonNull(b.workload, "workload");
         this.actors = Map.copyOf(b.actors);
-        this.finish = b.finish;
-        this.invariants = Objects.requireNonNull(b.invariants, "invariants");
         if (actors.isEmpty()) {
             throw new IllegalStateException("an exploration needs at least one actor");
         }
@@ -149,7 +142,7 @@ public final class InterleavingExplorer {
     private List<String> countCalls() {
         MongoDatabase db = fresh("il-" + name);
         try {
-            setup.accept(db);
+            workload.seed(db);
             List<String> calls = new ArrayList<>();
             Thread self = Thread.currentThread();
             CommandListener counter = new CommandListener() {
@@ -162,7 +155,7 @@ public final class InterleavingExplorer {
             };
             target.commandListeners().add(counter);
             try {
-                operation.accept(db);
+                workload.operate(db, new java.util.Random(0));
             } finally {
                 target.commandListeners().remove(counter);
             }
@@ -247,10 +240,10 @@ public final class InterleavingExplorer {
         Pause pause = new Pause(db.getName(), schedule.call(), schedule.point());
         target.commandListeners().add(pause);
         try {
-            setup.accept(db);
+            workload.seed(db);
             CompletableFuture<Void> op = CompletableFuture.runAsync(() -> {
                 pause.thread = Thread.currentThread();
-                operation.accept(db);
+                workload.operate(db, new java.util.Random(0));
             });
             started[0] = op;
             boolean reached = awaitPausedOrDone(pause, op);
@@ -268,10 +261,8 @@ public final class InterleavingExplorer {
             }
             outcome(op, problems);
             target.commandListeners().remove(pause);
-            if (finish != null) {
-                finish.accept(db);
-            }
-            problems.addAll(invariants.apply(db));
+            workload.recover(db);
+            problems.addAll(workload.invariants(db));
         } catch (RuntimeException e) {
             problems.add("schedule failed: " + e);
         } finally {
@@ -329,11 +320,8 @@ public final class InterleavingExplorer {
     public static final class Builder {
         private final MongoTarget target;
         private String name = "operation";
-        private Consumer<MongoDatabase> setup = db -> { };
-        private Consumer<MongoDatabase> operation;
+        private Workload workload;
         private final Map<String, Function<MongoDatabase, List<String>>> actors = new LinkedHashMap<>();
-        private Consumer<MongoDatabase> finish;
-        private Function<MongoDatabase, List<String>> invariants;
 
         private Builder(MongoTarget target) {
             this.target = Objects.requireNonNull(target, "target");
@@ -351,37 +339,13 @@ public final class InterleavingExplorer {
          */
         public Builder workload(Workload value) {
             Objects.requireNonNull(value, "workload");
-            return setup(value::seed).operation(db -> value.operate(db, new java.util.Random(0)))
-                    .finish(value::recover).invariants(value::invariants);
-        }
-
-        /** Seeds each fresh database. */
-        private Builder setup(Consumer<MongoDatabase> value) {
-            this.setup = Objects.requireNonNull(value, "setup");
-            return this;
-        }
-
-        /** The operation paused at each of its calls (build the strategy inside: a process of its own). */
-        private Builder operation(Consumer<MongoDatabase> value) {
-            this.operation = Objects.requireNonNull(value, "operation");
+            this.workload = value;
             return this;
         }
 
         /** Another actor, run to completion at every pause; returns the problems it saw in what it read. */
         public Builder actor(String actorName, Function<MongoDatabase, List<String>> actor) {
             actors.put(Objects.requireNonNull(actorName, "actorName"), Objects.requireNonNull(actor, "actor"));
-            return this;
-        }
-
-        /** What runs once both are done and before the invariants (a final recovery, as a restart would run). */
-        private Builder finish(Consumer<MongoDatabase> value) {
-            this.finish = Objects.requireNonNull(value, "finish");
-            return this;
-        }
-
-        /** The invariants, on data read back. */
-        private Builder invariants(Function<MongoDatabase, List<String>> value) {
-            this.invariants = Objects.requireNonNull(value, "invariants");
             return this;
         }
 
