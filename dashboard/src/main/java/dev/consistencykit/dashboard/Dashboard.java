@@ -6,6 +6,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,9 +38,6 @@ import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
-import dev.consistencykit.logreconciliation.Ledger;
-import dev.consistencykit.syncflag.SyncFlag;
-import dev.consistencykit.syncflag.SyncVerification;
 
 /**
  * An operator's page of every pattern instance in one database, and the JSON API it polls: counts of unfinished
@@ -84,10 +82,6 @@ public final class Dashboard {
     public static final int MAX_DEPTH = 1_000;
     /** The largest page. */
     public static final int MAX_PAGE = 100;
-    /** The most lines a check lists. */
-    static final int LISTED_GAPS = 100;
-    /** The most ledger accounts a check reconciles. */
-    static final int RECONCILED_ACCOUNTS = 100;
     /** How long the list of instances is kept before the registry is read again. */
     static final Duration INSTANCES_KEPT = Duration.ofSeconds(30);
     /**
@@ -171,6 +165,55 @@ public final class Dashboard {
         }
     }
 
+    /** Where an instance's API path leads: its method, its segments ({@code {id}} and {@code {verb}} are values). */
+    private record Route(String method, List<String> segments, Handler handler) {
+
+        /** The path's values by placeholder when {@code rest} matches, else empty. */
+        Optional<Map<String, String>> match(List<String> rest) {
+            if (rest.size() != segments.size()) {
+                return Optional.empty();
+            }
+            Map<String, String> values = new HashMap<>();
+            for (int i = 0; i < rest.size(); i++) {
+                String segment = segments.get(i);
+                if (segment.equals("{verb}") && !DEAD_ACTIONS.contains(rest.get(i))) {
+                    return Optional.empty();
+                }
+                if (segment.startsWith("{")) {
+                    values.put(segment, rest.get(i));
+                } else if (!segment.equals(rest.get(i))) {
+                    return Optional.empty();
+                }
+            }
+            return Optional.of(values);
+        }
+
+        /** Whether the route changes something: it needs the page's token and, if configured, the operator's. */
+        boolean action() {
+            return method.equals("POST");
+        }
+    }
+
+    @FunctionalInterface
+    private interface Handler {
+        DashboardResponse handle(DashboardRequest request, DashboardInstance instance, Map<String, String> values);
+    }
+
+    /** The API of one instance, under {@code /api/instances/<pattern>/<name>/}. */
+    private final List<Route> routes = List.of(
+            new Route("GET", List.of("status"), (r, i, v) -> ok(status(i))),
+            new Route("GET", List.of("operations"), (r, i, v) -> ok(operations(i, r.query()))),
+            new Route("GET", List.of("operations", "{id}"), (r, i, v) -> describeOperation(i, v.get("{id}"))),
+            new Route("GET", List.of(DEAD), (r, i, v) -> withQueue(i, q -> ok(dead(q, r.query())))),
+            new Route("GET", List.of("checks"), (r, i, v) -> ok(checks(i))),
+            new Route("POST", List.of("recover"), (r, i, v) -> recoverInstance(i)),
+            new Route("POST", List.of("operations", "{id}", "recover"), (r, i, v) -> recoverOperation(i,
+                    v.get("{id}"))),
+            new Route("POST", List.of(DEAD, "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
+                    v.get("{verb}"), deadSelection(r.query(), true), false))),
+            new Route("POST", List.of(DEAD, "{id}", "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
+                    v.get("{verb}"), DeadJobs.ids(List.of(operationId(idOf(v.get("{id}"))))), true))));
+
     private DashboardResponse route(DashboardRequest request, List<String> parts) {
         String method = request.method();
         if (parts.equals(List.of("overview"))) {
@@ -185,58 +228,52 @@ public final class Dashboard {
                     + database);
         }
         List<String> rest = parts.subList(3, parts.size());
-        boolean get = method.equals("GET");
-        boolean post = method.equals("POST");
-        if (rest.equals(List.of("status")) && get) {
-            return ok(status(instance));
+        for (Route route : routes) {
+            Optional<Map<String, String>> values = route.method().equals(method) ? route.match(rest)
+                    : Optional.empty();
+            if (values.isEmpty()) {
+                continue;
+            }
+            if (route.action()) {
+                Optional<DashboardResponse> refused = refusal(request);
+                if (refused.isPresent()) {
+                    return refused.get();
+                }
+            }
+            return route.handler().handle(request, instance, values.get());
         }
-        if (rest.equals(List.of("operations")) && get) {
-            return ok(operations(instance, request.query()));
-        }
-        if (rest.size() == 2 && rest.get(0).equals("operations") && get) {
-            Optional<OperationView> view = instance.strategy().describe(idOf(rest.get(1)));
-            return view.isPresent() ? ok(describe(view.get()))
-                    : error(404, "no operation " + Values.show(rest.get(1)) + " in " + instance.key());
-        }
-        if (rest.equals(List.of("dead")) && get) {
-            JobQueue queue = instance.queue().orElse(null);
-            return queue == null ? error(404, instance.key() + " is not a job queue") : ok(dead(queue, request.query()));
-        }
-        if (rest.equals(List.of("checks")) && get) {
-            return ok(checks(instance));
-        }
-        boolean deadAction = rest.size() >= 2 && rest.size() <= 3 && rest.get(0).equals(DEAD)
-                && DEAD_ACTIONS.contains(rest.get(rest.size() - 1));
-        boolean action = post && (rest.equals(List.of("recover")) || deadAction
-                || (rest.size() == 3 && rest.get(0).equals("operations") && rest.get(2).equals("recover")));
-        if (!action) {
-            return error(get || post ? 404 : 405, "no such API path or method");
-        }
-        Optional<DashboardResponse> refused = refusal(request);
-        if (refused.isPresent()) {
-            return refused.get();
-        }
-        if (rest.size() == 1) {
-            RecoveryReport report = instance.recover().apply(settings.staleAfter());
-            series.repaired(report.repaired());
-            LOG.info("dashboard: recovery of {} asked from the page: {}", instance.key(), report);
-            return ok(report(report));
-        }
-        if (rest.get(0).equals("operations")) {
-            Object id = idOf(rest.get(1));
-            RecoveryReport report = instance.strategy().recoverOne(id, settings.staleAfter());
-            series.repaired(report.repaired());
-            LOG.info("dashboard: recovery of operation {} of {} asked from the page: {}", Values.show(id),
-                    instance.key(), report);
-            return ok(report(report));
-        }
-        JobQueue queue = instance.queue().orElse(null);
-        if (queue == null) {
-            return error(404, instance.key() + " is not a job queue");
-        }
-        String verb = rest.get(rest.size() - 1);
-        DeadJobs which = rest.size() == 3 ? DeadJobs.ids(List.of(operationId(idOf(rest.get(1)))))
-                : deadSelection(request.query(), true);
+        return error(method.equals("GET") || method.equals("POST") ? 404 : 405, "no such API path or method");
+    }
+
+    private DashboardResponse describeOperation(DashboardInstance instance, String id) {
+        Optional<OperationView> view = instance.strategy().describe(idOf(id));
+        return view.isPresent() ? ok(describe(view.get()))
+                : error(404, "no operation " + Values.show(id) + " in " + instance.key());
+    }
+
+    private static DashboardResponse withQueue(DashboardInstance instance,
+                                               java.util.function.Function<JobQueue, DashboardResponse> action) {
+        return instance.queue().map(action).orElseGet(() -> error(404, instance.key() + " is not a job queue"));
+    }
+
+    private DashboardResponse recoverInstance(DashboardInstance instance) {
+        RecoveryReport report = instance.recover().apply(settings.staleAfter());
+        series.repaired(report.repaired());
+        LOG.info("dashboard: recovery of {} asked from the page: {}", instance.key(), report);
+        return ok(report(report));
+    }
+
+    private DashboardResponse recoverOperation(DashboardInstance instance, String rawId) {
+        Object id = idOf(rawId);
+        RecoveryReport report = instance.strategy().recoverOne(id, settings.staleAfter());
+        series.repaired(report.repaired());
+        LOG.info("dashboard: recovery of operation {} of {} asked from the page: {}", Values.show(id),
+                instance.key(), report);
+        return ok(report(report));
+    }
+
+    private static DashboardResponse deadAction(JobQueue queue, DashboardInstance instance, String verb,
+                                                DeadJobs which, boolean single) {
         long n = switch (verb) {
             case "replay" -> queue.replayDead(which);
             case "discard" -> queue.discardDead(which);
@@ -244,7 +281,7 @@ public final class Dashboard {
         };
         LOG.info("dashboard: {} of {} of {} asked from the page: {} job(s)", verb, which, instance.key(), n);
         Document body = new Document("action", verb).append("selection", which.toString()).append("jobs", n);
-        if (verb.equals("replay") && rest.size() == 3) {
+        if (verb.equals("replay") && single) {
             body.append("replayed", n == 1);   // the single replay's answer, as before
         }
         return ok(body);
@@ -330,7 +367,7 @@ public final class Dashboard {
             recovered += RECOVERY_COUNTERS.stream().mapToLong(c -> counters.getOrDefault(c, 0L)).sum();
             Document d = new Document("key", instance.key()).append("pattern", instance.pattern())
                     .append("name", instance.name()).append("jobQueue", instance.queue().isPresent())
-                    .append("checks", hasChecks(instance));
+                    .append("checks", instance.check().isPresent());
             try {
                 List<InterruptedOperation> ops = new ArrayList<>(instance.strategy().interrupted(Duration.ZERO,
                         UNFINISHED_CAP));
@@ -443,42 +480,13 @@ public final class Dashboard {
                 .append("documents", touched);
     }
 
-    private static boolean hasChecks(DashboardInstance instance) {
-        return instance.strategy() instanceof Ledger || instance.strategy() instanceof SyncFlag;
-    }
-
-    /** The checks that read every record: run only when asked. */
+    /** The instance's check, which reads every record: run only when asked. */
     private static Document checks(DashboardInstance instance) {
         long start = System.nanoTime();
         Document out = new Document("key", instance.key());
-        if (instance.strategy() instanceof Ledger ledger) {
-            List<String> gaps = ledger.accountsWithGaps();
-            List<String> details = new ArrayList<>();
-            gaps.stream().limit(LISTED_GAPS).forEach(a -> details.add("account " + a + ": a gap in its log"
-                    + " (reconcile with repair fills it)"));
-            long problems = gaps.size();
-            List<dev.consistencykit.logreconciliation.ReconcileReport> reports = ledger
-                    .reconcileAccounts(RECONCILED_ACCOUNTS);
-            for (dev.consistencykit.logreconciliation.ReconcileReport r : reports) {
-                problems += r.problems().size();
-                r.problems().stream().limit(LISTED_GAPS - Math.min(LISTED_GAPS, details.size()))
-                        .forEach(p -> details.add("account " + r.account() + ": " + p));
-            }
-            out.append("check", "ledger: accounts whose log has a gap, and the cache of each of the first "
-                    + RECONCILED_ACCOUNTS + " accounts against its log (reconcile)")
-                    .append("problems", problems).append("accountsReconciled", (long) reports.size())
-                    .append("details", details);
-        } else if (instance.strategy() instanceof SyncFlag sync) {
-            SyncVerification v = sync.verify(false);
-            out.append("check", "stale copies: copies that differ from their master (in flight: a propagation is"
-                    + " under way; drifted: written behind the pattern's back)")
-                    .append("problems", v.driftedCopies()).append("staleCopies", v.staleCopies())
-                    .append("inFlightCopies", v.inFlightCopies()).append("driftedCopies", v.driftedCopies())
-                    .append("masters", v.masters()).append("details", v.samples());
-        } else {
-            out.append("check", "none: this pattern keeps no derived data to check").append("problems", 0L)
-                    .append("details", List.of());
-        }
+        out.putAll(instance.check().map(Supplier::get).orElseGet(() -> new Document("check",
+                "none: this pattern keeps no derived data to check").append("problems", 0L)
+                .append("details", List.of())));
         return out.append("seconds", seconds(Duration.ofNanos(System.nanoTime() - start)));
     }
 

@@ -8,6 +8,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
+
+import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 
@@ -15,31 +18,68 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.logreconciliation.Ledger;
+import dev.consistencykit.logreconciliation.ReconcileReport;
 import dev.consistencykit.syncflag.SyncFlag;
+import dev.consistencykit.syncflag.SyncVerification;
 import dev.consistencykit.twophase.TwoPhaseCommit;
 import dev.consistencykit.versioning.VersionedStore;
 
 /**
  * One pattern instance the dashboard shows: the application's own bean, or an instance rebuilt from the registry a
- * database keeps ({@link #registered}).
- *
- * @param strategy the instance
- * @param recover  its recovery pass with a staleness threshold: the instance's {@code recover}, except for a job
- *                 queue, whose pass would run jobs in the page's thread: there it is {@link JobQueue#requeue} (the
- *                 application's workers run what it requeues)
+ * database keeps ({@link #registered}). {@link #of} is the one place that knows what each pattern adds to the common
+ * interface: a job queue's dead jobs and its requeue, the ledger's and the sync flag's checks.
  */
-public record DashboardInstance(ConsistencyStrategy<?> strategy, Function<Duration, RecoveryReport> recover) {
+public final class DashboardInstance {
 
-    /** Validates the components. */
-    public DashboardInstance {
-        Objects.requireNonNull(strategy, "strategy");
-        Objects.requireNonNull(recover, "recover");
+    /** The most lines a check lists. */
+    static final int LISTED_GAPS = 100;
+    /** The most ledger accounts a check reconciles. */
+    static final int RECONCILED_ACCOUNTS = 100;
+
+    private final ConsistencyStrategy<?> strategy;
+    private final Function<Duration, RecoveryReport> recover;
+    private final JobQueue queue;
+    private final Supplier<Document> check;
+
+    private DashboardInstance(ConsistencyStrategy<?> strategy, Function<Duration, RecoveryReport> recover,
+                              JobQueue queue, Supplier<Document> check) {
+        this.strategy = Objects.requireNonNull(strategy, "strategy");
+        this.recover = Objects.requireNonNull(recover, "recover");
+        this.queue = queue;
+        this.check = check;
     }
 
-    /** {@code strategy} with its own recovery ({@link JobQueue#requeue} for a job queue). */
+    /**
+     * {@code strategy} with what its pattern adds: a job queue's recovery is {@link JobQueue#requeue} (its own pass
+     * would run jobs in the page's thread; the application's workers run what it requeues) and it has dead jobs; a
+     * ledger and a sync flag have a check that reads every record.
+     */
     public static DashboardInstance of(ConsistencyStrategy<?> strategy) {
-        return strategy instanceof JobQueue queue ? new DashboardInstance(queue, queue::requeue)
-                : new DashboardInstance(strategy, strategy::recover);
+        if (strategy instanceof JobQueue jobs) {
+            return new DashboardInstance(jobs, jobs::requeue, jobs, null);
+        }
+        if (strategy instanceof Ledger ledger) {
+            return new DashboardInstance(ledger, ledger::recover, null, () -> ledgerCheck(ledger));
+        }
+        if (strategy instanceof SyncFlag sync) {
+            return new DashboardInstance(sync, sync::recover, null, () -> syncCheck(sync));
+        }
+        return new DashboardInstance(strategy, strategy::recover, null, null);
+    }
+
+    /** The instance. */
+    public ConsistencyStrategy<?> strategy() {
+        return strategy;
+    }
+
+    /** Its recovery pass with a staleness threshold (for a job queue: {@link JobQueue#requeue}). */
+    public Function<Duration, RecoveryReport> recover() {
+        return recover;
+    }
+
+    /** The check that reads every record, when the pattern keeps derived data to check: run only when asked. */
+    public Optional<Supplier<Document>> check() {
+        return Optional.ofNullable(check);
     }
 
     /** The pattern, as the CLI names it. */
@@ -59,7 +99,34 @@ public record DashboardInstance(ConsistencyStrategy<?> strategy, Function<Durati
 
     /** The job queue, when the instance is one: its dead jobs can be listed and replayed. */
     public Optional<JobQueue> queue() {
-        return strategy instanceof JobQueue queue ? Optional.of(queue) : Optional.empty();
+        return Optional.ofNullable(queue);
+    }
+
+    private static Document ledgerCheck(Ledger ledger) {
+        List<String> gaps = ledger.accountsWithGaps();
+        List<String> details = new ArrayList<>();
+        gaps.stream().limit(LISTED_GAPS).forEach(a -> details.add("account " + a + ": a gap in its log"
+                + " (reconcile with repair fills it)"));
+        long problems = gaps.size();
+        List<ReconcileReport> reports = ledger.reconcileAccounts(RECONCILED_ACCOUNTS);
+        for (ReconcileReport r : reports) {
+            problems += r.problems().size();
+            r.problems().stream().limit(LISTED_GAPS - Math.min(LISTED_GAPS, details.size()))
+                    .forEach(p -> details.add("account " + r.account() + ": " + p));
+        }
+        return new Document("check", "ledger: accounts whose log has a gap, and the cache of each of the first "
+                + RECONCILED_ACCOUNTS + " accounts against its log (reconcile)")
+                .append("problems", problems).append("accountsReconciled", (long) reports.size())
+                .append("details", details);
+    }
+
+    private static Document syncCheck(SyncFlag sync) {
+        SyncVerification v = sync.verify(false);
+        return new Document("check", "stale copies: copies that differ from their master (in flight: a propagation"
+                + " is under way; drifted: written behind the pattern's back)")
+                .append("problems", v.driftedCopies()).append("staleCopies", v.staleCopies())
+                .append("inFlightCopies", v.inFlightCopies()).append("driftedCopies", v.driftedCopies())
+                .append("masters", v.masters()).append("details", v.samples());
     }
 
     /**
