@@ -50,7 +50,6 @@ class PartsTest {
      * module listed here that has no cycle any more fails this test until it is taken off).
      */
     private static final Map<String, String> CYCLES_LEFT = Map.of(
-            "twophase", "dev.consistencykit.twophase.internal.TransactionEngine",
             "jobqueue", "dev.consistencykit.jobqueue.internal.JobEngine",
             "testkit", "dev.consistencykit.testkit.FaultInjector",
             "examples", "dev.consistencykit.examples.cli.ConsistencyKitCli");
@@ -60,7 +59,7 @@ class PartsTest {
      * shrinks (a pattern listed here whose engine is gone fails {@link #shouldListOnlyPatternsStillWaitingForTheirParts}
      * until it is taken off).
      */
-    private static final Set<String> PARTS_PENDING = Set.of("twophase", "jobqueue");
+    private static final Set<String> PARTS_PENDING = Set.of("jobqueue");
     private static final String[] PENDING_PACKAGES = PARTS_PENDING.stream()
             .map(p -> "dev.consistencykit." + p + ".internal..").toArray(String[]::new);
 

@@ -29,7 +29,13 @@ import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OwnerIds;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.Values;
-import dev.consistencykit.twophase.internal.TransactionEngine;
+import dev.consistencykit.twophase.internal.EncodedTransaction;
+import dev.consistencykit.twophase.internal.TransactionAudit;
+import dev.consistencykit.twophase.internal.TransactionCodec;
+import dev.consistencykit.twophase.internal.TransactionParts;
+import dev.consistencykit.twophase.internal.TransactionPruner;
+import dev.consistencykit.twophase.internal.TransactionReads;
+import dev.consistencykit.twophase.internal.TransactionRunner;
 
 /**
  * Two-phase commit over a transactions collection: MongoDB's published recipe, generalised to any number of
@@ -64,11 +70,19 @@ import dev.consistencykit.twophase.internal.TransactionEngine;
  */
 public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, TwoPhaseConfig, TwoPhaseMetrics> {
 
-    private final TransactionEngine engine;
+    private final TransactionCodec codec;
+    private final TransactionRunner runner;
+    private final TransactionReads reads;
+    private final TransactionPruner pruner;
+    private final TransactionAudit audit;
 
-    private TwoPhaseCommit(TwoPhaseConfig config, TransactionEngine engine, Calls calls) {
-        super(config, calls, engine, engine, engine);
-        this.engine = engine;
+    private TwoPhaseCommit(TwoPhaseConfig config, Calls calls, TransactionParts parts) {
+        super(config, calls, parts.store(), parts.recovery(), parts.audit());
+        this.codec = parts.codec();
+        this.runner = parts.runner();
+        this.reads = parts.reads();
+        this.pruner = parts.pruner();
+        this.audit = parts.audit();
     }
 
     /** A builder for an instance on {@code database}. */
@@ -103,8 +117,8 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      */
     @Override
     public OperationId submit(TwoPhaseTransaction transaction) {
-        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
-        return calls.operation("submit", encoded.id(), () -> engine.submit(encoded));
+        EncodedTransaction encoded = codec.encode(transaction, Map.of());
+        return calls.operation("submit", encoded.id(), () -> runner.submit(encoded));
     }
 
     /**
@@ -121,8 +135,8 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      */
     @Override
     public OperationResult apply(TwoPhaseTransaction transaction) {
-        TransactionEngine.Encoded encoded = engine.encode(transaction, Map.of());
-        return calls.operation("apply", encoded.id(), () -> engine.apply(encoded));
+        EncodedTransaction encoded = codec.encode(transaction, Map.of());
+        return calls.operation("apply", encoded.id(), () -> runner.apply(encoded));
     }
 
     /**
@@ -135,16 +149,16 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * @throws InvalidInputException       for a non-positive amount, equal accounts or ids that are not plain values
      */
     public OperationResult transfer(Transfer transfer) {
-        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+        EncodedTransaction encoded = codec.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
-        return calls.operation("transfer", encoded.id(), () -> engine.apply(encoded));
+        return calls.operation("transfer", encoded.id(), () -> runner.apply(encoded));
     }
 
     /** Records a transfer for a worker to run; see {@link #transfer(Transfer)}. */
     public OperationId submitTransfer(Transfer transfer) {
-        TransactionEngine.Encoded encoded = engine.encode(transferTransaction(transfer),
+        EncodedTransaction encoded = codec.encode(transferTransaction(transfer),
                 Map.of(0, config.balanceField()));
-        return calls.operation("submit transfer", encoded.id(), () -> engine.submit(encoded));
+        return calls.operation("submit transfer", encoded.id(), () -> runner.submit(encoded));
     }
 
     /**
@@ -153,10 +167,10 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      */
     public TwoPhaseTransaction transferTransaction(Transfer transfer) {
         Objects.requireNonNull(transfer, "transfer");
-        Object from = Ids.documentId(name(), "from", transfer.from(), engine.registry());
-        Object to = Ids.documentId(name(), "to", transfer.to(), engine.registry());
+        Object from = Ids.documentId(name(), "from", transfer.from(), codec.registry());
+        Object to = Ids.documentId(name(), "to", transfer.to(), codec.registry());
         long amount = Values.positive(name(), "amount", transfer.amount());
-        if (Ids.idKey(from, engine.registry()).equals(Ids.idKey(to, engine.registry()))) {
+        if (Ids.idKey(from, codec.registry()).equals(Ids.idKey(to, codec.registry()))) {
             throw new InvalidInputException(name(), "to", "to must differ from from, both were "
                     + Values.show(transfer.from()));
         }
@@ -185,7 +199,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * @return its result (cancellations are returned as aborted results), or empty if none was waiting
      */
     public Optional<OperationResult> processNext() {
-        return calls.operation("process next", null, engine::processNext);
+        return calls.operation("process next", null, runner::processNext);
     }
 
     /**
@@ -196,7 +210,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * @return transactions deleted
      */
     public int prune() {
-        return calls.idempotent("prune", () -> engine.prune(config.retention()));
+        return calls.idempotent("prune", () -> pruner.prune(config.retention()));
     }
 
     /**
@@ -210,7 +224,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * keep it to one batch). Nothing is written.
      */
     public ConsistentRead readConsistent(String collection, List<?> ids) {
-        return calls.read("read consistent", () -> engine.readConsistent(collection, ids));
+        return calls.read("read consistent", () -> reads.readConsistent(collection, ids));
     }
 
     /**
@@ -221,7 +235,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * {@code maxWait}, then answers "in flight" explicitly. Two round trips when nothing is in flight.
      */
     public SettledRead readSettled(String collection, List<?> ids, Duration maxWait) {
-        return calls.read("read settled", () -> engine.readSettled(collection, ids, maxWait));
+        return calls.read("read settled", () -> reads.readSettled(collection, ids, maxWait));
     }
 
     /**
@@ -232,7 +246,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
      * tool, not a hot path.
      */
     public TwoPhaseAudit audit(String field) {
-        return calls.idempotent("audit", () -> engine.audit(field));
+        return calls.idempotent("audit", () -> audit.audit(field));
     }
 
     /**
@@ -360,7 +374,7 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
             MongoDatabase db = acknowledgedDatabase();
             ServerClock time = serverClockFor(db, built);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(built.name());
-            return new TwoPhaseCommit(built, new TransactionEngine(built, db, time, listener, owners), calls(built));
+            return new TwoPhaseCommit(built, calls(built), TransactionParts.of(built, db, time, listener, owners));
         }
     }
 }

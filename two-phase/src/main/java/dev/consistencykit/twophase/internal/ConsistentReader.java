@@ -19,10 +19,7 @@ import org.bson.Document;
 import org.bson.codecs.DecoderContext;
 import org.bson.codecs.configuration.CodecRegistry;
 
-import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.spi.EffectMarker;
 import dev.consistencykit.core.spi.Ids;
@@ -65,19 +62,16 @@ final class ConsistentReader {
     private static final Set<String> COMMITTED = Set.of(TransactionState.APPLIED.stored(),
             TransactionState.DONE.stored());
 
-    private final MongoDatabase database;
-    private final MongoCollection<BsonDocument> transactions;
+    private final TransactionStore store;
     private final EffectMarker marker;
     private final CodecRegistry registry;
     private final ServerReplay replay;
 
-    ConsistentReader(MongoDatabase database, String transactionsCollection, EffectMarker marker, ServerReplay replay) {
-        this.database = database;
+    ConsistentReader(TransactionStore store, ServerReplay replay) {
+        this.store = store;
         this.replay = replay;
-        this.transactions = database.getCollection(transactionsCollection, BsonDocument.class)
-                .withReadPreference(ReadPreference.primary());
-        this.marker = marker;
-        this.registry = database.getCodecRegistry();
+        this.marker = store.marker();
+        this.registry = store.codecs();
     }
 
     /** A stored value as the application's registry decodes it. */
@@ -88,8 +82,7 @@ final class ConsistentReader {
 
     /** Reads {@code ids} (checked, in order) of {@code collectionName}. */
     ConsistentRead read(String collectionName, List<Object> ids) {
-        MongoCollection<BsonDocument> collection = database.getCollection(collectionName, BsonDocument.class)
-                .withReadPreference(ReadPreference.primary());
+        MongoCollection<BsonDocument> collection = store.rawParticipants(collectionName);
         // records whose decision was read before the documents of the current pass
         Map<BsonValue, BsonDocument> decidedBefore = new HashMap<>();
         List<Object> unresolved = List.of();
@@ -133,7 +126,7 @@ final class ConsistentReader {
     }
 
     private static TransactionState stateOf(BsonDocument record) {
-        BsonValue state = record.get(TransactionFields.STATE);
+        BsonValue state = record.get(TransactionSchema.STATE);
         if (state == null || !state.isString()) {
             return TransactionState.PENDING;
         }
@@ -181,8 +174,7 @@ final class ConsistentReader {
 
     private Map<BsonValue, BsonDocument> records(List<BsonValue> ids) {
         Map<BsonValue, BsonDocument> byId = new HashMap<>();
-        transactions.find(in("_id", ids)).projection(Projections.include(TransactionFields.STATE,
-                TransactionFields.SPEC, RecordReleases.COMPACTED)).batchSize(Math.max(2, ids.size() + 1))
+        store.rawRecords(ids, TransactionSchema.STATE, TransactionSchema.SPEC, RecordReleases.COMPACTED)
                 .forEach(r -> {
                     // a compacted record is a finished one past its retention: for a reader, as good as pruned
                     if (!r.containsKey(RecordReleases.COMPACTED)) {
@@ -194,7 +186,7 @@ final class ConsistentReader {
 
     /** The participant specs, stored as one extended-JSON string; null when unreadable. */
     private static BsonDocument spec(BsonDocument record) {
-        BsonValue spec = record.get(TransactionFields.SPEC);
+        BsonValue spec = record.get(TransactionSchema.SPEC);
         if (spec == null || !spec.isString()) {
             return null;
         }
@@ -235,13 +227,13 @@ final class ConsistentReader {
                 return;
             }
             if (spec != null) {
-                for (BsonValue p : array(spec, TransactionFields.PARTICIPANTS)) {
-                    if (!p.isDocument() || !p.asDocument().isString(TransactionFields.P_COLLECTION)
-                            || !collectionName.equals(p.asDocument().getString(TransactionFields.P_COLLECTION)
-                            .getValue()) || !p.asDocument().containsKey(TransactionFields.P_ID)) {
+                for (BsonValue p : array(spec, TransactionSchema.PARTICIPANTS)) {
+                    if (!p.isDocument() || !p.asDocument().isString(TransactionSchema.P_COLLECTION)
+                            || !collectionName.equals(p.asDocument().getString(TransactionSchema.P_COLLECTION)
+                            .getValue()) || !p.asDocument().containsKey(TransactionSchema.P_ID)) {
                         continue;
                     }
-                    BsonValue pid = Ids.idKey(p.asDocument().get(TransactionFields.P_ID));
+                    BsonValue pid = Ids.idKey(p.asDocument().get(TransactionSchema.P_ID));
                     for (BsonDocument d : documents) {
                         if (Ids.idKey(d.get("_id")).equals(pid)) {
                             participants.put(d, p.asDocument());
@@ -268,7 +260,7 @@ final class ConsistentReader {
                 ambiguous.add(java(txId));
                 return;
             }
-            String field = commit ? TransactionFields.P_COMMIT : TransactionFields.P_ROLLBACK;
+            String field = commit ? TransactionSchema.P_COMMIT : TransactionSchema.P_ROLLBACK;
             for (Map.Entry<BsonDocument, BsonDocument> e : participants.entrySet()) {
                 if (mark(e.getKey(), key) != Mark.APPLIED) {
                     continue;   // nothing applied there yet (or settled already): nothing to replay

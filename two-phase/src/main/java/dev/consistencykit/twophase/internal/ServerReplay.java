@@ -1,8 +1,5 @@
 package dev.consistencykit.twophase.internal;
 
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.lt;
-
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
@@ -14,10 +11,6 @@ import org.bson.BsonValue;
 import org.bson.types.ObjectId;
 
 import com.mongodb.MongoException;
-import com.mongodb.ReadPreference;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.ReturnDocument;
 
 import dev.consistencykit.core.spi.MongoErrors;
 
@@ -44,16 +37,11 @@ final class ServerReplay {
     /** How old a copy left by a dead reader is before prune deletes it. */
     static final java.time.Duration ABANDONED_AFTER = java.time.Duration.ofHours(1);
 
-    private final MongoCollection<BsonDocument> scratch;
+    private final TransactionStore store;
 
-    /** @param scratch the collection the copies go into, which nothing else uses */
-    ServerReplay(MongoCollection<BsonDocument> scratch) {
-        this.scratch = scratch.withReadPreference(ReadPreference.primary());
-    }
-
-    /** The scratch collection's name for the transactions collection {@code transactions}. */
-    static String scratchName(String transactions) {
-        return transactions + ".replay";
+    /** Replays through the store's scratch collection, which nothing else uses. */
+    ServerReplay(TransactionStore store) {
+        this.store = store;
     }
 
     /**
@@ -92,11 +80,10 @@ final class ServerReplay {
         BsonDocument copy = document.clone();
         copy.put("_id", new BsonObjectId(scratchId));
         try {
-            scratch.insertOne(copy);
+            store.insertCopy(copy);
             BsonDocument after;
             try {
-                after = scratch.findOneAndUpdate(eq("_id", scratchId), update,
-                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER));
+                after = store.updateCopy(scratchId, update);
             } catch (MongoException e) {
                 if (MongoErrors.isTransient(e)) {
                     throw e;
@@ -104,7 +91,7 @@ final class ServerReplay {
                 return Optional.of("the server refuses it on a copy of the document (code " + e.getCode() + ")");
             }
             if (after == null) {
-                return Optional.of("the copy vanished from " + scratch.getNamespace().getCollectionName());
+                return Optional.of("the copy vanished from " + store.scratchName());
             }
             document.clear();
             if (id != null) {
@@ -117,7 +104,7 @@ final class ServerReplay {
             });
             return Optional.empty();
         } finally {
-            scratch.deleteOne(eq("_id", scratchId));
+            store.deleteCopy(scratchId);
         }
     }
 
@@ -127,6 +114,6 @@ final class ServerReplay {
      */
     long sweep(Date before) {
         ObjectId oldest = new ObjectId(String.format("%08x", before.getTime() / 1000) + "0".repeat(16));
-        return scratch.deleteMany(lt("_id", oldest)).getDeletedCount();
+        return store.deleteCopiesBefore(oldest);
     }
 }

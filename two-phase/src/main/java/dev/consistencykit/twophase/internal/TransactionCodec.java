@@ -2,16 +2,16 @@ package dev.consistencykit.twophase.internal;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.in;
-import static dev.consistencykit.twophase.internal.TransactionFields.LABEL;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
-import static dev.consistencykit.twophase.internal.TransactionFields.SPEC;
+import static dev.consistencykit.twophase.internal.TransactionSchema.LABEL;
+import static dev.consistencykit.twophase.internal.TransactionSchema.PARTICIPANTS;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_ROLLBACK;
+import static dev.consistencykit.twophase.internal.TransactionSchema.SPEC;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 
 import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
@@ -30,20 +31,27 @@ import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.Participant;
 import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.twophase.TwoPhaseTransaction;
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Encoding and validating a transaction before its first write.
  */
-final class TransactionCodec {
+public final class TransactionCodec {
 
-    private final TransactionFields fields;
     private final TwoPhaseConfig config;
+    private final CodecRegistry registry;
+    private final SpecCodec codec;
 
-    /** The encoding of a transaction, over the shared fields. */
-    TransactionCodec(TransactionFields fields) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The encoding of a transaction with the application's codecs. */
+    TransactionCodec(TwoPhaseConfig config, CodecRegistry registry) {
+        this.config = config;
+        this.registry = registry;
+        this.codec = new SpecCodec(config.name(), java.util.Set.of(config.markerField(), config.reservationField()),
+                registry);
+    }
+
+    /** The application's codecs: user values are encoded and checked with them. */
+    public CodecRegistry registry() {
+        return registry;
     }
 
     // ---------------------------------------------------------------- encoding and validation
@@ -65,7 +73,7 @@ final class TransactionCodec {
      *
      * @param fundsPaths for each participant index, the field whose unmet condition means insufficient funds
      */
-    public Encoded encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
+    public EncodedTransaction encode(TwoPhaseTransaction tx, Map<Integer, String> fundsPaths) {
         Object id = Ids.operationId(config.name(), "transaction id", tx.id().value());
         if (tx.participants().isEmpty()) {
             throw new InvalidInputException(config.name(), "participants", "participants must not be empty: a"
@@ -77,20 +85,20 @@ final class TransactionCodec {
             Participant p = tx.participants().get(i);
             String where = "participants[" + i + "]";
             Names.fieldName(config.name(), where + ".collection", p.collection());
-            Object docId = Ids.documentId(config.name(), where + ".documentId", p.documentId(), fields.registry());
+            Object docId = Ids.documentId(config.name(), where + ".documentId", p.documentId(), registry);
             if (p.collection().equals(config.transactionsCollection())) {
                 throw new InvalidInputException(config.name(), where + ".collection", where
                         + " must not be the transactions collection '" + p.collection() + "'");
             }
-            if (!seen.add(List.of(p.collection(), Ids.idKey(docId, fields.registry())))) {
+            if (!seen.add(List.of(p.collection(), Ids.idKey(docId, registry)))) {
                 throw new InvalidInputException(config.name(), where, where + " names document " + p
                         + " a second time; a document takes part in a transaction once");
             }
             Document entry = new Document(P_COLLECTION, p.collection()).append(P_ID, docId)
-                    .append(P_PRE, fields.codec.encodeCondition(where + ".precondition", p.precondition()))
-                    .append(P_PREPARE, fields.codec.encodeUpdate(where + ".prepare", p.prepare()))
-                    .append(P_COMMIT, fields.codec.encodeUpdate(where + ".commit", p.commit()))
-                    .append(P_ROLLBACK, fields.codec.encodeUpdate(where + ".rollback", p.rollback()));
+                    .append(P_PRE, codec.encodeCondition(where + ".precondition", p.precondition()))
+                    .append(P_PREPARE, codec.encodeUpdate(where + ".prepare", p.prepare()))
+                    .append(P_COMMIT, codec.encodeUpdate(where + ".commit", p.commit()))
+                    .append(P_ROLLBACK, codec.encodeUpdate(where + ".rollback", p.rollback()));
             String funds = fundsPaths.get(i);
             if (funds != null) {
                 entry.append(P_FUNDS, funds);
@@ -98,19 +106,19 @@ final class TransactionCodec {
             participants.add(entry);
         }
         Names.fieldName(config.name(), "label", tx.label());
-        Encoded encoded = new Encoded(id, tx.label(), participants, spec(tx.label(), participants));
+        EncodedTransaction encoded = new EncodedTransaction(id, tx.label(), participants, spec(tx.label(), participants));
         // the record holds the spec and the index of participants: it must fit in one document, with room for the
         // record's own fields, or the server would refuse it after the first write
         Values.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())
-                .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, fields.registry()),
+                .append(PARTICIPANTS, encoded.index()).toBsonDocument(Document.class, registry),
                 Values.MAX_VALUE_BYTES);
         return encoded;
     }
 
-    static Encoded decode(Document tx) {
+    static EncodedTransaction decode(Document tx) {
         String spec = tx.getString(SPEC);
         List<Document> participants = spec == null ? List.of()
                 : Document.parse(spec).getList(PARTICIPANTS, Document.class);
-        return new Encoded(tx.get("_id"), tx.getString(LABEL), participants, spec);
+        return new EncodedTransaction(tx.get("_id"), tx.getString(LABEL), participants, spec);
     }
 }

@@ -3,39 +3,39 @@ package dev.consistencykit.twophase.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
-import static dev.consistencykit.twophase.internal.TransactionFields.CALLER_REASONS;
-import static dev.consistencykit.twophase.internal.TransactionFields.HISTORY;
-import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.LEASE;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
-import static dev.consistencykit.twophase.internal.TransactionFields.REASON;
-import static dev.consistencykit.twophase.internal.TransactionFields.STALE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
-import static dev.consistencykit.twophase.internal.TransactionFields.reason;
+import static dev.consistencykit.twophase.CancellationReason.STALE;
 import static dev.consistencykit.twophase.internal.TransactionParticipants.nonce;
+import static dev.consistencykit.twophase.internal.TransactionSchema.CALLER_REASONS;
+import static dev.consistencykit.twophase.internal.TransactionSchema.HISTORY;
+import static dev.consistencykit.twophase.internal.TransactionSchema.LEASE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionSchema.REASON;
+import static dev.consistencykit.twophase.internal.TransactionSchema.STATE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionSchema.reason;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.twophase.ArithmeticOverflowException;
+import dev.consistencykit.twophase.CancellationReason;
 import dev.consistencykit.twophase.InsufficientFundsException;
 import dev.consistencykit.twophase.ParticipantMissingException;
 import dev.consistencykit.twophase.ParticipantRejectedException;
@@ -44,8 +44,7 @@ import dev.consistencykit.twophase.TooManyPendingTransactionsException;
 import dev.consistencykit.twophase.TransactionCanceledException;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
-import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
+import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.internal.TransactionParticipants.Prepared;
 
 /**
@@ -53,22 +52,29 @@ import dev.consistencykit.twophase.internal.TransactionParticipants.Prepared;
  */
 final class TransactionDriving {
 
-    private final TransactionFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionDriving.class);
+
     private final TwoPhaseConfig config;
+    private final TransactionStore store;
     private final TransactionRecording recording;
     private final TransactionParticipants participants;
     private final TransactionSettlement settlement;
+    private final TransactionCounters counters;
+    private final ServerClock clock;
+    private final TwoPhaseListener listener;
 
-    /**
-     * The driver of the state machine, over the shared fields, the record store, the participants and the settlement.
-     */
-    TransactionDriving(TransactionFields fields, TransactionRecording recording, TransactionParticipants participants,
-            TransactionSettlement settlement) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The driver of the state machine, through the store, over the participants and the settlement. */
+    TransactionDriving(TwoPhaseConfig config, TransactionStore store, TransactionRecording recording,
+                       TransactionParticipants participants, TransactionSettlement settlement,
+                       TransactionCounters counters, ServerClock clock, TwoPhaseListener listener) {
+        this.config = config;
+        this.store = store;
         this.recording = recording;
         this.participants = participants;
         this.settlement = settlement;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
     }
 
     // ---------------------------------------------------------------- driving
@@ -85,7 +91,7 @@ final class TransactionDriving {
         }
     }
 
-    Outcome drive(Encoded tx, TransactionState start, String owner, long token, boolean rollBackPending) {
+    Outcome drive(EncodedTransaction tx, TransactionState start, String owner, long token, boolean rollBackPending) {
         for (int round = 1; ; round++) {
             Outcome outcome = driveOnce(tx, start, owner, token, rollBackPending);
             if (!outcome.stillOurs() || round >= 5) {
@@ -99,7 +105,7 @@ final class TransactionDriving {
         }
     }
 
-    Outcome driveOnce(Encoded tx, TransactionState start, String owner, long token,
+    Outcome driveOnce(EncodedTransaction tx, TransactionState start, String owner, long token,
                               boolean rollBackPending) {
         TransactionState state = start;
         try {
@@ -129,24 +135,24 @@ final class TransactionDriving {
                         state = finish(tx, owner, token, TransactionState.CANCELING, TransactionState.CANCELED);
                     }
                     case DONE -> {
-                        fields.committed.increment();
-                        fields.notify(() -> fields.listener.onCommitted(tx.operationId()));
+                        counters.committed.increment();
+                        Listeners.call(config.name(), () -> listener.onCommitted(tx.operationId()));
                         return new Outcome(TransactionState.DONE, false, null, false);
                     }
                     case CANCELED -> {
                         Document done = recording.readPrimary(tx.id());
                         Document reason = done == null ? null : done.get(REASON, Document.class);
-                        fields.canceled.increment();
+                        counters.canceled.increment();
                         String code = reason == null ? null : reason.getString("code");
-                        fields.notify(() -> fields.listener.onCanceled(tx.operationId(), code));
+                        Listeners.call(config.name(), () -> listener.onCanceled(tx.operationId(), code));
                         return new Outcome(TransactionState.CANCELED, false, reason, false);
                     }
                     default -> throw new IllegalStateException("unknown state " + state);
                 }
             }
         } catch (LostOwnership lost) {
-            fields.leaseLost.increment();
-            fields.notify(() -> fields.listener.onLeaseLost(tx.operationId()));
+            counters.leaseLost.increment();
+            Listeners.call(config.name(), () -> listener.onLeaseLost(tx.operationId()));
             Document now = lost.current;
             if (now == null) {
                 return Outcome.inFlight(state);
@@ -165,12 +171,12 @@ final class TransactionDriving {
     }
 
     /** The decision: one fenced compare-and-set from {@code pending}. */
-    TransactionState decide(Encoded tx, String owner, long token, TransactionState to, Document reason) {
+    TransactionState decide(EncodedTransaction tx, String owner, long token, TransactionState to, Document reason) {
         Bson extra = reason == null ? null : Updates.set(REASON, reason);
         return move(tx, owner, token, TransactionState.PENDING, to, extra);
     }
 
-    TransactionState finish(Encoded tx, String owner, long token, TransactionState from,
+    TransactionState finish(EncodedTransaction tx, String owner, long token, TransactionState from,
                                     TransactionState to) {
         return move(tx, owner, token, from, to, null);
     }
@@ -180,19 +186,18 @@ final class TransactionDriving {
      * owner (unique per drive) tells two transactions apart that were recorded under the same id, one after the
      * other was pruned, whose tokens both start at 1.
      */
-    TransactionState move(Encoded tx, String owner, long token, TransactionState from, TransactionState to,
+    TransactionState move(EncodedTransaction tx, String owner, long token, TransactionState from, TransactionState to,
                                   Bson extra) {
         List<Bson> updates = new ArrayList<>();
         updates.add(Updates.push(HISTORY, to.stored()));
-        updates.add(Updates.set(LEASE, fields.leaseExpiry()));
+        updates.add(Updates.set(LEASE, TransactionSchema.leaseExpiry(clock, config.lease())));
         if (extra != null) {
             updates.add(extra);
         }
         Transition transition = Transition.of(STATE, from.stored(), to.stored())
                 .guardedBy(and(eq(TOKEN, token), eq(OWNER, owner)))
                 .alsoUpdating(Updates.combine(updates)).returningNothing();
-        GuardedResult result = config.retryPolicy().execute(config.name(), tx.id(), from.stored() + " -> "
-                + to.stored(), () -> ConditionalUpdates.transition(fields.transactions, tx.id(), transition));
+        GuardedResult result = store.move(tx.id(), from.stored() + " -> " + to.stored(), transition);
         Document doc = result.document().orElse(null);
         switch (result.outcome()) {
             case APPLIED:
@@ -202,7 +207,7 @@ final class TransactionDriving {
                 throw new ConsistencyException(config.name(), tx.id(), "the transaction document disappeared while"
                         + " in " + from.stored());
             default:
-                if (doc != null && ConditionalUpdates.tokenOf(doc, tokenFields()) == token
+                if (doc != null && ConditionalUpdates.tokenOf(doc, TransactionStore.TOKEN_FIELDS) == token
                         && owner.equals(doc.getString(OWNER))) {
                     // our own earlier attempt applied (its reply was lost), or we are behind our own state
                     return TransactionState.fromStored(doc.getString(STATE));
@@ -211,22 +216,19 @@ final class TransactionDriving {
         }
     }
 
-    static dev.consistencykit.core.spi.LeaseFields tokenFields() {
-        return new dev.consistencykit.core.spi.LeaseFields(OWNER, LEASE, TOKEN);
-    }
-
     // ---------------------------------------------------------------- results
 
-    OperationResult toResult(Encoded tx, Outcome outcome, boolean throwOnPrecondition) {
+    OperationResult toResult(EncodedTransaction tx, Outcome outcome, boolean throwOnPrecondition) {
         OperationId id = tx.operationId();
         return switch (outcome.state()) {
             case DONE -> OperationResult.committed(id, TransactionState.DONE.stored());
             case CANCELED -> {
                 Document reason = outcome.reason();
-                String code = reason == null ? null : reason.getString("code");
+                Optional<CancellationReason> code = reason == null ? Optional.empty()
+                        : CancellationReason.fromStored(reason.getString("code"));
                 String message = reason == null ? "canceled" : reason.getString("message");
-                if (throwOnPrecondition && code != null && CALLER_REASONS.contains(code)) {
-                    throw canceledException(id, code, reason.getString("participant"), message);
+                if (throwOnPrecondition && code.isPresent() && CALLER_REASONS.contains(code.get())) {
+                    throw canceledException(id, code.get(), reason.getString("participant"), message);
                 }
                 yield OperationResult.aborted(id, TransactionState.CANCELED.stored(), message);
             }
@@ -234,9 +236,10 @@ final class TransactionDriving {
         };
     }
 
-    TransactionCanceledException canceledException(OperationId id, String code, String participant,
-                                                           String message) {
-        return switch (code) {
+    TransactionCanceledException canceledException(OperationId id, CancellationReason reason, String participant,
+                                                   String message) {
+        String code = reason.stored();
+        return switch (reason) {
             case INSUFFICIENT_FUNDS -> new InsufficientFundsException(config.name(), id, code, participant, message);
             case PARTICIPANT_MISSING -> new ParticipantMissingException(config.name(), id, code, participant, message);
             case TOO_MANY_PENDING -> new TooManyPendingTransactionsException(config.name(), id, code, participant,

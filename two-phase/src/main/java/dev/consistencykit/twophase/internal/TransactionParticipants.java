@@ -4,26 +4,23 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
-import static dev.consistencykit.twophase.internal.TransactionFields.INSUFFICIENT_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OVERFLOW;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANTS;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_MISSING;
-import static dev.consistencykit.twophase.internal.TransactionFields.PARTICIPANT_REJECTED;
-import static dev.consistencykit.twophase.internal.TransactionFields.PRECONDITION_FAILED;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COLLECTION;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_FUNDS;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PRE;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_PREPARE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOO_MANY_PENDING;
-import static dev.consistencykit.twophase.internal.TransactionFields.idsByCollection;
-import static dev.consistencykit.twophase.internal.TransactionFields.reason;
+import static dev.consistencykit.twophase.CancellationReason.INSUFFICIENT_FUNDS;
+import static dev.consistencykit.twophase.CancellationReason.OVERFLOW;
+import static dev.consistencykit.twophase.CancellationReason.PARTICIPANT_MISSING;
+import static dev.consistencykit.twophase.CancellationReason.PARTICIPANT_REJECTED;
+import static dev.consistencykit.twophase.CancellationReason.PRECONDITION_FAILED;
+import static dev.consistencykit.twophase.CancellationReason.TOO_MANY_PENDING;
+import static dev.consistencykit.twophase.internal.TransactionSchema.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_COLLECTION;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_FUNDS;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_PRE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_PREPARE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.STATE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionSchema.idsByCollection;
+import static dev.consistencykit.twophase.internal.TransactionSchema.reason;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -34,43 +31,42 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
-import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Projections;
 
 import dev.consistencykit.core.spi.EffectMarker;
 import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.MarkerWrite;
-import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
-import dev.consistencykit.twophase.internal.TransactionFields.LostOwnership;
 
 /**
  * The per-participant steps: reserve, prepare under the reservation, commit or roll back, settle.
  */
 final class TransactionParticipants {
 
-    private final TransactionFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionParticipants.class);
+
     private final TwoPhaseConfig config;
+    private final TransactionStore store;
     private final TransactionRecording recording;
 
-    /** The participants' reservations and effects, over the shared fields and the record store. */
-    TransactionParticipants(TransactionFields fields, TransactionRecording recording) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The participants' reservations and effects, through the store, with the recording of the intent. */
+    TransactionParticipants(TwoPhaseConfig config, TransactionStore store, TransactionRecording recording) {
+        this.config = config;
+        this.store = store;
         this.recording = recording;
     }
 
@@ -86,28 +82,12 @@ final class TransactionParticipants {
         }
     }
 
-    /** A participant collection; built once per name, since the driver builds a new object per call. */
-    MongoCollection<Document> participants(String name) {
-        return fields.participantCollections.computeIfAbsent(name, fields.database::getCollection);
-    }
-
     /**
      * The participant collections named by any recorded transaction (a distinct over an indexed field), and the
      * transfer preset's accounts collection.
      */
     List<String> registeredCollections() {
-        List<String> names = new ArrayList<>();
-        names.add(config.accountsCollection());
-        for (BsonValue value : config.retryPolicy().execute(config.name(), null, "list participant collections",
-                () -> fields.transactions.distinct(PARTICIPANTS + "." + P_COLLECTION, BsonValue.class)
-                        .into(new ArrayList<>()))) {
-            // read back: only a name a participant could have been given is a collection to visit
-            if (value.isString() && Names.isCollectionName(value.asString().getValue())
-                    && !names.contains(value.asString().getValue())) {
-                names.add(value.asString().getValue());
-            }
-        }
-        return names;
+        return store.participantCollectionNames();
     }
 
     /**
@@ -121,21 +101,18 @@ final class TransactionParticipants {
     int releaseAbandoned() {
         int released = 0;
         for (String name : registeredCollections()) {
-            MongoCollection<Document> collection = fields.database.getCollection(name);
+            MongoCollection<Document> collection = store.participants(name);
             List<OnceEffects.Reservation> found = config.retryPolicy().execute(config.name(), null,
-                    "find reservations in " + name, () -> OnceEffects.reservations(collection, fields.marker, 1_000));
+                    "find reservations in " + name, () -> OnceEffects.reservations(collection, store.marker(), 1_000));
             if (found.isEmpty()) {
                 continue;
             }
-            Set<Object> live = new HashSet<>();
             List<Object> ops = found.stream().map(OnceEffects.Reservation::operationId).distinct().toList();
-            config.retryPolicy().run(config.name(), null, "read reserved transactions", () -> fields.transactions
-                    .withReadPreference(ReadPreference.primary()).find(and(in("_id", ops), in(STATE, IN_FLIGHT)))
-                    .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id"))));
+            Set<Object> live = store.inFlight(null, "read reserved transactions", ops);
             for (OnceEffects.Reservation r : found) {
                 if (!live.contains(r.operationId())) {
                     long n = config.retryPolicy().execute(config.name(), r.operationId(),
-                            "release abandoned reservation", () -> OnceEffects.release(collection, fields.marker,
+                            "release abandoned reservation", () -> OnceEffects.release(collection, store.marker(),
                                     r.operationId(), r.nonce(), List.of(r.documentId())));
                     released += (int) n;
                 }
@@ -148,7 +125,7 @@ final class TransactionParticipants {
         return released;
     }
 
-    Map<String, List<Integer>> byCollection(Encoded tx) {
+    Map<String, List<Integer>> byCollection(EncodedTransaction tx) {
         Map<String, List<Integer>> groups = new LinkedHashMap<>();
         for (int i = 0; i < tx.participants().size(); i++) {
             groups.computeIfAbsent(tx.participants().get(i).getString(P_COLLECTION), k -> new ArrayList<>()).add(i);
@@ -167,7 +144,7 @@ final class TransactionParticipants {
      * collection). A late reservation (this owner paused before it) applies nothing and fails the check; a late apply
      * finds its reservation consumed, released or taken over.
      */
-    Prepared prepareAll(Encoded tx, String owner, long token, String nonce) {
+    Prepared prepareAll(EncodedTransaction tx, String owner, long token, String nonce) {
         Map<String, List<Integer>> groups = byCollection(tx);
         Set<Object> inPlace = new HashSet<>();
         for (Map.Entry<String, List<Integer>> group : groups.entrySet()) {
@@ -199,9 +176,9 @@ final class TransactionParticipants {
     }
 
     /** Reserves one collection's participants; the reason to cancel, or null. Adds the ones already applied. */
-    Document reserveGroup(Encoded tx, Map.Entry<String, List<Integer>> group, String nonce,
+    Document reserveGroup(EncodedTransaction tx, Map.Entry<String, List<Integer>> group, String nonce,
                                   Set<Object> inPlace) {
-        MongoCollection<Document> collection = participants(group.getKey());
+        MongoCollection<Document> collection = store.participants(group.getKey());
         List<MarkerWrite> writes = new ArrayList<>();
         for (int i : group.getValue()) {
             writes.add(new MarkerWrite(tx.participants().get(i).get(P_ID), capGuard(), null));
@@ -209,7 +186,7 @@ final class TransactionParticipants {
         Map<Object, GuardedResult> results;
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + group.getKey(),
-                    () -> OnceEffects.reserve(collection, fields.marker, tx.id(), nonce, writes));
+                    () -> OnceEffects.reserve(collection, store.marker(), tx.id(), nonce, writes));
         } catch (MongoBulkWriteException | MongoWriteException e) {
             return rejected(tx, group, e, "reservation");
         }
@@ -224,12 +201,12 @@ final class TransactionParticipants {
                 return failure(p, r);
             }
             Document current = r.document().orElseThrow();
-            switch (fields.marker.evidence(current, tx.id(), nonce)) {
+            switch (store.marker().evidence(current, tx.id(), nonce)) {
                 case RESERVED -> {
                 }
                 case APPLIED -> inPlace.add(id);
                 case RESERVED_BY_OTHER -> {
-                    String holder = fields.marker.reservedBy(current, tx.id());
+                    String holder = store.marker().reservedBy(current, tx.id());
                     if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                         // a later owner holds it: this attempt was taken over and must not take it back
                         releaseOwn(tx, nonce);
@@ -238,7 +215,7 @@ final class TransactionParticipants {
                     // an earlier attempt's reservation (a former owner of this transaction, or a paused owner of a
                     // pruned one under the same id): make it ours
                     GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
-                            () -> OnceEffects.takeOver(collection, fields.marker, id, tx.id(), holder, nonce));
+                            () -> OnceEffects.takeOver(collection, store.marker(), id, tx.id(), holder, nonce));
                     if (!taken.isInPlace()) {
                         return reserveAgain(tx, collection, p, nonce, inPlace);
                     }
@@ -260,7 +237,7 @@ final class TransactionParticipants {
      * belong to transactions no longer in flight (left by an owner that died between reserving and checking), then
      * try once more.
      */
-    Document reserveAgain(Encoded tx, MongoCollection<Document> collection, Document p, String nonce,
+    Document reserveAgain(EncodedTransaction tx, MongoCollection<Document> collection, Document p, String nonce,
                                   Set<Object> inPlace) {
         Object id = p.get(P_ID);
         Document current = config.retryPolicy().execute(config.name(), tx.id(), "read " + id,
@@ -270,7 +247,7 @@ final class TransactionParticipants {
         }
         releaseStale(collection, current);
         Map<Object, GuardedResult> again = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + id,
-                () -> OnceEffects.reserve(collection, fields.marker, tx.id(), nonce,
+                () -> OnceEffects.reserve(collection, store.marker(), tx.id(), nonce,
                         List.of(new MarkerWrite(id, capGuard(), null))));
         GuardedResult r = again.get(id);
         if (r.outcome() == UpdateOutcome.APPLIED) {
@@ -279,7 +256,7 @@ final class TransactionParticipants {
         if (r.outcome() == UpdateOutcome.MISSING) {
             return failure(p, r);
         }
-        EffectMarker.Evidence evidence = fields.marker.evidence(r.document().orElseThrow(), tx.id(), nonce);
+        EffectMarker.Evidence evidence = store.marker().evidence(r.document().orElseThrow(), tx.id(), nonce);
         if (evidence == EffectMarker.Evidence.RESERVED) {
             return null;
         }
@@ -288,7 +265,7 @@ final class TransactionParticipants {
             return null;
         }
         if (evidence == EffectMarker.Evidence.RESERVED_BY_OTHER) {
-            String holder = fields.marker.reservedBy(r.document().orElseThrow(), tx.id());
+            String holder = store.marker().reservedBy(r.document().orElseThrow(), tx.id());
             if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                 // a later owner of this transaction is reserving at the same moment: it owns it now
                 releaseOwn(tx, nonce);
@@ -298,7 +275,7 @@ final class TransactionParticipants {
             for (int attempt = 0; attempt < 5; attempt++) {
                 String from = holder;
                 GuardedResult taken = config.retryPolicy().execute(config.name(), tx.id(), "take over " + id,
-                        () -> OnceEffects.takeOver(collection, fields.marker, id, tx.id(), from, nonce));
+                        () -> OnceEffects.takeOver(collection, store.marker(), id, tx.id(), from, nonce));
                 if (taken.isInPlace()) {
                     return null;
                 }
@@ -306,7 +283,7 @@ final class TransactionParticipants {
                 if (now == null) {
                     return failure(p, taken);
                 }
-                EffectMarker.Evidence seen = fields.marker.evidence(now, tx.id(), nonce);
+                EffectMarker.Evidence seen = store.marker().evidence(now, tx.id(), nonce);
                 if (seen == EffectMarker.Evidence.APPLIED) {
                     inPlace.add(id);
                     return null;
@@ -314,7 +291,7 @@ final class TransactionParticipants {
                 if (seen != EffectMarker.Evidence.RESERVED_BY_OTHER) {
                     break;
                 }
-                holder = fields.marker.reservedBy(now, tx.id());
+                holder = store.marker().reservedBy(now, tx.id());
                 if (OnceEffects.tokenOf(holder) > OnceEffects.tokenOf(nonce)) {
                     releaseOwn(tx, nonce);
                     throw new LostOwnership(recording.readPrimary(tx.id()));
@@ -340,24 +317,22 @@ final class TransactionParticipants {
         if (reserved.isEmpty()) {
             return;
         }
-        Set<Object> live = new HashSet<>();
-        fields.transactions.withReadPreference(ReadPreference.primary()).find(and(in("_id", reserved), in(STATE,
-                IN_FLIGHT)))
-                .projection(Projections.include("_id")).forEach(d -> live.add(d.get("_id")));
+        Set<Object> live = store.inFlight(current.get("_id"), "read reserved transactions",
+                new ArrayList<>(reserved));
         for (Object op : reserved) {
             if (!live.contains(op)) {
                 LOG.info("[{}] releasing {}'s reservation for transaction {}, which is no longer in flight",
                         config.name(), current.get("_id"), op);
                 config.retryPolicy().run(config.name(), op, "release stale reservation",
-                        () -> OnceEffects.release(collection, fields.marker, op, null, List.of(current.get("_id"))));
+                        () -> OnceEffects.release(collection, store.marker(), op, null, List.of(current.get("_id"))));
             }
         }
     }
 
     /** Applies one collection's prepare updates under this attempt's reservations. */
-    Prepared applyGroup(Encoded tx, Map.Entry<String, List<Integer>> group, String nonce,
+    Prepared applyGroup(EncodedTransaction tx, Map.Entry<String, List<Integer>> group, String nonce,
                                 Set<Object> inPlace) {
-        MongoCollection<Document> collection = participants(group.getKey());
+        MongoCollection<Document> collection = store.participants(group.getKey());
         List<MarkerWrite> writes = new ArrayList<>();
         for (int i : group.getValue()) {
             Document p = tx.participants().get(i);
@@ -372,7 +347,7 @@ final class TransactionParticipants {
         Map<Object, GuardedResult> results;
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
-                    () -> OnceEffects.apply(collection, fields.marker, tx.id(), nonce, writes));
+                    () -> OnceEffects.apply(collection, store.marker(), tx.id(), nonce, writes));
         } catch (MongoBulkWriteException | MongoWriteException e) {
             return Prepared.failed(rejected(tx, group, e, "prepare update"));
         }
@@ -385,7 +360,7 @@ final class TransactionParticipants {
             if (r.outcome() == UpdateOutcome.MISSING) {
                 return Prepared.failed(failure(p, r));
             }
-            if (fields.marker.evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
+            if (store.marker().evidence(r.document().orElseThrow(), tx.id(), nonce) == EffectMarker.Evidence.RESERVED) {
                 return Prepared.failed(failure(p, r));
             }
             // our reservation is gone: whoever took the transaction over consumed, released or replaced it
@@ -417,10 +392,10 @@ final class TransactionParticipants {
     }
 
     /** Best effort: removes this attempt's own reservations after it found it no longer owns the transaction. */
-    void releaseOwn(Encoded tx, String nonce) {
+    void releaseOwn(EncodedTransaction tx, String nonce) {
         for (Map.Entry<String, List<Object>> group : idsByCollection(tx.participants()).entrySet()) {
             config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
-                    () -> OnceEffects.release(participants(group.getKey()), fields.marker, tx.id(), nonce, group
+                    () -> OnceEffects.release(store.participants(group.getKey()), store.marker(), tx.id(), nonce, group
                             .getValue()));
         }
     }
@@ -458,7 +433,7 @@ final class TransactionParticipants {
                 + unmet.map(u -> ": " + u.description()).orElse(""));
     }
 
-    Document rejected(Encoded tx, Map.Entry<String, List<Integer>> group, MongoException e, String what) {
+    Document rejected(EncodedTransaction tx, Map.Entry<String, List<Integer>> group, MongoException e, String what) {
         int index = 0;
         if (e instanceof MongoBulkWriteException be && !be.getWriteErrors().isEmpty()) {
             index = be.getWriteErrors().get(0).getIndex();

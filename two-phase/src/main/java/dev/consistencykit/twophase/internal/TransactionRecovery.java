@@ -6,72 +6,89 @@ import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static dev.consistencykit.twophase.internal.TransactionCodec.decode;
-import static dev.consistencykit.twophase.internal.TransactionFields.IN_FLIGHT;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.OWNER;
-import static dev.consistencykit.twophase.internal.TransactionFields.RECOVERY_BATCH;
-import static dev.consistencykit.twophase.internal.TransactionFields.SET_ASIDE;
-import static dev.consistencykit.twophase.internal.TransactionFields.STATE;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionSchema.IN_FLIGHT;
+import static dev.consistencykit.twophase.internal.TransactionSchema.LAST_MODIFIED;
+import static dev.consistencykit.twophase.internal.TransactionSchema.OWNER;
+import static dev.consistencykit.twophase.internal.TransactionSchema.SET_ASIDE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.STATE;
+import static dev.consistencykit.twophase.internal.TransactionSchema.TOKEN;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoWriteException;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.PatternRecovery;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.StalePendingPolicy;
 import dev.consistencykit.twophase.TransactionState;
 import dev.consistencykit.twophase.TwoPhaseConfig;
+import dev.consistencykit.twophase.TwoPhaseListener;
 import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
 
 /**
  * Recovery: taking over stale transactions and finishing or undoing them.
  */
-final class TransactionRecovery {
+public final class TransactionRecovery implements PatternRecovery {
 
-    private final TransactionFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionRecovery.class);
+    private static final int RECOVERY_BATCH = 100;
+
     private final TwoPhaseConfig config;
+    private final TransactionStore store;
     private final TransactionRecording recording;
     private final TransactionParticipants participants;
     private final TransactionDriving driving;
+    private final TransactionCounters counters;
+    private final ServerClock clock;
+    private final TwoPhaseListener listener;
+    private final Supplier<String> ownerIds;
 
-    /** Recovery, over the shared fields, the record store, the participants and the driver it resumes. */
-    TransactionRecovery(TransactionFields fields, TransactionRecording recording,
-            TransactionParticipants participants, TransactionDriving driving) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** Recovery, through the store, with the recording, the participants and the driver it resumes. */
+    TransactionRecovery(TwoPhaseConfig config, TransactionStore store, TransactionRecording recording,
+                        TransactionParticipants participants, TransactionDriving driving, TransactionCounters counters,
+                        ServerClock clock, TwoPhaseListener listener, Supplier<String> ownerIds) {
+        this.config = config;
+        this.store = store;
         this.recording = recording;
         this.participants = participants;
         this.driving = driving;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
+        this.ownerIds = ownerIds;
     }
 
     // ---------------------------------------------------------------- recovery
 
     /** Finishes or undoes every transaction without progress for {@code staleAfter}. */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         return recover(staleAfter, null);
+    }
+
+    /** {@link #recover(Duration)} for the transaction {@code id} alone. */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        return recover(staleAfter, id);
     }
 
     /**
@@ -79,7 +96,7 @@ final class TransactionRecovery {
      * when it is not {@code null} (an id checked by the caller).
      */
     public RecoveryReport recover(Duration staleAfter, Object only) {
-        fields.releases.flush();
+        store.close();
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
         long start = System.nanoTime();
@@ -87,7 +104,7 @@ final class TransactionRecovery {
         // error of our estimate of server time.
         // a transaction set aside is left to an operator: it would fail the same way on every pass
         Bson stale = staleAfter.isZero() ? and(in(STATE, IN_FLIGHT), exists(SET_ASIDE, false))
-                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, fields.clock.cutoff(staleAfter)), exists(SET_ASIDE,
+                : and(in(STATE, IN_FLIGHT), lte(LAST_MODIFIED, clock.cutoff(staleAfter)), exists(SET_ASIDE,
                 false));
         if (only != null) {
             stale = and(eq("_id", only), stale);
@@ -99,9 +116,7 @@ final class TransactionRecovery {
         int setAside = 0;
         Set<Object> seen = new HashSet<>();
         while (true) {
-            List<Document> batch = fields.transactions.find(stale)
-                    .projection(Projections.include(STATE, TOKEN, LAST_MODIFIED))
-                    .sort(Sorts.ascending(LAST_MODIFIED)).limit(RECOVERY_BATCH).into(new ArrayList<>());
+            List<Document> batch = store.stale(stale, RECOVERY_BATCH);
             batch.removeIf(d -> !seen.add(d.get("_id")));
             if (batch.isEmpty()) {
                 break;
@@ -166,22 +181,20 @@ final class TransactionRecovery {
         }
         Object id = candidate.get("_id");
         String why = Values.show(reason);
-        config.retryPolicy().run(config.name(), id, "set aside", () -> fields.transactions.updateOne(
-                and(eq("_id", id), in(STATE, IN_FLIGHT)), Updates.combine(Updates.set(SET_ASIDE + ".reason", why),
-                        Updates.currentDate(SET_ASIDE + ".at"))));
+        store.setAside(id, why);
         LOG.warn("[{}] transaction {} set aside by recovery, left to an operator: {}", config.name(), id, why);
         return Optional.empty();
     }
 
     TransactionState recoverOne(Document candidate) {
         TransactionState from = TransactionState.fromStored(candidate.getString(STATE));
-        String owner = fields.ownerIds.get();
+        String owner = ownerIds.get();
         Optional<Document> claimed = takeOver(candidate, owner);
         if (claimed.isEmpty()) {
             return from;
         }
         Document doc = claimed.get();
-        Encoded tx;
+        EncodedTransaction tx;
         try {
             tx = decode(doc);
         } catch (org.bson.BSONException | org.bson.json.JsonParseException | ClassCastException
@@ -200,14 +213,14 @@ final class TransactionRecovery {
             return from;
         }
         if (outcome.state() == TransactionState.DONE) {
-            fields.recoveredForward.increment();
+            counters.recoveredForward.increment();
         } else if (outcome.state() == TransactionState.CANCELED) {
-            fields.recoveredBack.increment();
+            counters.recoveredBack.increment();
         }
         LOG.info("[{}] recovered transaction {}: {} -> {}", config.name(), tx.id(), from.stored(),
                 outcome.state().stored());
         TransactionState end = outcome.state();
-        fields.notify(() -> fields.listener.onRecovered(tx.operationId(), from, end));
+        Listeners.call(config.name(), () -> listener.onRecovered(tx.operationId(), from, end));
         return end;
     }
 
@@ -225,9 +238,8 @@ final class TransactionRecovery {
         boolean initial = TransactionState.INITIAL.stored().equals(seen.getString(STATE));
         Bson filter = and(eq("_id", seen.get("_id")), eq(STATE, seen.getString(STATE)),
                 eq(TOKEN, seen.get(TOKEN)));
-        Document claimed = config.retryPolicy().execute(config.name(), seen.get("_id"), "take over transaction",
-                () -> fields.transactions.findOneAndUpdate(filter, fields.claimUpdate(owner, initial),
-                        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).upsert(false)));
+        Document claimed = store.takeOver(seen.get("_id"), filter, TransactionSchema.claimUpdate(owner, initial,
+                TransactionSchema.leaseExpiry(clock, config.lease())));
         if (claimed == null) {
             // a retried claim whose first attempt applied finds the token moved on: ours if the owner is ours
             Document now = recording.readPrimary(seen.get("_id"));

@@ -1,34 +1,30 @@
 package dev.consistencykit.twophase.internal;
 
-import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.eq;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_ERROR;
-import static dev.consistencykit.twophase.internal.TransactionFields.LAST_MODIFIED;
-import static dev.consistencykit.twophase.internal.TransactionFields.LOG;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_COMMIT;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ID;
-import static dev.consistencykit.twophase.internal.TransactionFields.P_ROLLBACK;
-import static dev.consistencykit.twophase.internal.TransactionFields.TOKEN;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_COMMIT;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_ID;
+import static dev.consistencykit.twophase.internal.TransactionSchema.P_ROLLBACK;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.MarkerWrite;
 import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.twophase.CommitStuckException;
 import dev.consistencykit.twophase.TwoPhaseConfig;
-import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
+import dev.consistencykit.twophase.TwoPhaseListener;
 
 /**
  * Settling participants once the transaction is decided: every commit update (a participant that refuses it is
@@ -36,20 +32,27 @@ import dev.consistencykit.twophase.internal.TransactionEngine.Encoded;
  */
 final class TransactionSettlement {
 
-    private final TransactionFields fields;
-    private final TwoPhaseConfig config;
-    private final TransactionParticipants participants;
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionSettlement.class);
 
-    /** The settlement of a decided transaction, over the shared fields and the participants. */
-    TransactionSettlement(TransactionFields fields, TransactionParticipants participants) {
-        this.fields = fields;
-        this.config = fields.config;
+    private final TwoPhaseConfig config;
+    private final TransactionStore store;
+    private final TransactionParticipants participants;
+    private final TransactionCounters counters;
+    private final TwoPhaseListener listener;
+
+    /** The settlement of a decided transaction, through the store, on the participants. */
+    TransactionSettlement(TwoPhaseConfig config, TransactionStore store, TransactionParticipants participants,
+                          TransactionCounters counters, TwoPhaseListener listener) {
+        this.config = config;
+        this.store = store;
         this.participants = participants;
+        this.counters = counters;
+        this.listener = listener;
     }
 
-    void commitAll(Encoded tx, long token) {
+    void commitAll(EncodedTransaction tx, long token) {
         for (Map.Entry<String, List<Integer>> group : participants.byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = participants.participants(group.getKey());
+            MongoCollection<Document> collection = store.participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
@@ -62,7 +65,7 @@ final class TransactionSettlement {
             Map<Object, GuardedResult> results;
             try {
                 results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
-                        () -> OnceEffects.settle(collection, fields.marker, tx.id(), writes));
+                        () -> OnceEffects.settle(collection, store.marker(), tx.id(), writes));
             } catch (MongoBulkWriteException | MongoWriteException e) {
                 stuck(tx, token, group.getKey(), e.getMessage(), e);
                 return;
@@ -76,14 +79,12 @@ final class TransactionSettlement {
         }
     }
 
-    void stuck(Encoded tx, long token, String collection, String error, MongoException e) {
-        fields.commitStuck.increment();
+    void stuck(EncodedTransaction tx, long token, String collection, String error, MongoException e) {
+        counters.commitStuck.increment();
         LOG.warn("[{}] the server refused a commit update of transaction {} on {}: {}", config.name(), tx.id(),
                 collection, error);
-        fields.transactions.updateOne(and(eq("_id", tx.id()), eq(TOKEN, token)), Updates.combine(
-                Updates.set(LAST_ERROR, new Document("collection", collection).append("message", error)),
-                Updates.currentDate(LAST_MODIFIED)));
-        fields.notify(() -> fields.listener.onCommitStuck(tx.operationId(), collection, error));
+        store.noteStuck(tx.id(), token, collection, error);
+        Listeners.call(config.name(), () -> listener.onCommitStuck(tx.operationId(), collection, error));
         throw new CommitStuckException(config.name(), tx.id(), "transaction " + tx.id() + " is committed but the"
                 + " server refused a commit update on " + collection + "; recovery will retry it: " + error, e);
     }
@@ -92,9 +93,9 @@ final class TransactionSettlement {
      * Rollback: first release every reservation of the transaction (any attempt's), so that no prepare can apply
      * after this point, then settle the participants it was applied to with their rollback update.
      */
-    void rollbackAll(Encoded tx) {
+    void rollbackAll(EncodedTransaction tx) {
         for (Map.Entry<String, List<Integer>> group : participants.byCollection(tx).entrySet()) {
-            MongoCollection<Document> collection = participants.participants(group.getKey());
+            MongoCollection<Document> collection = store.participants(group.getKey());
             List<Object> ids = new ArrayList<>();
             List<MarkerWrite> writes = new ArrayList<>();
             for (int i : group.getValue()) {
@@ -104,9 +105,9 @@ final class TransactionSettlement {
                         Object.class))));
             }
             config.retryPolicy().run(config.name(), tx.id(), "release " + group.getKey(),
-                    () -> OnceEffects.release(collection, fields.marker, tx.id(), null, ids));
+                    () -> OnceEffects.release(collection, store.marker(), tx.id(), null, ids));
             config.retryPolicy().execute(config.name(), tx.id(), "roll back " + group.getKey(),
-                    () -> OnceEffects.settle(collection, fields.marker, tx.id(), writes));
+                    () -> OnceEffects.settle(collection, store.marker(), tx.id(), writes));
         }
     }
 }

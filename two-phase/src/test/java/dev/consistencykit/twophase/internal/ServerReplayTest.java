@@ -48,7 +48,8 @@ class ServerReplayTest {
     static final long SEED = 20261126L;
 
     private static ServerReplay replay(MongoDatabase db) {
-        return new ServerReplay(db.getCollection(ServerReplay.scratchName("transactions"), BsonDocument.class));
+        return new ServerReplay(new TransactionStore(dev.consistencykit.twophase.TwoPhaseCommit.builder(db).build()
+                .config(), db));
     }
 
     /** The server's own result of {@code update} on {@code doc}; empty when the server refuses it. */
@@ -131,7 +132,7 @@ class ServerReplayTest {
 
     @Test
     void shouldLeaveNoCopyBehindAndSweepTheCopiesOfADeadReader(MongoDatabase db) {
-        MongoCollection<BsonDocument> scratch = db.getCollection(ServerReplay.scratchName("transactions"),
+        MongoCollection<BsonDocument> scratch = db.getCollection(TransactionSchema.scratchName("transactions"),
                 BsonDocument.class);
         assertSameAsServer(db, "a plain $inc", BsonDocument.parse("{_id: 1, n: 1}"), Updates.inc("n", 1));
         assertThat(scratch.countDocuments()).as("every copy deleted").isZero();
