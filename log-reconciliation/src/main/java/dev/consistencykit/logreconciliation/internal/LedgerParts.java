@@ -9,6 +9,11 @@ import dev.consistencykit.logreconciliation.LedgerListener;
 /**
  * The parts of one ledger, created and wired in one place; the entry type calls each directly.
  *
+ * <p>The ledger protocol: append as one document with per-account sequence numbers; commit by deciding the transaction
+ * once (cancel by the overdraft rule or keep, recording every change's {@code cacheBal}), then advancing each account's
+ * cache by compare-and-set on its seqId, then marking the transaction committed. Every step is idempotent and safe
+ * from many processes.
+ *
  * @param store      the only owner of the collections: the writes by name, the indexes, the records held
  * @param appends    a transaction checked, numbered in each account's log and appended
  * @param committer  transactions decided in each account's order and committed; recovery

@@ -9,6 +9,10 @@ import dev.consistencykit.versioning.VersionedStoreListener;
 /**
  * The parts of one versioned store, created and wired in one place; the entry type calls each directly.
  *
+ * <p>The versioned-store protocol (see the package documentation of {@code dev.consistencykit.versioning}): stage on
+ * the root, write the item versions, commit by compare-and-set on the root; read the root, then the item versions it
+ * commits; settle, clean up, prune and recover from any number of processes.
+ *
  * @param store       the only owner of the collections: the writes by name, the indexes
  * @param writes      a change set checked, staged, written and committed; a root created
  * @param reads       the trees, items, histories and versions readers get
