@@ -42,6 +42,7 @@ import dev.consistencykit.core.spi.UpdateGrammar;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.JobEngine;
+import dev.consistencykit.jobqueue.internal.JobRecovery;
 
 /**
  * A durable job queue in a MongoDB collection: a multi-document change is written as one job, workers claim jobs
@@ -367,9 +368,10 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     public RecoveryReport requeue(Duration staleAfter) {
         InterruptedOperation.checkQuery(staleAfter, 1);
         long start = System.nanoTime();
-        int[] counts = calls.idempotent("requeue", () -> engine.sweep(staleAfter.isZero()));
-        return new RecoveryReport(name(), counts[0] + counts[1] + counts[2], 0, counts[0], counts[2],
-                Duration.ofNanos(System.nanoTime() - start), counts[1]);
+        JobRecovery.Swept swept = calls.idempotent("requeue", () -> engine.sweep(staleAfter.isZero()
+                ? JobRecovery.Leases.ALL : JobRecovery.Leases.EXPIRED));
+        return new RecoveryReport(name(), swept.examined(), 0, swept.requeued(), swept.skipped(),
+                Duration.ofNanos(System.nanoTime() - start), swept.dead());
     }
 
     /**

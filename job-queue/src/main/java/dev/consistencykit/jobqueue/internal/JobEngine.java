@@ -244,8 +244,8 @@ public final class JobEngine implements PatternSetup, PatternRecovery, PatternIn
      *
      * @return {@code [requeued, dead, skipped]}
      */
-    public int[] sweep(boolean all) {
-        return recovery.sweep(all);
+    public JobRecovery.Swept sweep(JobRecovery.Leases which) {
+        return recovery.sweep(which);
     }
 
     /**
@@ -265,10 +265,11 @@ public final class JobEngine implements PatternSetup, PatternRecovery, PatternIn
     public RecoveryReport recoverOne(Object id, Duration staleAfter) {
         long start = System.nanoTime();
         fields.releases.flush();
-        int[] swept = recovery.sweep(staleAfter.isZero(), id);
+        JobRecovery.Swept swept = recovery.sweep(staleAfter.isZero() ? JobRecovery.Leases.ALL
+                : JobRecovery.Leases.EXPIRED, id);
         // as JobQueue.requeue counts: requeued is rolled back (for the workers), killed on its last attempt set aside
-        return new RecoveryReport(fields.config.name(), swept[0] + swept[1] + swept[2], 0, swept[0], swept[2],
-                Duration.ofNanos(System.nanoTime() - start), swept[1]);
+        return new RecoveryReport(fields.config.name(), swept.examined(), 0, swept.requeued(), swept.skipped(),
+                Duration.ofNanos(System.nanoTime() - start), swept.dead());
     }
 
     /** The job {@code id} and the documents its handler changed with {@code applyOnce}, as stored. */

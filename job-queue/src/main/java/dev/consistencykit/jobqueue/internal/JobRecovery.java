@@ -46,7 +46,7 @@ import dev.consistencykit.jobqueue.JobState;
 /**
  * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.
  */
-final class JobRecovery {
+public final class JobRecovery {
 
     private final JobFields fields;
     private final JobQueueConfig config;
@@ -73,18 +73,46 @@ final class JobRecovery {
      * Requeues every {@code PROCESSING} job whose lease expired (every one, when {@code all}), or sends it dead if that
      * was its last attempt; each by a compare-and-set on its fencing token, which it also bumps.
      *
-     * @return {@code [requeued, dead, skipped]}
+     * @return how many jobs it requeued, sent dead, and left to another sweeper or a later pass
      */
-    public int[] sweep(boolean all) {
-        return sweep(all, null);
+    public Swept sweep(Leases which) {
+        return sweep(which, null);
     }
 
-    /** {@link #sweep(boolean)} of the job {@code only} alone when it is not {@code null} (an id checked by the caller). */
-    public int[] sweep(boolean all, Object only) {
+    /** Which claimed jobs a sweep takes back: those whose lease expired, or every one. */
+    public enum Leases {
+        /** Only jobs whose lease expired (server time): a worker that renews in time keeps its job. */
+        EXPIRED,
+        /** Every claimed job, whatever its lease (recovery with a zero staleness). */
+        ALL
+    }
+
+    /**
+     * What a sweep did.
+     *
+     * @param requeued jobs taken back for another attempt
+     * @param dead     jobs whose lease ran out on their last attempt, sent dead
+     * @param skipped  jobs another sweeper or the worker itself moved first, or left to the next pass
+     */
+    public record Swept(int requeued, int dead, int skipped) {
+
+        /** Every job the sweep looked at. */
+        public int examined() {
+            return requeued + dead + skipped;
+        }
+    }
+
+    /**
+     * {@link #sweep(Leases)} of the job {@code only} alone when it is not {@code null} (an id checked by the caller).
+     */
+    public Swept sweep(Leases which, Object only) {
+        boolean all = which == Leases.ALL;
         Bson expired = all ? eq(STATE, JobState.PROCESSING.stored())
                 : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
         Bson filter = only == null ? expired : and(eq("_id", only), expired);
-        int[] counts = new int[3];
+        int requeued = 0;
+        int dead = 0;
+        int skipped = 0;
         for (Document job : fields.jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS,
                 MAX_ATTEMPTS))
                 .into(new ArrayList<>())) {
@@ -105,7 +133,7 @@ final class JobRecovery {
                     () -> config.retryPolicy().execute(config.name(), id, "sweep",
                             () -> ConditionalUpdates.fenced(fields.jobs, id, LEASE_FIELDS, token, guard, update)));
             if (r == null) {
-                counts[2]++;
+                skipped++;
                 continue;
             }
             Document now = r.document().orElse(null);
@@ -113,23 +141,23 @@ final class JobRecovery {
                     && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == token + 1
                     && !JobState.PROCESSING.stored().equals(now.getString(STATE)));
             if (!ours) {
-                counts[2]++;
+                skipped++;
             } else if (last) {
-                counts[1]++;
+                dead++;
                 fields.dead.increment();
                 fields.notify(() -> fields.listener.onDead(new OperationId(id), job.getString(TYPE),
                         "the worker lost its lease on the last attempt"));
             } else {
-                counts[0]++;
+                requeued++;
                 fields.requeued.increment();
                 fields.notify(() -> fields.listener.onRequeued(new OperationId(id), job.getString(TYPE)));
             }
         }
-        if (counts[0] + counts[1] > 0) {
-            LOG.info("[{}] sweeper: {} jobs requeued, {} dead after losing their worker", config.name(), counts[0],
-                    counts[1]);
+        if (requeued + dead > 0) {
+            LOG.info("[{}] sweeper: {} jobs requeued, {} dead after losing their worker", config.name(), requeued,
+                    dead);
         }
-        return counts;
+        return new Swept(requeued, dead, skipped);
     }
 
     /**
@@ -142,16 +170,16 @@ final class JobRecovery {
         fields.releases.flush();
         fields.outboxHolds.flush();
         long start = System.nanoTime();
-        int[] swept = sweep(staleAfter.isZero());
+        Swept swept = sweep(staleAfter.isZero() ? Leases.ALL : Leases.EXPIRED);
         Date heldBefore = staleAfter.isZero() ? Date.from(fields.clock.now().plusSeconds(1))
                 : fields.clock.cutoff(staleAfter);
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
-        int examined = swept[0] + swept[1] + swept[2] + held.released() + held.withdrawn() + held.left();
+        int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
         int back = held.withdrawn();
         // a job killed on its last attempt is not recovered: it waits, dead, for an operator (replay or discard)
-        int dead = swept[1];
-        int skipped = swept[2] + held.left();
+        int dead = swept.dead();
+        int skipped = swept.skipped() + held.left();
         String owner = fields.newOwner();
         Set<Object> seen = new HashSet<>();
         Date cutoff = Date.from(fields.clock.now().minus(staleAfter));
