@@ -45,7 +45,7 @@ final class LedgerSchema {
     private LedgerSchema() {
     }
 
-    /** The value of {@link #SEQ_KEY} for {@code account}'s change at {@code seq}: the seqId's digits end at the colon. */
+    /** The {@link #SEQ_KEY} of {@code account}'s change at {@code seq}: the seqId's digits end at the colon. */
     static String seqKey(String account, long seq) {
         return seq + ":" + account;
     }

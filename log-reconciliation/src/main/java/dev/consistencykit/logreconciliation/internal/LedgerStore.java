@@ -474,14 +474,15 @@ public final class LedgerStore implements PatternSetup {
                 Aggregates.sort(Sorts.ascending(CHANGES + "." + SEQ)))).iterator();
     }
 
-    /** Per account in the log: how many changes, the lowest and the highest seqId ({@code n}, {@code min}, {@code max}). */
+    /** Per account in the log: how many changes, the lowest and the highest seqId ({@code n}, {@code min}, {@code max}).
+     */
     List<Document> seqRanges() {
         return ledger.aggregate(List.of(Aggregates.unwind("$" + CHANGES), Aggregates.group("$" + CHANGES + "."
                 + ACCOUNT, Accumulators.sum("n", 1), Accumulators.max("max", "$" + CHANGES + "." + SEQ),
                 Accumulators.min("min", "$" + CHANGES + "." + SEQ)))).into(new ArrayList<>());
     }
 
-    /** Sets the account's cache balance to {@code balance} if the cache is still as the fold read it; whether it was. */
+    /** Sets the account's cache balance to {@code fixed} if the cache is still as the fold read it; whether it was. */
     boolean repairCacheBalance(String account, long seq, long balance, Bson checkpoint, long fixed) {
         return accounts.updateOne(and(eq("_id", account), eq(SEQ, seq), eq(BALANCE, balance), checkpoint),
                 Updates.set(BALANCE, fixed)).getMatchedCount() == 1;

@@ -167,7 +167,8 @@ public final class SyncAudit implements PatternInspection<SyncFlagMetrics> {
             for (Document copy : store.findIn(target, eq(target.path(target.idField()), id), null,
                     DESCRIBED_COPIES)) {
                 touched.add(new OperationView.Touched(target.collection(), copy.get("_id"), copy,
-                        stale.contains(Ids.idKey(copy.get("_id"))) ? "stale copy: not yet propagated" : "current copy"));
+                        stale.contains(Ids.idKey(copy.get("_id"))) ? "stale copy: not yet propagated"
+                                : "current copy"));
             }
         }
         return Optional.of(new OperationView(id, master.get(FLAG) == null ? "synced" : "flagged", master, touched));

@@ -158,7 +158,8 @@ public final class SyncUpdates {
                 long version = versionOf(after);
                 LOG.debug("[{}] updated master {} (op {}, version {}, flagged {})", config.name(), p.masterId(), opId,
                         version, p.touchesCopies());
-                Listeners.call(config.name(), () -> listener.onMasterUpdated(p.id(), p.masterId(), version, p.touchesCopies()));
+                Listeners.call(config.name(), () -> listener.onMasterUpdated(p.id(), p.masterId(), version,
+                        p.touchesCopies()));
                 return new Recorded(after, true);
             }
             Document existing = store.masterWithOps(p.masterId());

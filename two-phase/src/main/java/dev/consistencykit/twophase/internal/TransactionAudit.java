@@ -65,8 +65,8 @@ public final class TransactionAudit implements PatternInspection<TwoPhaseMetrics
     }
 
     /**
-     * The transaction {@code id} and its participants as {@link TransactionReads#readConsistent} shows them (as stored, with a note,
-     * when that read cannot place a transaction in flight on them).
+     * The transaction {@code id} and its participants as {@link TransactionReads#readConsistent} shows them (as stored,
+     * with a note, when that read cannot place a transaction in flight on them).
      */
     @Override
     public Optional<OperationView> describe(Object id) {

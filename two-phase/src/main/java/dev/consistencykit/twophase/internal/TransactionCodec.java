@@ -106,7 +106,8 @@ public final class TransactionCodec {
             participants.add(entry);
         }
         Names.fieldName(config.name(), "label", tx.label());
-        EncodedTransaction encoded = new EncodedTransaction(id, tx.label(), participants, spec(tx.label(), participants));
+        EncodedTransaction encoded = new EncodedTransaction(id, tx.label(), participants, spec(tx.label(),
+                participants));
         // the record holds the spec and the index of participants: it must fit in one document, with room for the
         // record's own fields, or the server would refuse it after the first write
         Values.checkSize(config.name(), "transaction", new Document(SPEC, encoded.spec())

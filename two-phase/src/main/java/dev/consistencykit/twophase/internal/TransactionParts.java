@@ -13,8 +13,8 @@ import dev.consistencykit.twophase.TwoPhaseListener;
  *
  * <p><b>Protocol.</b> One atomic write records the transaction with all its participants (state {@code pending}
  * when the caller drives it, {@code initial} when a worker will). Prepare runs the
- * {@link dev.consistencykit.core.spi.OnceEffects} lifecycle: it reserves every participant for this attempt (owner and fencing token; one unordered bulk write per collection,
- * capped per document), reads the transaction back to check that it is still pending under this attempt's token,
+ * {@link dev.consistencykit.core.spi.OnceEffects} lifecycle: it reserves every participant for this attempt (owner
+ * and fencing token; one unordered bulk write per collection, capped per document), reads the transaction back to check that it is still pending under this attempt's token,
  * and only then applies each participant's prepare update under that attempt's own reservation, guarded by its
  * precondition (one bulk per collection). The decision is one compare-and-set of the transaction's state
  * ({@code pending → applied} or {@code pending → canceling}) carrying the owner's fencing token, so commit and

@@ -97,7 +97,8 @@ final class TransactionSchema {
         return Updates.combine(updates);
     }
 
-    /** The scratch collection of the consistent read's replays, for the transactions collection {@code transactions}. */
+    /** The scratch collection of the consistent read's replays for the transactions collection {@code transactions}.
+     */
     static String scratchName(String transactions) {
         return transactions + ".replay";
     }
