@@ -50,32 +50,12 @@ class PartsTest {
      * module listed here that has no cycle any more fails this test until it is taken off).
      */
     private static final Map<String, String> CYCLES_LEFT = Map.of(
-            "jobqueue", "dev.consistencykit.jobqueue.internal.JobEngine",
             "testkit", "dev.consistencykit.testkit.FaultInjector",
             "examples", "dev.consistencykit.examples.cli.ConsistencyKitCli");
-
-    /**
-     * Patterns whose internals are still an engine over a bag of fields: the rules below skip them, and the list only
-     * shrinks (a pattern listed here whose engine is gone fails {@link #shouldListOnlyPatternsStillWaitingForTheirParts}
-     * until it is taken off).
-     */
-    private static final Set<String> PARTS_PENDING = Set.of("jobqueue");
-    private static final String[] PENDING_PACKAGES = PARTS_PENDING.stream()
-            .map(p -> "dev.consistencykit." + p + ".internal..").toArray(String[]::new);
-
-    @Test
-    void shouldListOnlyPatternsStillWaitingForTheirParts() {
-        for (String pattern : PARTS_PENDING) {
-            assertThat(MAIN.stream().anyMatch(c -> c.getPackageName().equals("dev.consistencykit." + pattern
-                    + ".internal") && c.getSimpleName().endsWith("Engine"))).as("%s has no engine any more: take it"
-                    + " off PARTS_PENDING", pattern).isTrue();
-        }
-    }
 
     @Test
     void shouldLetOnlyTheStoreOwnAPatternsCollections() {
         noClasses().that().resideInAPackage("dev.consistencykit..internal..")
-                .and().resideOutsideOfPackages(PENDING_PACKAGES)
                 .and().haveSimpleNameNotEndingWith("Store")
                 .should(holdAFieldOf(MongoCollection.class, MongoDatabase.class))
                 .because("a pattern's collections have one owner, its store, which offers the writes by name")
@@ -85,7 +65,6 @@ class PartsTest {
     @Test
     void shouldKeepClocksListenersAndCountersOutOfTheStore() {
         noClasses().that().resideInAPackage("dev.consistencykit..internal..").and().haveSimpleNameEndingWith("Store")
-                .and().resideOutsideOfPackages(PENDING_PACKAGES)
                 .should(holdAFieldOf(java.time.Clock.class, dev.consistencykit.core.ServerClock.class,
                         LongAdder.class, AtomicLong.class))
                 .orShould(holdAFieldNamedLike("Listener"))
@@ -96,15 +75,13 @@ class PartsTest {
 
     @Test
     void shouldHaveNoBagAndNoForwardingLayerInAnInternalPackage() {
-        noClasses().that().resideInAPackage("dev.consistencykit..internal..")
-                .and().resideOutsideOfPackages(PENDING_PACKAGES)
+        noClasses().that().resideInAPackage("dev.consistencykit..internal..").and().areTopLevelClasses()
                 .should().haveSimpleNameEndingWith("Fields")
                 .orShould().haveSimpleNameEndingWith("Context")
                 .orShould().haveSimpleNameEndingWith("Engine")
                 .check(MAIN);
         // and a part's constructor takes no object that holds collections but the store
         noClasses().that().resideInAPackage("dev.consistencykit..internal..")
-                .and().resideOutsideOfPackages(PENDING_PACKAGES)
                 .should(new ArchCondition<>("take in a constructor only a store among the holders of collections") {
                     @Override
                     public void check(JavaClass item, ConditionEvents events) {

@@ -41,8 +41,17 @@ import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.UpdateGrammar;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.core.spi.WriteConcerns;
-import dev.consistencykit.jobqueue.internal.JobEngine;
+import dev.consistencykit.jobqueue.internal.EncodedJob;
+import dev.consistencykit.jobqueue.internal.JobAudit;
+import dev.consistencykit.jobqueue.internal.JobDeadLetters;
+import dev.consistencykit.jobqueue.internal.JobOutbox;
+import dev.consistencykit.jobqueue.internal.JobParts;
+import dev.consistencykit.jobqueue.internal.JobPruner;
+import dev.consistencykit.jobqueue.internal.JobRecording;
 import dev.consistencykit.jobqueue.internal.JobRecovery;
+import dev.consistencykit.jobqueue.internal.JobRunner;
+import dev.consistencykit.jobqueue.internal.JobSchema;
+import dev.consistencykit.jobqueue.internal.JobStore;
 
 /**
  * A durable job queue in a MongoDB collection: a multi-document change is written as one job, workers claim jobs
@@ -84,11 +93,25 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     /** The boundary of the static helpers, which have no instance: default retry and timeout. */
     private static final Calls STATIC_CALLS = new Calls(JobQueueConfig.DEFAULT_NAME, RetryPolicy.DEFAULT,
             Calls.DEFAULT_OPERATION_TIMEOUT);
-    private final JobEngine engine;
+    private final JobStore store;
+    private final JobRecording recording;
+    private final JobOutbox outbox;
+    private final JobRunner runner;
+    private final JobRecovery recovery;
+    private final JobDeadLetters deadLetters;
+    private final JobPruner pruner;
+    private final JobAudit audit;
 
-    private JobQueue(JobQueueConfig config, JobEngine engine, Calls calls) {
-        super(config, calls, engine, engine, engine);
-        this.engine = engine;
+    private JobQueue(JobQueueConfig config, Calls calls, JobParts parts) {
+        super(config, calls, parts.store(), parts.recovery(), parts.audit());
+        this.store = parts.store();
+        this.recording = parts.recording();
+        this.outbox = parts.outbox();
+        this.runner = parts.runner();
+        this.recovery = parts.recovery();
+        this.deadLetters = parts.deadLetters();
+        this.pruner = parts.pruner();
+        this.audit = parts.audit();
     }
 
     /** A builder for a queue on {@code database}. */
@@ -121,8 +144,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * @throws IdempotencyConflictException if its id or dedupe key belongs to a job with another type or payload
      */
     public OperationId enqueue(JobRequest job) {
-        JobEngine.Encoded encoded = engine.encode(job);
-        return calls.operation("enqueue", encoded.id(), () -> engine.enqueue(encoded));
+        EncodedJob encoded = recording.encode(job);
+        return calls.operation("enqueue", encoded.id(), () -> recording.enqueue(encoded));
     }
 
     /**
@@ -133,8 +156,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     @Override
     public OperationResult apply(JobRequest job) {
-        JobEngine.Encoded encoded = engine.encode(job);
-        return calls.applicationCode("apply", encoded.id(), () -> engine.apply(encoded));
+        EncodedJob encoded = recording.encode(job);
+        return calls.applicationCode("apply", encoded.id(), () -> runner.apply(encoded));
     }
 
     /**
@@ -164,12 +187,12 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         Bson filter = businessFilter == null ? null
                 : FilterGrammar.condition(name(), "businessFilter", businessFilter, business.getCodecRegistry());
         Bson update = businessUpdate == null ? null : UpdateGrammar.updateSpec(name(), "businessUpdate", businessUpdate,
-                business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
-        JobEngine.Encoded encoded = engine.encode(job);
+                business.getCodecRegistry(), JobSchema.EFFECT_FIELDS);
+        EncodedJob encoded = recording.encode(job);
         WriteConcerns.acknowledged(name(), business);
         MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
         return calls.operation("enqueue with a business write", encoded.id(),
-                () -> engine.enqueueWith(bounded, id, filter, update, encoded));
+                () -> outbox.enqueueWith(bounded, id, filter, update, encoded));
     }
 
     /**
@@ -222,16 +245,16 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                     + " writes the same document");
         }
         Object id = Ids.documentId(name(), "document._id", encoded.get("_id"), business.getCodecRegistry());
-        for (String field : JobEngine.EFFECT_FIELDS) {
+        for (String field : JobSchema.EFFECT_FIELDS) {
             if (encoded.containsKey(field)) {
                 throw new InvalidInputException(name(), "document." + field, field + " is the queue's own field on"
                         + " business documents; the document must not carry it");
             }
         }
-        List<JobEngine.Encoded> encodedJobs = new ArrayList<>();
+        List<EncodedJob> encodedJobs = new ArrayList<>();
         Set<Object> ids = new HashSet<>();
         for (JobRequest job : jobs) {
-            JobEngine.Encoded e = engine.encode(Objects.requireNonNull(job, "job"));
+            EncodedJob e = recording.encode(Objects.requireNonNull(job, "job"));
             if (!ids.add(Ids.idKey(e.id()))) {
                 throw new InvalidInputException(name(), "jobs", "two jobs share the id " + Values.show(e.id()));
             }
@@ -240,7 +263,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
                 .withDocumentClass(Document.class)), calls.operationTimeout());
         return calls.operation("insert with jobs", encodedJobs.get(0).id(),
-                () -> engine.insertWith(bounded, id, encoded, encodedJobs));
+                () -> outbox.insertWith(bounded, id, encoded, encodedJobs));
     }
 
     /**
@@ -266,12 +289,12 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                     + " the document's id is documentId, and an inserted document takes it from there");
         }
         Bson update = businessUpdate == null ? null : UpdateGrammar.updateSpec(name(), "businessUpdate", businessUpdate,
-                business.getCodecRegistry(), JobEngine.EFFECT_FIELDS);
-        JobEngine.Encoded encoded = engine.encode(job);
+                business.getCodecRegistry(), JobSchema.EFFECT_FIELDS);
+        EncodedJob encoded = recording.encode(job);
         MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
                 .withDocumentClass(Document.class)), calls.operationTimeout());
         return calls.operation("upsert with job", encoded.id(),
-                () -> engine.upsertWith(bounded, id, filter, update, encoded));
+                () -> outbox.upsertWith(bounded, id, filter, update, encoded));
     }
 
     /**
@@ -296,7 +319,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         InterruptedOperation.checkQuery(staleAfter, 1);
         MongoCollection<Document> bounded = Calls.bounded(business.withDocumentClass(Document.class),
                 calls.operationTimeout());
-        return calls.idempotent("relay outbox", () -> engine.relayAll(bounded, staleAfter));
+        return calls.idempotent("relay outbox", () -> outbox.relayAll(bounded, staleAfter));
     }
 
     /** Whether a filter names {@code _id}, at its top level or inside {@code $and}/{@code $or}/{@code $nor}. */
@@ -319,7 +342,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     /** Creates the index {@link #relayOutbox} needs on a business collection. */
     public static void ensureOutboxIndex(MongoCollection<?> business) {
         Objects.requireNonNull(business, "business");
-        STATIC_CALLS.idempotent("ensure outbox index", () -> JobEngine.ensureOutboxIndex(
+        STATIC_CALLS.idempotent("ensure outbox index", () -> JobStore.ensureOutboxIndex(
                 Calls.bounded(business.withDocumentClass(Document.class), Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
@@ -330,13 +353,13 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public static void ensureEffectIndexes(MongoCollection<Document> collection) {
         Objects.requireNonNull(collection, "collection");
-        STATIC_CALLS.idempotent("ensure effect indexes", () -> JobEngine.ensureEffectIndexes(
+        STATIC_CALLS.idempotent("ensure effect indexes", () -> JobStore.ensureEffectIndexes(
                 Calls.bounded(collection, Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
     /** Claims the highest-priority due job and runs it in this thread. */
     public Optional<OperationResult> processNext() {
-        return calls.applicationCode("process next", null, () -> engine.processNext(engine.newOwner()));
+        return calls.applicationCode("process next", null, () -> runner.processNext(runner.newOwner()));
     }
 
     /** Starts {@code workers} worker threads; close the returned handle to stop them gracefully. */
@@ -351,7 +374,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * @throws IllegalArgumentException if {@code workers < 1}
      */
     public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
-        return new JobWorkers(engine, calls, name(), workers, config.lease(), config.maxIdle(), engine.listener(),
+        return new JobWorkers(runner, store, calls, name(), workers, config.lease(), config.maxIdle(), runner.listener(),
                 threadFactory);
     }
 
@@ -368,7 +391,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     public RecoveryReport requeue(Duration staleAfter) {
         InterruptedOperation.checkQuery(staleAfter, 1);
         long start = System.nanoTime();
-        JobRecovery.Swept swept = calls.idempotent("requeue", () -> engine.sweep(staleAfter.isZero()
+        JobRecovery.Swept swept = calls.idempotent("requeue", () -> recovery.sweep(staleAfter.isZero()
                 ? JobRecovery.Leases.ALL : JobRecovery.Leases.EXPIRED));
         return new RecoveryReport(name(), swept.examined(), 0, swept.requeued(), swept.skipped(),
                 Duration.ofNanos(System.nanoTime() - start), swept.dead());
@@ -383,7 +406,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     public List<InterruptedOperation> dead(int skip, int limit) {
         Checks.atLeast("skip", skip, 0);
         Checks.atLeast("limit", limit, 1);
-        return calls.idempotent("list dead jobs", () -> engine.dead(skip, limit));
+        return calls.idempotent("list dead jobs", () -> audit.dead(skip, limit));
     }
 
     /** The most jobs {@link #backlog()} reads per aggregation: its counts are "at least" beyond. */
@@ -394,17 +417,17 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * backlog, as an operator watches it. Reads by the {@code due} index, at most {@link #BACKLOG_CAP} jobs twice.
      */
     public List<JobBacklog> backlog() {
-        return calls.idempotent("backlog", () -> engine.backlog(BACKLOG_CAP));
+        return calls.idempotent("backlog", () -> audit.backlog(BACKLOG_CAP));
     }
 
     /** Counts per state and job type. */
     public Map<String, Map<String, Long>> countsByType() {
-        return calls.idempotent("count by type", engine::countsByType);
+        return calls.idempotent("count by type", audit::countsByType);
     }
 
     /** Deletes done jobs older than {@link JobQueueConfig#retention()}. */
     public long prune() {
-        return calls.idempotent("prune", () -> engine.prune(config.retention()));
+        return calls.idempotent("prune", () -> pruner.prune(config.retention()));
     }
 
     /**
@@ -414,7 +437,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public boolean replayDead(OperationId id) {
         Objects.requireNonNull(id, "id");
-        return calls.operation("replay dead job", id.value(), () -> engine.replay(id.value()));
+        return calls.operation("replay dead job", id.value(), () -> deadLetters.replay(id.value()));
     }
 
     /**
@@ -425,7 +448,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public long replayDead(DeadJobs which) {
         Objects.requireNonNull(which, "which");
-        return calls.idempotent("replay " + which, () -> engine.replay(which));
+        return calls.idempotent("replay " + which, () -> deadLetters.replay(which));
     }
 
     /**
@@ -438,7 +461,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public long discardDead(DeadJobs which) {
         Objects.requireNonNull(which, "which");
-        return calls.idempotent("discard " + which, () -> engine.discard(which));
+        return calls.idempotent("discard " + which, () -> deadLetters.discard(which));
     }
 
     /**
@@ -450,7 +473,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public long deleteDead(DeadJobs which) {
         Objects.requireNonNull(which, "which");
-        return calls.idempotent("delete " + which, () -> engine.delete(which));
+        return calls.idempotent("delete " + which, () -> deadLetters.delete(which));
     }
 
     /**
@@ -462,7 +485,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         Objects.requireNonNull(which, "which");
         Checks.atLeast("skip", skip, 0);
         Checks.atLeast("limit", limit, 1);
-        return calls.idempotent("list " + which, () -> engine.dead(which, skip, limit));
+        return calls.idempotent("list " + which, () -> audit.dead(which, skip, limit));
     }
 
     /**
@@ -573,7 +596,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
             MongoDatabase db = acknowledgedDatabase();
             ServerClock time = serverClockFor(db, built);
             Supplier<String> owners = ownerIds != null ? ownerIds : OwnerIds.sequence(built.name());
-            return new JobQueue(built, new JobEngine(built, db, time, listener, owners, handlers), calls(built));
+            return new JobQueue(built, calls(built), JobParts.of(built, db, time, listener, owners, handlers));
         }
     }
 }

@@ -2,7 +2,6 @@ package dev.consistencykit.jobqueue;
 
 import java.time.Duration;
 
-
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyConfig;
 

@@ -21,7 +21,9 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.spi.Calls;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Listeners;
-import dev.consistencykit.jobqueue.internal.JobEngine;
+import dev.consistencykit.jobqueue.internal.ClaimedJob;
+import dev.consistencykit.jobqueue.internal.JobRunner;
+import dev.consistencykit.jobqueue.internal.JobStore;
 
 /**
  * Worker threads of a {@link JobQueue}: each claims the highest-priority due job, runs its handler while renewing its
@@ -80,7 +82,8 @@ public final class JobWorkers implements AutoCloseable {
     private static final long MIN_IDLE_MILLIS = 10;
     private static final long MAX_ERROR_BACKOFF_MILLIS = 5_000;
 
-    private final JobEngine engine;
+    private final JobRunner runner;
+    private final JobStore store;
     private final Calls calls;
     private final String name;
     private final long maxIdleMillis;
@@ -88,7 +91,7 @@ public final class JobWorkers implements AutoCloseable {
     private final JobQueueListener listener;
     private final ThreadFactory threadFactory;
     private final Thread[] threads;
-    private final List<AtomicReference<JobEngine.Claimed>> running = new ArrayList<>();
+    private final List<AtomicReference<ClaimedJob>> running = new ArrayList<>();
     private final ScheduledExecutorService heartbeats;
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
@@ -96,10 +99,11 @@ public final class JobWorkers implements AutoCloseable {
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private volatile boolean stopping;
 
-    JobWorkers(JobEngine engine, Calls calls, String name, int workers, Duration lease, Duration maxIdle,
-               JobQueueListener listener, ThreadFactory threadFactory) {
+    JobWorkers(JobRunner runner, JobStore store, Calls calls, String name, int workers, Duration lease,
+               Duration maxIdle, JobQueueListener listener, ThreadFactory threadFactory) {
         Checks.atLeast("workers", workers, 1);
-        this.engine = engine;
+        this.runner = runner;
+        this.store = store;
         this.calls = calls;
         this.name = name;
         this.lease = lease;
@@ -134,7 +138,7 @@ public final class JobWorkers implements AutoCloseable {
         if (stopping) {
             return;
         }
-        AtomicReference<JobEngine.Claimed> current = running.get(slot);
+        AtomicReference<ClaimedJob> current = running.get(slot);
         Thread t = threadFactory.newThread(() -> loop(current));
         if (t == null) {
             throw new IllegalStateException("the thread factory of " + name + " returned no thread");
@@ -154,21 +158,21 @@ public final class JobWorkers implements AutoCloseable {
         lastError.set(error.toString());
         LOG.error("[{}] worker thread {} died; replacing it", name, dead.getName(), error);
         Listeners.call(name, () -> listener.onWorkerDied(dead.getName(), error));
-        JobEngine.Claimed claimed = running.get(slot).getAndSet(null);
+        ClaimedJob claimed = running.get(slot).getAndSet(null);
         if (claimed != null) {
             failAfterDeath(claimed, error);
         }
         spawn(slot);
     }
 
-    private void loop(AtomicReference<JobEngine.Claimed> current) {
-        String owner = engine.newOwner();
+    private void loop(AtomicReference<ClaimedJob> current) {
+        String owner = runner.newOwner();
         long idle = MIN_IDLE_MILLIS;
         long backoff = MIN_IDLE_MILLIS;
         while (!stopping) {
             try {
-                Optional<JobEngine.Claimed> claimed = calls.operation("claim", null,
-                        () -> engine.claim(owner, null));
+                Optional<ClaimedJob> claimed = calls.operation("claim", null,
+                        () -> runner.claim(owner, null));
                 backoff = MIN_IDLE_MILLIS;
                 if (claimed.isEmpty()) {
                     pause(idle);
@@ -182,7 +186,7 @@ public final class JobWorkers implements AutoCloseable {
                         every, TimeUnit.MILLISECONDS);
                 try {
                     calls.applicationCode("run job", claimed.get().claim().id(),
-                            () -> engine.run(claimed.get()).result());
+                            () -> runner.run(claimed.get()).result());
                     processed.incrementAndGet();
                     current.set(null);
                 } finally {
@@ -221,9 +225,9 @@ public final class JobWorkers implements AutoCloseable {
         Thread.sleep(millis);
     }
 
-    private void heartbeat(JobEngine.Claimed claimed) {
+    private void heartbeat(ClaimedJob claimed) {
         try {
-            calls.operation("heartbeat", claimed.claim().id(), () -> engine.heartbeat(claimed));
+            calls.operation("heartbeat", claimed.claim().id(), () -> runner.heartbeat(claimed));
         } catch (RuntimeException e) {
             errors.incrementAndGet();
             lastError.set(e.toString());
@@ -232,18 +236,18 @@ public final class JobWorkers implements AutoCloseable {
         }
     }
 
-    private void failAfterDeath(JobEngine.Claimed claimed, Throwable error) {
+    private void failAfterDeath(ClaimedJob claimed, Throwable error) {
         try {
-            calls.operation("fail job of a dead worker", claimed.claim().id(), () -> engine.died(claimed, error));
+            calls.operation("fail job of a dead worker", claimed.claim().id(), () -> runner.died(claimed, error));
         } catch (ConsistencyException e) {
             // its lease runs out and recovery requeues it, its attempt counted by the claim
             LOG.warn("[{}] could not record the failure of job {}: {}", name, claimed.claim().id(), e.toString());
         }
     }
 
-    private boolean giveBack(JobEngine.Claimed claimed) {
+    private boolean giveBack(ClaimedJob claimed) {
         try {
-            return calls.operation("give back job", claimed.claim().id(), () -> engine.release(claimed));
+            return calls.operation("give back job", claimed.claim().id(), () -> runner.release(claimed));
         } catch (ConsistencyException e) {
             LOG.warn("[{}] could not give back job {}: {}", name, claimed.claim().id(), e.toString());
             return false;
@@ -312,7 +316,7 @@ public final class JobWorkers implements AutoCloseable {
             }
             clean = false;
             t.interrupt();
-            JobEngine.Claimed claimed = running.get(i).get();
+            ClaimedJob claimed = running.get(i).get();
             if (claimed == null) {
                 continue;
             }
@@ -330,7 +334,7 @@ public final class JobWorkers implements AutoCloseable {
         heartbeats.shutdownNow();
         // the jobs this queue recorded (and those its runs enqueued) need not be held once the pool stops
         try {
-            calls.idempotent("release records", (Runnable) engine::close);
+            calls.idempotent("release records", (Runnable) store::close);
         } catch (dev.consistencykit.core.ConsistencyException e) {
             LOG.warn("[{}] could not release the queue's records at shutdown, they stay held: {}", name,
                     e.getMessage());

@@ -4,22 +4,18 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
-import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.nin;
-import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
-import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
-import static dev.consistencykit.jobqueue.internal.JobFields.HELD_FROM;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_MARKER;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_NONCE;
-import static dev.consistencykit.jobqueue.internal.JobFields.OUTBOX_WRITTEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HELD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HELD_FROM;
+import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_WRITTEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,11 +27,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
@@ -61,27 +60,32 @@ import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
-import dev.consistencykit.jobqueue.JobState;
-import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 
 /**
  * Enqueueing atomically with the application's own write (the outbox) and relaying outbox entries.
  */
-final class JobOutbox {
+public final class JobOutbox {
 
-    private final JobFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(JobOutbox.class);
+
     private final JobQueueConfig config;
+    private final JobStore store;
     private final JobRecording recording;
+    private final JobCounters counters;
+    private final Supplier<String> ownerIds;
     /** Outbox reservations seen by this instance's relay, {@code [collection, document, job, call]}, and when. */
     private final Map<List<Object>, Long> reservationsSeen = new ConcurrentHashMap<>();
     /** At most this many documents' reservations looked at per relay pass. */
     private static final int RESERVATIONS_PER_PASS = 1000;
 
-    /** The outbox, over the shared fields and the recording of jobs (a relayed entry is recorded as a job). */
-    JobOutbox(JobFields fields, JobRecording recording) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The outbox, through the store, with the recording of jobs (a relayed entry is recorded as a job). */
+    JobOutbox(JobQueueConfig config, JobStore store, JobRecording recording, JobCounters counters,
+              Supplier<String> ownerIds) {
+        this.config = config;
+        this.store = store;
         this.recording = recording;
+        this.counters = counters;
+        this.ownerIds = ownerIds;
     }
 
     // ---------------------------------------------------------------- enqueue with a business write
@@ -103,9 +107,9 @@ final class JobOutbox {
      *                                 from both the document and the queue)
      */
     public Optional<OperationId> enqueueWith(MongoCollection<Document> business, Object documentId,
-                                             Bson businessFilter, Bson businessUpdate, Encoded job) {
+                                             Bson businessFilter, Bson businessUpdate, EncodedJob job) {
         checkDedupeKeys(List.of(job));
-        String nonce = fields.ownerIds.get();
+        String nonce = ownerIds.get();
         Written written = updateWith(business, documentId, businessFilter, businessUpdate, job, nonce);
         return finish(business, documentId, written, List.of(job), nonce).map(ids -> ids.get(0));
     }
@@ -122,13 +126,13 @@ final class JobOutbox {
      *         (nothing was written)
      */
     public Optional<List<OperationId>> insertWith(MongoCollection<Document> business, Object documentId,
-                                                  BsonDocument document, List<Encoded> jobs) {
+                                                  BsonDocument document, List<EncodedJob> jobs) {
         checkDedupeKeys(jobs);
-        String nonce = fields.ownerIds.get();
+        String nonce = ownerIds.get();
         BsonDocument stored = document.clone();
         BsonArray entries = new BsonArray();
         BsonArray marks = new BsonArray();
-        for (Encoded job : jobs) {
+        for (EncodedJob job : jobs) {
             entries.add(entry(job, nonce).toBsonDocument(BsonDocument.class, business.getCodecRegistry()));
             marks.add(new Document("v", job.id()).toBsonDocument(BsonDocument.class, business.getCodecRegistry())
                     .get("v"));
@@ -155,9 +159,9 @@ final class JobOutbox {
      * @return the job's id; empty if the document exists and did not match {@code businessFilter}
      */
     public Optional<OperationId> upsertWith(MongoCollection<Document> business, Object documentId,
-                                            Bson businessFilter, Bson businessUpdate, Encoded job) {
+                                            Bson businessFilter, Bson businessUpdate, EncodedJob job) {
         checkDedupeKeys(List.of(job));
-        String nonce = fields.ownerIds.get();
+        String nonce = ownerIds.get();
         Written written = Written.MISSING;
         for (int round = 0; round < 4 && written == Written.MISSING; round++) {
             written = updateWith(business, documentId, businessFilter, businessUpdate, job, nonce);
@@ -184,7 +188,7 @@ final class JobOutbox {
     }
 
     /** The outbox entry of {@code job} written by the call {@code nonce}. */
-    private static Document entry(Encoded job, String nonce) {
+    private static Document entry(EncodedJob job, String nonce) {
         return new Document("_id", job.id()).append("job", job.fields()).append("delayMillis", job.delay().toMillis())
                 .append("n", nonce);
     }
@@ -193,15 +197,15 @@ final class JobOutbox {
      * A key another job holds with other content is a conflict: refused before the business write, not found by the
      * relay after it.
      */
-    private void checkDedupeKeys(List<Encoded> jobs) {
-        for (Encoded job : jobs) {
+    private void checkDedupeKeys(List<EncodedJob> jobs) {
+        for (EncodedJob job : jobs) {
             recording.requireDedupeIndex(job);
             String dedupeKey = job.fields().getString(DEDUPE);
             if (dedupeKey == null) {
                 continue;
             }
             Document holder = config.retryPolicy().execute(config.name(), job.id(), "read dedupe key",
-                    () -> fields.jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, dedupeKey)).first());
+                    () -> store.byDedupeKey(dedupeKey));
             if (holder != null && !recording.sameJob(holder, job)) {
                 throw new IdempotencyConflictException(config.name(), job.id(), "dedupe key '" + dedupeKey + "' is"
                         + " already used by a job with another type or payload (" + holder.get("_id") + "); nothing"
@@ -212,22 +216,22 @@ final class JobOutbox {
 
     /**
      * After the write: relays what it wrote, notes that this call will not write its jobs again (their records may
-     * go once done: {@link JobFields#outboxHolds}) and answers the jobs' ids as the queue holds them.
+     * go once done: the store's outbox holds) and answers the jobs' ids as the queue holds them.
      */
     private Optional<List<OperationId>> finish(MongoCollection<Document> business, Object documentId,
-                                               Written written, List<Encoded> jobs, String nonce) {
+                                               Written written, List<EncodedJob> jobs, String nonce) {
         if (written != Written.WRITTEN) {
             return Optional.empty();
         }
         try {
             relay(business, documentId);
         } finally {
-            for (Encoded job : jobs) {
-                fields.outboxHolds.written(job.id(), nonce);
+            for (EncodedJob job : jobs) {
+                store.outboxWrote(job.id(), nonce);
             }
         }
         List<OperationId> ids = new ArrayList<>();
-        for (Encoded job : jobs) {
+        for (EncodedJob job : jobs) {
             ids.add(new OperationId(queuedId(job)));
         }
         return Optional.of(ids);
@@ -290,15 +294,12 @@ final class JobOutbox {
      * nonce until the call has its answer): one read from the primary.
      */
     private boolean queuedFor(Object jobId, String nonce) {
-        return fields.jobs.withReadPreference(ReadPreference.primary()).find(and(eq("_id", jobId),
-                eq(OUTBOX_NONCE, nonce))).projection(Projections.include("_id")).first() != null;
+        return store.queuedFor(jobId, nonce);
     }
 
     /** Whether the queue holds job {@code jobId}, from whichever call: read from the primary. */
     private boolean recorded(Object jobId) {
-        return config.retryPolicy().execute(config.name(), jobId, "read job", () -> fields.jobs
-                .withReadPreference(ReadPreference.primary()).find(eq("_id", jobId))
-                .projection(Projections.include("_id")).first()) != null;
+        return config.retryPolicy().execute(config.name(), jobId, "read job", () -> store.holds(jobId));
     }
 
     /** Whether {@code doc}'s outbox holds job {@code jobId} written by the call {@code nonce}. */
@@ -313,7 +314,7 @@ final class JobOutbox {
 
     /** The reserve-then-apply write of {@link #enqueueWith}, by the call {@code nonce}. */
     private Written updateWith(MongoCollection<Document> business, Object documentId, Bson businessFilter,
-                               Bson businessUpdate, Encoded job, String nonce) {
+                               Bson businessUpdate, EncodedJob job, String nonce) {
         Object jobId = job.id();
         List<MarkerWrite> one = List.of(MarkerWrite.of(documentId, null));
         for (int round = 0; ; round++) {
@@ -399,14 +400,13 @@ final class JobOutbox {
     }
 
     /** The id under which the queue holds {@code job}: its own, or, deduplicated, the job that holds its key. */
-    Object queuedId(Encoded job) {
+    Object queuedId(EncodedJob job) {
         String key = job.fields().getString(DEDUPE);
         if (key == null) {
             return job.id();
         }
         Document holder = config.retryPolicy().execute(config.name(), job.id(), "read dedupe key",
-                () -> fields.jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, key))
-                        .projection(Projections.include("_id")).first());
+                () -> store.byDedupeKey(key, "_id"));
         return holder == null ? job.id() : holder.get("_id");
     }
 
@@ -471,17 +471,17 @@ final class JobOutbox {
     int relayDocument(MongoCollection<Document> business, Document doc) {
         int moved = 0;
         for (Object raw : Values.arrayOf(doc, OUTBOX)) {
-            Encoded job = storedEntry(doc.get("_id"), raw);
+            EncodedJob job = storedEntry(doc.get("_id"), raw);
             if (job == null) {
                 continue;
             }
             Object jobId = job.id();
-            String nonce = fields.ownerIds.get();
+            String nonce = ownerIds.get();
             Document recorded = null;
             try {
                 Document from = new Document("c", business.getNamespace().getCollectionName())
                         .append("d", doc.get("_id"));
-                recorded = recording.record(new Encoded(jobId, new Document(job.fields()).append(HELD, nonce)
+                recorded = recording.record(new EncodedJob(jobId, new Document(job.fields()).append(HELD, nonce)
                         .append(HELD_FROM, from), job.delay()), nonce);
             } catch (IdempotencyConflictException conflict) {
                 // its dedupe key went to another job with other content after the business write: that job is the
@@ -493,12 +493,9 @@ final class JobOutbox {
             if (recorded != null && !stillOutboxed(business, doc.get("_id"), jobId)) {
                 // relayed and settled by another since this relayer read the outbox: what it recorded now may be a
                 // job that already ran and was pruned; it never ran, being held, and goes
-                long deleted = !mine ? 0 : config.retryPolicy().execute(config.name(), jobId, "withdraw relayed job",
-                        () -> fields.jobs.deleteOne(and(eq("_id", jobId), eq(RecordReleases.FIELD, nonce), eq(HELD,
-                                nonce)))
-                                .getDeletedCount());
+                long deleted = !mine ? 0 : store.withdrawRelayed(jobId, nonce);
                 if (mine && deleted == 0) {
-                    fields.releases.written(jobId,
+                    store.recorded(jobId,
                             nonce);   // released to the workers by another relayer: the entry's job
                 }
                 continue;
@@ -514,9 +511,9 @@ final class JobOutbox {
                             List.of(new MarkerWrite(doc.get("_id"), null, pullEntry, Updates.unset(OUTBOX))))
                             .get(doc.get("_id")));
             if (mine) {
-                fields.releases.written(jobId, nonce);
+                store.recorded(jobId, nonce);
             }
-            fields.relayed.increment();
+            counters.relayed.increment();
             moved++;
         }
         return moved;
@@ -527,8 +524,7 @@ final class JobOutbox {
      * write.
      */
     private void release(Object jobId, String nonce) {
-        fields.jobs.updateOne(and(eq("_id", jobId), nonce == null ? exists(HELD, true) : eq(HELD, nonce)),
-                Updates.combine(Updates.unset(HELD), Updates.unset(HELD_FROM)));
+        store.releaseHeld(jobId, nonce);
     }
 
     /**
@@ -545,9 +541,7 @@ final class JobOutbox {
         int released = 0;
         int withdrawn = 0;
         int left = 0;
-        List<Document> held = config.retryPolicy().execute(config.name(), null, "find held jobs", () -> fields.jobs
-                .find(and(exists(HELD, true), lte(ENQUEUED, cutoff))).projection(Projections.include(HELD, HELD_FROM))
-                .limit(limit).into(new ArrayList<>()));
+        List<Document> held = store.heldBefore(cutoff, limit, HELD, HELD_FROM);
         for (Document job : held) {
             Object jobId = job.get("_id");
             if (!(job.get(HELD) instanceof String nonce) || !(job.get(HELD_FROM) instanceof Document from)
@@ -558,16 +552,14 @@ final class JobOutbox {
                 left++;
                 continue;
             }
-            MongoCollection<Document> business = fields.database.getCollection(c);
+            MongoCollection<Document> business = store.collection(c);
             if (stillOutboxed(business, from.get("d"), jobId)) {
                 config.retryPolicy().run(config.name(), jobId, "release held job", () -> release(jobId, nonce));
                 released++;
                 LOG.info("[{}] released job {}, held by relayer {} that went quiet, to the workers", config.name(),
                         Values.show(jobId), nonce);
             } else {
-                long n = config.retryPolicy().execute(config.name(), jobId, "withdraw held job", () -> fields.jobs
-                        .deleteOne(and(eq("_id", jobId), eq(HELD, nonce), eq(STATE, JobState.TODO.stored())))
-                        .getDeletedCount());
+                long n = store.withdrawHeld(jobId, nonce);
                 withdrawn += (int) n;
                 LOG.info("[{}] withdrew job {}, held by relayer {} that went quiet after its outbox entry was"
                         + " relayed by another", config.name(), Values.show(jobId), nonce);
@@ -615,7 +607,7 @@ final class JobOutbox {
      * An outbox entry read back from a business document, validated again as input: a collection the application
      * writes to may hold anything. An invalid entry is logged and left alone (never enqueued, never removed).
      */
-    Encoded storedEntry(Object documentId, Object raw) {
+    EncodedJob storedEntry(Object documentId, Object raw) {
         try {
             if (!(raw instanceof Document entry) || !(entry.get("job") instanceof Document fields)) {
                 throw new InvalidInputException(config.name(), OUTBOX, "an outbox entry must be {_id, job: {...}}");
@@ -635,7 +627,7 @@ final class JobOutbox {
             if (entry.get("delayMillis") instanceof Number delay && delay.longValue() > 0) {
                 request = request.delayedBy(Duration.ofMillis(delay.longValue()));
             }
-            Encoded encoded = recording.encode(request);
+            EncodedJob encoded = recording.encode(request);
             if (entry.get("n") instanceof String nonce) {
                 encoded.fields().append(OUTBOX_NONCE, nonce);
             }

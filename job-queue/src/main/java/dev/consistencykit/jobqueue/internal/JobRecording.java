@@ -1,23 +1,22 @@
 package dev.consistencykit.jobqueue.internal;
 
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.DEDUPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.ENQUEUED;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_MODIFIED;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.ENQUEUED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LAST_MODIFIED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
 
 import java.util.Date;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import org.bson.BsonDocument;
 import org.bson.BsonString;
@@ -25,44 +24,46 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import com.mongodb.MongoException;
-import com.mongodb.ReadPreference;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.core.spi.Values;
-import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
-import dev.consistencykit.jobqueue.internal.JobEngine.Encoded;
 
 /**
  * Validating a job request and recording the job in one write.
  */
-final class JobRecording {
+public final class JobRecording {
 
-    private final JobFields fields;
     private final JobQueueConfig config;
+    private final JobStore store;
+    private final JobCounters counters;
+    private final ServerClock clock;
+    private final Supplier<String> ownerIds;
 
-    /** The recording of jobs, over the shared fields. */
-    JobRecording(JobFields fields) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The recording of jobs, through the store; a job's due time runs on {@code clock}. */
+    JobRecording(JobQueueConfig config, JobStore store, JobCounters counters, ServerClock clock,
+                 Supplier<String> ownerIds) {
+        this.config = config;
+        this.store = store;
+        this.counters = counters;
+        this.clock = clock;
+        this.ownerIds = ownerIds;
     }
 
     // ---------------------------------------------------------------- validation and recording
 
     /** Validates {@code job}; nothing is written. */
-    public Encoded encode(JobRequest job) {
+    public EncodedJob encode(JobRequest job) {
         Object id = Ids.operationId(config.name(), "job id", job.id().value());
         String type = job.type();
         if (type == null || type.isBlank()) {
@@ -74,7 +75,7 @@ final class JobRecording {
         // stores is accepted, an operator hidden in a driver value is not, and a later change to the caller's
         // document does not reach the queue
         BsonDocument payload = Values.plainDocument(config.name(), "payload",
-                job.payload() == null ? new Document() : job.payload(), fields.jobs.getCodecRegistry());
+                job.payload() == null ? new Document() : job.payload(), store.codecs());
         int maxAttempts = job.maxAttempts().orElse(config.maxAttempts());
         if (maxAttempts < 1) {
             throw new InvalidInputException(config.name(), "maxAttempts", "maxAttempts must be >= 1, was "
@@ -94,11 +95,11 @@ final class JobRecording {
             Ids.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
             fields.append(DEDUPE, key);
         }
-        return new Encoded(id, fields, job.delay());
+        return new EncodedJob(id, fields, job.delay());
     }
 
-    Bson recordUpdate(Encoded job, String nonce) {
-        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(this.fields.clock.now().plus(job
+    Bson recordUpdate(EncodedJob job, String nonce) {
+        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job
                 .delay())))
                 .append(RecordReleases.FIELD, nonce);
         return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
@@ -110,11 +111,11 @@ final class JobRecording {
      * carries this call's nonce until {@link RecordReleases} releases it, so that a retry of the write sent after the
      * job ran and a pruner removed it finds it kept rather than inserts it again.
      */
-    public OperationId enqueue(Encoded job) {
-        String nonce = fields.ownerIds.get();
+    public OperationId enqueue(EncodedJob job) {
+        String nonce = ownerIds.get();
         Document recorded = record(job, nonce);
         if (nonce.equals(recorded.getString(RecordReleases.FIELD))) {
-            fields.releases.written(recorded.get("_id"), nonce);
+            store.recorded(recorded.get("_id"), nonce);
         }
         return new OperationId(recorded.get("_id"));
     }
@@ -125,17 +126,15 @@ final class JobRecording {
      *
      * @return the record's {@code _id} and the nonce it carries (this one when this call wrote it)
      */
-    Document record(Encoded job, String nonce) {
+    Document record(EncodedJob job, String nonce) {
         requireDedupeIndex(job);
         return config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
-                UpdateResult r = fields.jobs.updateOne(and(eq("_id", job.id()), exists(STATE, false)),
-                        recordUpdate(job, nonce), new UpdateOptions().upsert(true));
-                if (r.getUpsertedId() == null) {
+                if (!store.insertJob(job.id(), recordUpdate(job, nonce))) {
                     throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
                             + " without a state under this id");
                 }
-                fields.enqueued.increment();
+                counters.enqueued.increment();
                 return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
@@ -149,18 +148,17 @@ final class JobRecording {
     }
 
     /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
-    void requireDedupeIndex(Encoded job) {
+    void requireDedupeIndex(EncodedJob job) {
         if (job.fields().containsKey(DEDUPE)) {
-            fields.requiredIndexes.verify();
+            store.verifyIndexes();
         }
     }
 
     /** The job already recorded under {@code job}'s id or dedupe key, if it is the same job; otherwise a conflict. */
-    Document existing(Encoded job) {
-        MongoCollection<Document> primary = fields.jobs.withReadPreference(ReadPreference.primary());
-        Document byId = primary.find(eq("_id", job.id())).first();
+    Document existing(EncodedJob job) {
+        Document byId = store.readPrimary(job.id());
         String key = job.fields().getString(DEDUPE);
-        Document found = byId != null ? byId : key == null ? null : primary.find(eq(DEDUPE, key)).first();
+        Document found = byId != null ? byId : key == null ? null : store.byDedupeKey(key);
         if (found == null) {
             throw new ConsistencyException(config.name(), job.id(), "enqueue hit a duplicate key but no job holds"
                     + " its id or dedupe key");
@@ -172,7 +170,7 @@ final class JobRecording {
         }
         // found rather than written (perhaps by this call's attempt whose acknowledgement failed): confirm the
         // write concern before reporting it enqueued
-        WriteConcerns.confirm(fields.jobs, found.get("_id"), config.name(), "enqueue");
+        store.confirm(found.get("_id"), "enqueue");
         return found;
     }
 
@@ -180,7 +178,7 @@ final class JobRecording {
      * Whether {@code found}, a stored job, is {@code job}: same type, payload and dedupe key. A job compacted past its
      * retention ({@link RecordReleases#compact}) has no payload left: its type and dedupe key decide.
      */
-    boolean sameJob(Document found, Encoded job) {
+    boolean sameJob(Document found, EncodedJob job) {
         return Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
                 && (RecordReleases.isCompacted(found) || samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD)))
                 && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE));
@@ -192,8 +190,8 @@ final class JobRecording {
             return stored == requested;
         }
         try {
-            return Values.encode(config.name(), "payload", stored, fields.jobs.getCodecRegistry())
-                    .equals(Values.encode(config.name(), "payload", requested, fields.jobs.getCodecRegistry()));
+            return Values.encode(config.name(), "payload", stored, store.codecs())
+                    .equals(Values.encode(config.name(), "payload", requested, store.codecs()));
         } catch (InvalidInputException e) {
             return false;
         }

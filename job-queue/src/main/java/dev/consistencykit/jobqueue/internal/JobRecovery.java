@@ -4,70 +4,105 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-import com.mongodb.client.model.Projections;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.Listeners;
+import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.PatternRecovery;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
  * Recovery: requeueing jobs whose lease ran out and releasing reservations no claim holds.
  */
-public final class JobRecovery {
+public final class JobRecovery implements PatternRecovery {
 
-    private final JobFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(JobRecovery.class);
+
     private final JobQueueConfig config;
+    private final JobStore store;
     private final JobRunner runner;
     private final JobOutbox outbox;
+    private final JobCounters counters;
+    private final ServerClock clock;
+    private final JobQueueListener listener;
+    private final Supplier<String> ownerIds;
 
     /**
-     * Recovery, over the shared fields, the runner (recovery runs the jobs it finds due) and the outbox (it finishes
+     * Recovery, through the store, with the runner (recovery runs the jobs it finds due) and the outbox (it finishes
      * the relays of relayers that died holding a job).
      */
-    JobRecovery(JobFields fields, JobRunner runner, JobOutbox outbox) {
-        this.fields = fields;
-        this.config = fields.config;
+    JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobCounters counters,
+                ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
+        this.config = config;
+        this.store = store;
         this.runner = runner;
         this.outbox = outbox;
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
+        this.ownerIds = ownerIds;
     }
 
     /** Held jobs a recovery pass finishes at most. */
     static final int HELD_PER_PASS = 100;
 
     // ---------------------------------------------------------------- sweeping and recovery
+
+    /**
+     * {@link #recover(Duration)} for the job {@code id} alone, as {@link JobAudit#interrupted} lists it: requeued (or
+     * dead, on its last attempt) when its lease expired (zero: whatever its lease), for the workers to run.
+     */
+    @Override
+    public RecoveryReport recoverOne(Object id, Duration staleAfter) {
+        long start = System.nanoTime();
+        store.releaseRecorded();
+        Swept swept = sweep(staleAfter.isZero() ? Leases.ALL : Leases.EXPIRED, id);
+        // as JobQueue.requeue counts: requeued is rolled back (for the workers), killed on its last attempt set aside
+        return new RecoveryReport(config.name(), swept.examined(), 0, swept.requeued(), swept.skipped(),
+                Duration.ofNanos(System.nanoTime() - start), swept.dead());
+    }
 
     /**
      * Requeues every {@code PROCESSING} job whose lease expired (every one, when {@code all}), or sends it dead if that
@@ -108,14 +143,12 @@ public final class JobRecovery {
     public Swept sweep(Leases which, Object only) {
         boolean all = which == Leases.ALL;
         Bson expired = all ? eq(STATE, JobState.PROCESSING.stored())
-                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
+                : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
         Bson filter = only == null ? expired : and(eq("_id", only), expired);
         int requeued = 0;
         int dead = 0;
         int skipped = 0;
-        for (Document job : fields.jobs.find(filter).projection(Projections.include(TYPE, TOKEN, ATTEMPTS,
-                MAX_ATTEMPTS))
-                .into(new ArrayList<>())) {
+        for (Document job : store.findAll(filter, TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS)) {
             Object id = job.get("_id");
             boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
             Bson update = last
@@ -128,10 +161,10 @@ public final class JobRecovery {
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
             Bson guard = all ? eq(STATE, JobState.PROCESSING.stored())
-                    : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(fields.clock.now())));
+                    : and(eq(STATE, JobState.PROCESSING.stored()), lte(LEASE, Date.from(clock.now())));
             GuardedResult r = Passes.orLeftToNextPass(config.name(), "sweep: job " + Values.show(id), null,
                     () -> config.retryPolicy().execute(config.name(), id, "sweep",
-                            () -> ConditionalUpdates.fenced(fields.jobs, id, LEASE_FIELDS, token, guard, update)));
+                            () -> store.fenced(id, token, guard, update)));
             if (r == null) {
                 skipped++;
                 continue;
@@ -144,13 +177,13 @@ public final class JobRecovery {
                 skipped++;
             } else if (last) {
                 dead++;
-                fields.dead.increment();
-                fields.notify(() -> fields.listener.onDead(new OperationId(id), job.getString(TYPE),
+                counters.dead.increment();
+                Listeners.call(config.name(), () -> listener.onDead(new OperationId(id), job.getString(TYPE),
                         "the worker lost its lease on the last attempt"));
             } else {
                 requeued++;
-                fields.requeued.increment();
-                fields.notify(() -> fields.listener.onRequeued(new OperationId(id), job.getString(TYPE)));
+                counters.requeued.increment();
+                Listeners.call(config.name(), () -> listener.onRequeued(new OperationId(id), job.getString(TYPE)));
             }
         }
         if (requeued + dead > 0) {
@@ -164,15 +197,15 @@ public final class JobRecovery {
      * Requeues jobs whose worker went quiet (every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
      * those whose lease expired), then runs, in this thread, every job that has been due for {@code staleAfter}.
      */
+    @Override
     public RecoveryReport recover(Duration staleAfter) {
         Objects.requireNonNull(staleAfter, "staleAfter");
         Checks.notNegative("staleAfter", staleAfter);
-        fields.releases.flush();
-        fields.outboxHolds.flush();
+        store.close();
         long start = System.nanoTime();
         Swept swept = sweep(staleAfter.isZero() ? Leases.ALL : Leases.EXPIRED);
-        Date heldBefore = staleAfter.isZero() ? Date.from(fields.clock.now().plusSeconds(1))
-                : fields.clock.cutoff(staleAfter);
+        Date heldBefore = staleAfter.isZero() ? Date.from(clock.now().plusSeconds(1))
+                : clock.cutoff(staleAfter);
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
         int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
@@ -180,13 +213,12 @@ public final class JobRecovery {
         // a job killed on its last attempt is not recovered: it waits, dead, for an operator (replay or discard)
         int dead = swept.dead();
         int skipped = swept.skipped() + held.left();
-        String owner = fields.newOwner();
+        String owner = ownerIds.get();
         Set<Object> seen = new HashSet<>();
-        Date cutoff = Date.from(fields.clock.now().minus(staleAfter));
+        Date cutoff = Date.from(clock.now().minus(staleAfter));
         while (true) {
-            List<Document> due = fields.jobs.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)))
-                    .projection(Projections.include(STATE)).sort(Sorts.ascending(RUN_AT)).limit(100)
-                    .into(new ArrayList<>());
+            List<Document> due = store.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)), Sorts.ascending(RUN_AT),
+                    0, 100, STATE);
             due.removeIf(d -> !seen.add(d.get("_id")));
             if (due.isEmpty()) {
                 break;
@@ -206,8 +238,44 @@ public final class JobRecovery {
             }
         }
         runner.settleDone();
-        fields.releaseAbandoned();
+        releaseAbandoned();
         return new RecoveryReport(config.name(), examined, forward, back, skipped,
                 Duration.ofNanos(System.nanoTime() - start), dead);
+    }
+
+    /**
+     * Releases the reservations on documents that no live claim holds: an earlier claim's, or a late one a paused
+     * worker sent and died before releasing. Releasing a reservation is always safe: it is never applied after.
+     *
+     * @return reservations released
+     */
+    int releaseAbandoned() {
+        int removed = 0;
+        for (String name : store.effectCollections()) {
+            MongoCollection<Document> target = store.collection(name);
+            List<OnceEffects.Reservation> reservations = config.retryPolicy().execute(config.name(), null,
+                    "find reservations in " + name, () -> OnceEffects.reservations(target, EFFECT_MARKER, 1_000));
+            if (reservations.isEmpty()) {
+                continue;
+            }
+            List<Object> ids = reservations.stream().map(OnceEffects.Reservation::operationId).distinct().toList();
+            Map<Object, Document> byId = new HashMap<>();
+            store.claimsOf(ids).forEach(d -> byId.put(Ids.idKey(d.get("_id")), d));
+            for (OnceEffects.Reservation r : reservations) {
+                Document job = byId.get(Ids.idKey(r.operationId()));
+                boolean held = job != null && JobState.PROCESSING.stored().equals(job.getString(STATE))
+                        && r.nonce().equals(job.get(OWNER) + "/" + ConditionalUpdates.tokenOf(job, LEASE_FIELDS));
+                if (!held) {
+                    long n = config.retryPolicy().execute(config.name(), r.operationId(), "release reservation",
+                            () -> OnceEffects.release(target, EFFECT_MARKER, r.operationId(), r.nonce(),
+                                    List.of(r.documentId())));
+                    removed += (int) n;
+                }
+            }
+        }
+        if (removed > 0) {
+            LOG.info("[{}] recovery: released {} reservations no claim holds", config.name(), removed);
+        }
+        return removed;
     }
 }

@@ -5,27 +5,25 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
-import static dev.consistencykit.jobqueue.internal.JobFields.ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.CLAIMED;
-import static dev.consistencykit.jobqueue.internal.JobFields.COMPLETED;
-import static dev.consistencykit.jobqueue.internal.JobFields.DUE_STATES;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.EFFECT_MARKER;
-import static dev.consistencykit.jobqueue.internal.JobFields.HELD;
-import static dev.consistencykit.jobqueue.internal.JobFields.LAST_ERROR;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE;
-import static dev.consistencykit.jobqueue.internal.JobFields.LEASE_FIELDS;
-import static dev.consistencykit.jobqueue.internal.JobFields.LOG;
-import static dev.consistencykit.jobqueue.internal.JobFields.MAX_ATTEMPTS;
-import static dev.consistencykit.jobqueue.internal.JobFields.OWNER;
-import static dev.consistencykit.jobqueue.internal.JobFields.PAYLOAD;
-import static dev.consistencykit.jobqueue.internal.JobFields.PRIORITY;
-import static dev.consistencykit.jobqueue.internal.JobFields.RUN_AT;
-import static dev.consistencykit.jobqueue.internal.JobFields.STATE;
-import static dev.consistencykit.jobqueue.internal.JobFields.TOKEN;
-import static dev.consistencykit.jobqueue.internal.JobFields.TYPE;
-import static dev.consistencykit.jobqueue.internal.JobFields.UNSETTLED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.DUE_STATES;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HELD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LAST_ERROR;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PAYLOAD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.UNSETTLED;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,27 +33,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 
 import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
-import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Claim;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.EffectMarker;
 import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.IncOverflow;
+import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.MarkerWrite;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OnceEffects;
@@ -67,24 +68,53 @@ import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobState;
-import dev.consistencykit.jobqueue.internal.JobEngine.Claimed;
-import dev.consistencykit.jobqueue.internal.JobEngine.Ran;
 
 /**
  * Claiming and running a job: the lease and fencing token, the handler's apply-once effects, completion.
  */
-final class JobRunner {
+public final class JobRunner {
 
-    private final JobFields fields;
+    private static final Logger LOG = LoggerFactory.getLogger(JobRunner.class);
+
     private final JobQueueConfig config;
+    private final JobStore store;
+    private final JobRecording recording;
+    private final Map<String, JobHandler> handlers;
+    private final JobCounters counters;
+    private final ServerClock clock;
+    private final JobQueueListener listener;
+    private final Supplier<String> ownerIds;
     private final FailureLog failures;
 
-    /** The claiming and running of jobs, over the shared fields. */
-    JobRunner(JobFields fields) {
-        this.fields = fields;
-        this.config = fields.config;
+    /** The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}. */
+    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, Map<String, JobHandler> handlers,
+              JobCounters counters, ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
+        this.config = config;
+        this.store = store;
+        this.recording = recording;
+        this.handlers = Map.copyOf(handlers);
+        this.counters = counters;
+        this.clock = clock;
+        this.listener = listener;
+        this.ownerIds = ownerIds;
         this.failures = new FailureLog(LOG, config.name(), System::nanoTime);
+    }
+
+    /** The application's listener. */
+    public JobQueueListener listener() {
+        return listener;
+    }
+
+    /** A fresh owner name, for one worker. */
+    public String newOwner() {
+        return ownerIds.get();
+    }
+
+    /** The registered job types. */
+    public java.util.Set<String> types() {
+        return handlers.keySet();
     }
 
     // ---------------------------------------------------------------- claiming and running
@@ -95,33 +125,28 @@ final class JobRunner {
     }
 
     /** Claims the highest-priority due job, or the given one. */
-    public Optional<Claimed> claim(String owner, Object onlyId) {
+    public Optional<ClaimedJob> claim(String owner, Object onlyId) {
         List<Bson> filters = new ArrayList<>();
         if (onlyId != null) {
             filters.add(eq("_id", onlyId));
         }
         filters.add(in(STATE, DUE_STATES));
-        filters.add(lte(RUN_AT, Date.from(fields.clock.now())));
+        filters.add(lte(RUN_AT, Date.from(clock.now())));
         filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
-        boolean[] sent = {false};   // a retry looks first for what its earlier attempt claimed (a lost reply)
+        // a retry looks first for what its earlier attempt claimed (a lost reply)
+        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
         Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
-            Optional<Claim> mine = sent[0] ? ConditionalUpdates.heldBy(fields.jobs, eq(STATE, JobState.PROCESSING
-                    .stored()),
-                    owner, LEASE_FIELDS) : Optional.empty();
-            sent[0] = true;
-            return mine.isPresent() ? mine : ConditionalUpdates.claim(fields.jobs, and(filters), Sorts.orderBy(
-                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, config.lease(), fields.clock,
-                            LEASE_FIELDS,
-                    claimUpdate());
+            Optional<Claim> mine = attempts.getAndIncrement() > 0 ? store.heldBy(owner) : Optional.empty();
+            return mine.isPresent() ? mine : store.claim(and(filters), owner, config.lease(), clock, claimUpdate());
         });
-        return claim.map(c -> new Claimed(c, c.document()));
+        return claim.map(c -> new ClaimedJob(c, c.document()));
     }
 
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
-    public Ran run(Claimed claimed) {
+    public RanJob run(ClaimedJob claimed) {
         Document job = claimed.job();
         String type = job.getString(TYPE);
-        JobHandler handler = fields.handlers.get(type);
+        JobHandler handler = handlers.get(type);
         if (handler == null) {
             return finishDead(claimed, "no handler is registered for job type '" + type + "'");
         }
@@ -146,7 +171,7 @@ final class JobRunner {
                 + e.getMessage());
     }
 
-    Ran complete(Claimed claimed, boolean recordedEffects) {
+    RanJob complete(ClaimedJob claimed, boolean recordedEffects) {
         boolean effects = recordedEffects || !claimed.job().getList(EFFECTS, Object.class, List.of()).isEmpty();
         Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.stored()), Updates.currentDate(COMPLETED),
                 Updates.unset(OWNER), Updates.unset(LEASE));
@@ -156,45 +181,45 @@ final class JobRunner {
             if (effects) {
                 settleEffects(claimed.id(), r.document().orElse(null));
             }
-            fields.done.increment();
-            fields.notify(() -> fields.listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
-            return new Ran(claimed.id(), JobState.DONE, false, null);
+            counters.done.increment();
+            Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+            return new RanJob(claimed.id(), JobState.DONE, false, null);
         }
         return lost(claimed);
     }
 
-    Ran fail(Claimed claimed, String error) {
+    RanJob fail(ClaimedJob claimed, String error) {
         Document job = claimed.job();
         int attempt = job.getInteger(ATTEMPTS);
         if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
             return finishDead(claimed, error);
         }
         Duration delay = backoff(attempt);
-        Date runAt = Date.from(fields.clock.now().plus(delay));
+        Date runAt = Date.from(clock.now().plus(delay));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
                 Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.FAILED)) {
-            fields.failed.increment();
+            counters.failed.increment();
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
                     runAt.toInstant(), delay, error);
-            fields.notify(() -> fields.listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt,
+            Listeners.call(config.name(), () -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt,
                     error));
-            return new Ran(claimed.id(), JobState.FAILED, false, error);
+            return new RanJob(claimed.id(), JobState.FAILED, false, error);
         }
         return lost(claimed);
     }
 
-    Ran finishDead(Claimed claimed, String error) {
+    RanJob finishDead(ClaimedJob claimed, String error) {
         GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.DEAD)) {
-            fields.dead.increment();
+            counters.dead.increment();
             failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
                     claimed.job().getInteger(MAX_ATTEMPTS), error);
-            fields.notify(() -> fields.listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE),
+            Listeners.call(config.name(), () -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE),
                     error));
-            return new Ran(claimed.id(), JobState.DEAD, false, error);
+            return new RanJob(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
     }
@@ -203,14 +228,14 @@ final class JobRunner {
      * A write on the job fenced by this claim: its token orders the claims of one job, its owner tells apart two jobs
      * enqueued under one id, one after the other was pruned, whose tokens both start again.
      */
-    GuardedResult fenced(Claimed claimed, String what, Bson update) {
+    GuardedResult fenced(ClaimedJob claimed, String what, Bson update) {
         return config.retryPolicy().execute(config.name(), claimed.id(), what,
-                () -> ConditionalUpdates.fenced(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
+                () -> store.fenced(claimed.id(), claimed.claim().fencingToken(),
                         and(eq(STATE, JobState.PROCESSING.stored()), eq(OWNER, claimed.claim().owner())), update));
     }
 
     /** Applied now, or applied by our own earlier attempt whose reply was lost (same token, target state). */
-    static boolean isOurs(GuardedResult r, Claimed claimed, JobState target) {
+    static boolean isOurs(GuardedResult r, ClaimedJob claimed, JobState target) {
         if (r.outcome() == UpdateOutcome.APPLIED) {
             return true;
         }
@@ -219,12 +244,12 @@ final class JobRunner {
                 && ConditionalUpdates.tokenOf(now, LEASE_FIELDS) == claimed.claim().fencingToken();
     }
 
-    Ran lost(Claimed claimed) {
-        fields.leaseLost.increment();
-        fields.notify(() -> fields.listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
-        Document now = fields.jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", claimed.id())).first();
+    RanJob lost(ClaimedJob claimed) {
+        counters.leaseLost.increment();
+        Listeners.call(config.name(), () -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+        Document now = store.readPrimary(claimed.id());
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
-        return new Ran(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
+        return new RanJob(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
     }
 
     Duration backoff(int attempt) {
@@ -236,10 +261,10 @@ final class JobRunner {
     }
 
     /** Renews a claimed job's lease. */
-    public void heartbeat(Claimed claimed) {
+    public void heartbeat(ClaimedJob claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "heartbeat",
-                () -> ConditionalUpdates.renew(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim().fencingToken(),
-                        config.lease(), fields.clock));
+                () -> store.renew(claimed.id(), claimed.claim().fencingToken(),
+                        config.lease(), clock));
         if (r.outcome() != UpdateOutcome.APPLIED) {
             throw new LeaseLostException(config.name(), claimed.id(), claimed.claim().fencingToken(),
                     "another worker took job " + claimed.id() + " over");
@@ -247,17 +272,16 @@ final class JobRunner {
     }
 
     /** Gives a claimed job back (graceful shutdown): {@code TODO} again, due now, the attempt not counted. */
-    public boolean release(Claimed claimed) {
+    public boolean release(ClaimedJob claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
-                () -> ConditionalUpdates.release(fields.jobs, claimed.id(), LEASE_FIELDS, claimed.claim()
-                        .fencingToken(),
+                () -> store.giveBack(claimed.id(), claimed.claim().fencingToken(),
                         Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.inc(ATTEMPTS, -1),
                                 Updates.inc(TOKEN, 1L))));
         return r.outcome() == UpdateOutcome.APPLIED;
     }
 
     /** The nonce of one claim of a job: its owner and fencing token. */
-    static String nonce(Claimed claimed) {
+    static String nonce(ClaimedJob claimed) {
         return OnceEffects.nonce(claimed.claim().owner(), claimed.claim().fencingToken());
     }
 
@@ -267,7 +291,7 @@ final class JobRunner {
      * that lost its lease, however long ago, cannot apply: its check fails, or its reservation was consumed, released
      * or taken over by the worker that holds the job now.
      */
-    UpdateOutcome applyEffect(Claimed claimed, String collectionName, MongoCollection<Document> target,
+    UpdateOutcome applyEffect(ClaimedJob claimed, String collectionName, MongoCollection<Document> target,
                                       Object documentId, Bson update) {
         Object jobId = claimed.id();
         String nonce = nonce(claimed);
@@ -329,23 +353,18 @@ final class JobRunner {
 
     /**
      * Records {@code documentId} among the job's effects, fenced by the claim's token: the ownership check of the
-     * lifecycle, and what lets completion (or {@link JobEngine#prune}) settle every document the job touched.
+     * lifecycle, and what lets completion (or {@link JobPruner#prune}) settle every document the job touched.
      *
      * @return whether this claim still holds the job
      */
-    boolean recordEffect(Claimed claimed, String collectionName, Object documentId) {
+    boolean recordEffect(ClaimedJob claimed, String collectionName, Object documentId) {
         Document effect = new Document("c", collectionName).append("id", documentId);
-        long matched = config.retryPolicy().execute(config.name(), claimed.id(), "record effect", () -> fields.jobs
-                .updateOne(
-                and(eq("_id", claimed.id()), eq(TOKEN, claimed.claim().fencingToken()),
-                        eq(OWNER, claimed.claim().owner()), eq(STATE, JobState.PROCESSING.stored())),
-                Updates.addToSet(EFFECTS, effect)).getMatchedCount());
-        return matched == 1;
+        return store.recordEffect(claimed.id(), claimed.claim().fencingToken(), claimed.claim().owner(), effect);
     }
 
     /**
      * Settles a done job's effects: pulls its applied mark (and any reservation an earlier claim left) from every
-     * document it recorded. Best effort: {@link JobEngine#prune} settles what a crash left.
+     * document it recorded. Best effort: {@link JobPruner#prune} settles what a crash left.
      */
     void settleEffects(Object jobId, Document job) {
         Map<String, List<Object>> byCollection = new HashMap<>();
@@ -355,8 +374,7 @@ final class JobRunner {
             }
         }
         for (Map.Entry<String, List<Object>> group : byCollection.entrySet()) {
-            MongoCollection<Document> target = fields.collections.computeIfAbsent(group.getKey(), fields
-                    .database::getCollection);
+            MongoCollection<Document> target = store.collection(group.getKey());
             List<MarkerWrite> writes = group.getValue().stream().distinct().map(id -> MarkerWrite.of(id, null))
                     .toList();
             try {
@@ -375,15 +393,12 @@ final class JobRunner {
                 return;
             }
         }
-        config.retryPolicy().run(config.name(), jobId, "effects settled", () -> fields.jobs.updateOne(
-                and(eq("_id", jobId), eq(UNSETTLED, true)), Updates.unset(UNSETTLED)));
+        store.settled(jobId);
     }
 
     /** Settles the effects of done (and discarded) jobs whose worker (or discarder) died before it could. */
     int settleDone() {
-        List<Document> unsettled = config.retryPolicy().execute(config.name(), null, "find unsettled jobs",
-                () -> fields.jobs.find(eq(UNSETTLED, true)).projection(Projections.include(STATE, EFFECTS)).limit(1_000)
-                        .into(new ArrayList<>()));
+        List<Document> unsettled = store.unsettled();
         int settled = 0;
         for (Document job : unsettled) {
             if (JobState.DONE.stored().equals(job.getString(STATE))
@@ -396,10 +411,10 @@ final class JobRunner {
     }
 
     final class Context implements JobContext {
-        private final Claimed claimed;
+        private final ClaimedJob claimed;
         private volatile boolean recorded;
 
-        Context(Claimed claimed) {
+        Context(ClaimedJob claimed) {
             this.claimed = claimed;
         }
 
@@ -420,7 +435,7 @@ final class JobRunner {
 
         @Override
         public <T> T payload(Class<T> type) {
-            return Values.decode(config.name(), PAYLOAD, payload(), type, fields.jobs.getCodecRegistry());
+            return Values.decode(config.name(), PAYLOAD, payload(), type, store.codecs());
         }
 
         @Override
@@ -445,8 +460,7 @@ final class JobRunner {
         @Override
         public UpdateOutcome applyOnceIfPresent(String collection, Object documentId, Bson update) {
             Names.fieldName(config.name(), "collection", collection);
-            MongoCollection<Document> target = fields.collections.computeIfAbsent(collection, fields
-                    .database::getCollection);
+            MongoCollection<Document> target = store.collection(collection);
             Object id = Ids.documentId(config.name(), "documentId", documentId, target.getCodecRegistry());
             BsonDocument checked = UpdateGrammar.updateSpec(config.name(), "update", update, target.getCodecRegistry(),
                     EFFECT_FIELDS);
@@ -458,5 +472,37 @@ final class JobRunner {
         public void heartbeat() {
             JobRunner.this.heartbeat(claimed);
         }
+    }
+
+    /** Enqueues {@code job} and runs it in this thread when it is due and free. */
+    public OperationResult apply(EncodedJob job) {
+        OperationId id = recording.enqueue(job);
+        Optional<ClaimedJob> claimed = claim(newOwner(), id.value());
+        if (claimed.isPresent()) {
+            return result(run(claimed.get()));
+        }
+        Document now = store.readPrimary(id.value());
+        JobState state = now == null ? JobState.TODO : JobState.fromStored(now.getString(STATE));
+        return new RanJob(id.value(), state, false, now == null ? null : now.getString(LAST_ERROR)).toResult(now);
+    }
+
+    OperationResult result(RanJob ran) {
+        Document now = ran.error() == null && (ran.state() == JobState.DEAD || ran.state() == JobState.FAILED)
+                ? store.readPrimary(ran.id()) : null;
+        return ran.toResult(now);
+    }
+
+    /**
+     * A failed attempt, counted, for a job whose worker thread died of {@code error} (an {@link Error} from its
+     * handler, which the library never catches): the job backs off, then dies after its last attempt, instead of
+     * being claimed again at once for ever.
+     */
+    public RanJob died(ClaimedJob claimed, Throwable error) {
+        return fail(claimed, "the worker running it died: " + errorText(error));
+    }
+
+    /** Claims and runs one due job. */
+    public Optional<OperationResult> processNext(String owner) {
+        return claim(owner, null).map(this::run).map(this::result);
     }
 }

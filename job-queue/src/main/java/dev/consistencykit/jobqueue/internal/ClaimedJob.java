@@ -1,0 +1,18 @@
+package dev.consistencykit.jobqueue.internal;
+
+import org.bson.Document;
+
+import dev.consistencykit.core.spi.Claim;
+
+/**
+ * A claimed job: the claim (owner, fencing token) and the job as the claim read it.
+ *
+ * @param claim the claim
+ * @param job   the job document
+ */
+public record ClaimedJob(Claim claim, Document job) {
+
+    Object id() {
+        return job.get("_id");
+    }
+}

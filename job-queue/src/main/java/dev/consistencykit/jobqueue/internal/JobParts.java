@@ -1,0 +1,47 @@
+package dev.consistencykit.jobqueue.internal;
+
+import java.util.Map;
+import java.util.function.Supplier;
+
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.jobqueue.JobHandler;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
+
+/**
+ * The parts of one job queue, created and wired in one place; the entry type and its workers call each directly.
+ *
+ * <p>A job is one document: recorded once (its id, or its dedupe key, makes a repeat find it), claimed by a
+ * compare-and-set that takes a lease and the next fencing token, run, and completed, failed or sent dead by a write
+ * fenced by that token, so a worker that lost its lease can never record an outcome. A handler's changes to other
+ * documents go through the apply-once lifecycle, reserved by the claim and applied under that reservation; the outbox
+ * writes jobs into a business document in the same write as the business change, and a relay moves them to the queue.
+ *
+ * @param store       the only owner of the collections: the job's writes by name, the indexes, the records held
+ * @param recording   a job checked, encoded and recorded
+ * @param outbox      jobs written with a business document, and their relay into the queue
+ * @param runner      a job claimed, run by its handler and completed, failed or sent dead; the workers' calls
+ * @param recovery    jobs taken back from quiet workers, held jobs of quiet relayers, due jobs run
+ * @param deadLetters dead jobs replayed, discarded or deleted
+ * @param pruner      done and discarded jobs past retention removed
+ * @param audit       the operator's reads: describe, interrupted, dead, status, backlog, counters
+ */
+public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox, JobRunner runner,
+                       JobRecovery recovery, JobDeadLetters deadLetters, JobPruner pruner, JobAudit audit) {
+
+    /** The parts over {@code database} (already checked for an acknowledged write concern). */
+    public static JobParts of(JobQueueConfig config, MongoDatabase database, ServerClock clock,
+                              JobQueueListener listener, Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
+        JobStore store = new JobStore(config, database);
+        JobCounters counters = new JobCounters();
+        JobRecording recording = new JobRecording(config, store, counters, clock, ownerIds);
+        JobOutbox outbox = new JobOutbox(config, store, recording, counters, ownerIds);
+        JobRunner runner = new JobRunner(config, store, recording, handlers, counters, clock, listener, ownerIds);
+        return new JobParts(store, recording, outbox, runner,
+                new JobRecovery(config, store, runner, outbox, counters, clock, listener, ownerIds),
+                new JobDeadLetters(config, store, runner, clock), new JobPruner(config, store, counters, clock),
+                new JobAudit(config, store, counters, clock));
+    }
+}

@@ -1,0 +1,77 @@
+package dev.consistencykit.jobqueue.internal;
+
+import java.util.List;
+import java.util.Set;
+
+import dev.consistencykit.core.spi.EffectMarker;
+import dev.consistencykit.core.spi.LeaseFields;
+import dev.consistencykit.core.spi.Transition;
+import dev.consistencykit.jobqueue.JobState;
+
+/** The names the job queue stores on a job and on the documents its outbox and its handlers' effects use. */
+public final class JobSchema {
+
+    static final String TYPE = "type";
+    static final String PAYLOAD = "payload";
+    static final String STATE = "state";
+    static final String PRIORITY = "priority";
+    static final String RUN_AT = "runAt";
+    static final String ENQUEUED = "enqueuedAt";
+    static final String LAST_MODIFIED = Transition.DEFAULT_LAST_MODIFIED_FIELD;
+    static final String ATTEMPTS = "attempts";
+    static final String MAX_ATTEMPTS = "maxAttempts";
+    static final String LAST_ERROR = "lastError";
+    static final String OWNER = "owner";
+    static final String CLAIMED = "claimedAt";
+    static final String LEASE = "leaseExpiresAt";
+    static final String TOKEN = "fencingToken";
+    static final String DEDUPE = "dedupeKey";
+    static final String COMPLETED = "completedAt";
+    /** The array on business documents holding jobs not yet moved to the queue. */
+    public static final String OUTBOX = "jobOutbox";
+    /** The reservations of {@code enqueueWith} calls on a business document, {@code {o: job id, n: call}}. */
+    public static final String OUTBOX_RESERVED = "jobOutboxReserved";
+    /** The ids of the jobs in a business document's outbox, settled (pulled) with their entry by the relay. */
+    public static final String OUTBOX_WRITTEN = "jobOutboxWritten";
+    /** The array on documents a handler changed with {@code applyOnce}: jobs applied there and not yet done. */
+    public static final String APPLIED_JOBS = "appliedJobs";
+    /** The reservations of running jobs on documents their handler is about to change, {@code {o: job, n: claim}}. */
+    public static final String RESERVED_JOBS = "reservedJobs";
+    /** On a job: the documents its handler reserved, {@code [{c: collection, id}]}, settled when it is done. */
+    static final String EFFECTS = "effects";
+    /** On a done job: its effects' marks are still to be settled. */
+    static final String UNSETTLED = "unsettled";
+    /**
+     * On a job relayed from an outbox: the nonce of the outbox call ({@code enqueueWith}, {@code insertWith},
+     * {@code upsertWith}) that wrote it, kept until that call releases it (the store's outbox holds): what a retry of the
+     * call, however late, finds after the document no longer shows the entry.
+     */
+    static final String OUTBOX_NONCE = "outboxNonce";
+    /** On a job a relayer recorded and has not yet found still outboxed: the relayer's nonce; no worker claims it. */
+    static final String HELD = "heldBy";
+    /**
+     * Beside {@link #HELD}: where the relayer found the job, {@code {c: collection, d: document id}}, so that recovery
+     * can finish what a relayer that died holding it left: release it if the outbox still holds its entry, withdraw it
+     * if not.
+     */
+    static final String HELD_FROM = "heldFrom";
+
+    static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
+    static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);
+    static final EffectMarker OUTBOX_MARKER = EffectMarker.of(OUTBOX_RESERVED, OUTBOX_WRITTEN);
+
+    /** The fields this queue keeps on business documents: no caller's update may touch them. */
+    public static final Set<String> EFFECT_FIELDS = Set.of(RESERVED_JOBS, APPLIED_JOBS, OUTBOX, OUTBOX_RESERVED,
+            OUTBOX_WRITTEN);
+    static final List<String> DUE_STATES = List.of(JobState.TODO.stored(), JobState.FAILED.stored());
+
+    /**
+     * What compaction removes from a held done job: all but its id, state, type, dedupe key, times and holds, which is
+     * what a late retry of its enqueue reads.
+     */
+    static final List<String> COMPACTED_AWAY = List.of(PAYLOAD, PRIORITY, RUN_AT, ATTEMPTS, MAX_ATTEMPTS, LAST_ERROR,
+            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS);
+
+    private JobSchema() {
+    }
+}

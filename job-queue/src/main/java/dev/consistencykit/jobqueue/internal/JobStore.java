@@ -1,0 +1,377 @@
+package dev.consistencykit.jobqueue.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.COMPLETED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.DEDUPE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECTS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.ENQUEUED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HELD;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HELD_FROM;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_MARKER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.OWNER;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.UNSETTLED;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.conversions.Bson;
+
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.CountOptions;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+
+import dev.consistencykit.core.KeptRecord;
+import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.Claim;
+import dev.consistencykit.core.spi.ConditionalUpdates;
+import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.OnceEffects;
+import dev.consistencykit.core.spi.PatternRegistry;
+import dev.consistencykit.core.spi.PatternSetup;
+import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.RequiredIndexes;
+import dev.consistencykit.core.spi.StateSnapshot;
+import dev.consistencykit.core.spi.Transition;
+import dev.consistencykit.core.spi.WriteConcerns;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobState;
+
+/**
+ * The only owner of the job queue's collections — the jobs, the business collections whose outboxes it relays, and
+ * the collections its handlers change once — offering the writes of a job by name (record, claim, fence, renew, give
+ * back, record an effect, settle, release or withdraw a held job, replay, discard, prune) and the reads its parts make.
+ * Writes on business documents go through {@link OnceEffects} on the collection {@link #collection} hands out. It also
+ * holds what this instance recorded and has not released yet ({@link RecordReleases}): its enqueues, and the jobs its
+ * outbox calls wrote.
+ */
+public final class JobStore implements PatternSetup {
+
+    private final JobQueueConfig config;
+    private final String name;
+    private final RetryPolicy retry;
+    private final MongoDatabase database;
+    private final MongoCollection<Document> jobs;
+    private final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
+    /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
+    private final RequiredIndexes requiredIndexes;
+    /** Jobs this instance recorded, to release so that pruning may remove them once done. */
+    private final RecordReleases releases;
+    /** Jobs relayed from outbox calls of this instance, to release once those calls will not write again. */
+    private final RecordReleases outboxHolds;
+
+    /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
+    public JobStore(JobQueueConfig config, MongoDatabase database) {
+        this.database = ReadSettings.ownReads(database);
+        this.config = config;
+        this.name = config.name();
+        this.retry = config.retryPolicy();
+        this.jobs = this.database.getCollection(config.collection());
+        this.releases = new RecordReleases(name, jobs, retry);
+        this.outboxHolds = new RecordReleases(name, jobs, retry, OUTBOX_NONCE);
+        this.requiredIndexes = new RequiredIndexes(name, List.of(new RequiredIndexes.Unique(jobs, "dedupe",
+                List.of(DEDUPE), true, null)));
+    }
+
+    // ---------------------------------------------------------------- setup and holds
+
+    /** Creates the indexes the queue's queries need on a real server, and registers the instance. */
+    @Override
+    public void ensureIndexes() {
+        jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
+                Indexes.ascending(RUN_AT)), new IndexOptions().name("claim_order"));
+        jobs.createIndex(Indexes.ascending(STATE, RUN_AT), new IndexOptions().name("due"));
+        jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
+        jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
+        jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
+        requiredIndexes.create();
+        jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
+                .sparse(true));
+        jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
+        jobs.createIndex(Indexes.ascending(HELD), new IndexOptions().name("held").sparse(true));
+        RecordReleases.ensureIndex(jobs);
+        for (String collection : effectCollections()) {
+            ensureEffectIndexes(collection(collection));
+        }
+        PatternRegistry.register(database, new PatternRegistry.Registration("job-queue", config.name(),
+                Map.of("jobs", config.collection()), Map.of()));
+    }
+
+    /** The index a business collection's outbox relay needs. */
+    public static void ensureOutboxIndex(MongoCollection<Document> business) {
+        business.createIndex(Indexes.ascending(OUTBOX + "._id"), new IndexOptions().name("job_outbox").sparse(true));
+        OnceEffects.ensureIndex(business, OUTBOX_MARKER);
+    }
+
+    /** The index recovery's release of abandoned reservations needs on a collection handlers change. */
+    public static void ensureEffectIndexes(MongoCollection<Document> target) {
+        OnceEffects.ensureIndex(target, EFFECT_MARKER);
+    }
+
+    @Override
+    public List<String> setupProblems() {
+        return requiredIndexes.problems();
+    }
+
+    /** Releases the jobs this instance recorded, and those it wrote by an outbox call, that it still holds. */
+    @Override
+    public void close() {
+        releases.flush();
+        outboxHolds.flush();
+    }
+
+    /** Releases the jobs this instance recorded and still holds (not those of its outbox calls). */
+    void releaseRecorded() {
+        releases.flush();
+    }
+
+    /** Throws unless the unique dedupe index exists (checked once, then remembered). */
+    void verifyIndexes() {
+        requiredIndexes.verify();
+    }
+
+    /** Notes that this instance recorded job {@code id} with {@code nonce}: it is held until released. */
+    void recorded(Object id, String nonce) {
+        releases.written(id, nonce);
+    }
+
+    /** Notes that an outbox call {@code nonce} of this instance wrote job {@code id}: held until released. */
+    void outboxWrote(Object id, String nonce) {
+        outboxHolds.written(id, nonce);
+    }
+
+    /** Held jobs enqueued before {@code cutoff}: see {@link RecordReleases#kept}. */
+    List<KeptRecord> kept(ServerClock clock, Date cutoff, int limit) {
+        return RecordReleases.kept(jobs, ENQUEUED, clock, cutoff, limit);
+    }
+
+    /** The application's codecs. */
+    CodecRegistry codecs() {
+        return jobs.getCodecRegistry();
+    }
+
+    /** A business or effect collection; built once per name, since the driver builds a new object per call. */
+    MongoCollection<Document> collection(String collection) {
+        return collections.computeIfAbsent(collection, database::getCollection);
+    }
+
+    // ---------------------------------------------------------------- recording
+
+    /**
+     * Inserts job {@code id} with {@code update} unless a document of that id exists; true if this request inserted
+     * it. Not retried (the caller's retry decides what a duplicate means); throws the server's duplicate-key error.
+     */
+    boolean insertJob(Object id, Bson update) {
+        UpdateResult r = jobs.updateOne(and(eq("_id", id), exists(STATE, false)), update,
+                new UpdateOptions().upsert(true));
+        return r.getUpsertedId() != null;
+    }
+
+    /** Job {@code id} from the primary; {@code null} if none. Not retried. */
+    Document readPrimary(Object id) {
+        return jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", id)).first();
+    }
+
+    /** Job {@code id} as a read finds it; {@code null} if none. Not retried. */
+    Document read(Object id) {
+        return jobs.find(eq("_id", id)).first();
+    }
+
+    /** The job holding dedupe key {@code key}, from the primary, with {@code fields} (all when none). Not retried. */
+    Document byDedupeKey(String key, String... fields) {
+        var find = jobs.withReadPreference(ReadPreference.primary()).find(eq(DEDUPE, key));
+        return (fields.length == 0 ? find : find.projection(Projections.include(fields))).first();
+    }
+
+    /** Waits until job {@code id}, found rather than written, is as durable as the write concern asks. */
+    void confirm(Object id, String what) {
+        WriteConcerns.confirm(jobs, id, name, what);
+    }
+
+    // ---------------------------------------------------------------- outbox relay
+
+    /** Whether the queue holds job {@code jobId} written by the outbox call {@code nonce}, from the primary. */
+    boolean queuedFor(Object jobId, String nonce) {
+        return jobs.withReadPreference(ReadPreference.primary()).find(and(eq("_id", jobId), eq(OUTBOX_NONCE, nonce)))
+                .projection(Projections.include("_id")).first() != null;
+    }
+
+    /** Whether the queue holds job {@code jobId}, from the primary. Not retried. */
+    boolean holds(Object jobId) {
+        return jobs.withReadPreference(ReadPreference.primary()).find(eq("_id", jobId))
+                .projection(Projections.include("_id")).first() != null;
+    }
+
+    /** Withdraws the job a relayer recorded and still holds, if it is still this relayer's ({@code nonce}). */
+    long withdrawRelayed(Object jobId, String nonce) {
+        return retry.execute(name, jobId, "withdraw relayed job", () -> jobs.deleteOne(and(eq("_id", jobId),
+                eq(RecordReleases.FIELD, nonce), eq(HELD, nonce))).getDeletedCount());
+    }
+
+    /** Releases the held job {@code jobId} to the workers (held by {@code nonce} only, when not null). Not retried. */
+    void releaseHeld(Object jobId, String nonce) {
+        jobs.updateOne(and(eq("_id", jobId), nonce == null ? exists(HELD, true) : eq(HELD, nonce)),
+                Updates.combine(Updates.unset(HELD), Updates.unset(HELD_FROM)));
+    }
+
+    /** Jobs held by a relayer since before {@code cutoff}, at most {@code limit}, by the {@code held} index. */
+    List<Document> heldBefore(Date cutoff, int limit, String... fields) {
+        return retry.execute(name, null, "find held jobs", () -> jobs.find(and(exists(HELD, true),
+                lte(ENQUEUED, cutoff))).projection(Projections.include(fields)).limit(limit).into(new ArrayList<>()));
+    }
+
+    /** Withdraws a held job whose outbox entry is gone, if {@code nonce} still holds it and it never ran. */
+    long withdrawHeld(Object jobId, String nonce) {
+        return retry.execute(name, jobId, "withdraw held job", () -> jobs.deleteOne(and(eq("_id", jobId),
+                eq(HELD, nonce), eq(STATE, JobState.TODO.stored()))).getDeletedCount());
+    }
+
+    // ---------------------------------------------------------------- claims and runs
+
+    /** The job {@code owner} claimed earlier, if its claim still holds (a retried claim whose reply was lost). */
+    Optional<Claim> heldBy(String owner) {
+        return ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()), owner, LEASE_FIELDS);
+    }
+
+    /** Claims the first job {@code filter} matches in priority order, for {@code owner}, with {@code update}. */
+    Optional<Claim> claim(Bson filter, String owner, Duration lease, ServerClock clock, Bson update) {
+        return ConditionalUpdates.claim(jobs, filter, Sorts.orderBy(Sorts.descending(PRIORITY),
+                Sorts.ascending(RUN_AT)), owner, lease, clock, LEASE_FIELDS, update);
+    }
+
+    /** {@code update} on job {@code id} if its fencing token is still {@code token} and {@code guard} holds. */
+    GuardedResult fenced(Object id, long token, Bson guard, Bson update) {
+        return ConditionalUpdates.fenced(jobs, id, LEASE_FIELDS, token, guard, update);
+    }
+
+    /** Renews the lease of job {@code id} held with {@code token}. */
+    GuardedResult renew(Object id, long token, Duration lease, ServerClock clock) {
+        return ConditionalUpdates.renew(jobs, id, LEASE_FIELDS, token, lease, clock);
+    }
+
+    /** Gives job {@code id} back with {@code update} if {@code token} still holds it. */
+    GuardedResult giveBack(Object id, long token, Bson update) {
+        return ConditionalUpdates.release(jobs, id, LEASE_FIELDS, token, update);
+    }
+
+    /** Adds {@code effect} to a processing job still held by {@code owner} with {@code token}; whether it matched. */
+    boolean recordEffect(Object id, long token, String owner, Document effect) {
+        return retry.execute(name, id, "record effect", () -> jobs.updateOne(and(eq("_id", id), eq(TOKEN, token),
+                eq(OWNER, owner), eq(STATE, JobState.PROCESSING.stored())), Updates.addToSet(EFFECTS, effect))
+                .getMatchedCount()) == 1;
+    }
+
+    /** Notes that a done job's effects are settled. */
+    void settled(Object jobId) {
+        retry.run(name, jobId, "effects settled", () -> jobs.updateOne(and(eq("_id", jobId), eq(UNSETTLED, true)),
+                Updates.unset(UNSETTLED)));
+    }
+
+    /** Jobs whose effects are still to be settled, with their state and effects: at most 1,000. */
+    List<Document> unsettled() {
+        return retry.execute(name, null, "find unsettled jobs", () -> jobs.find(eq(UNSETTLED, true))
+                .projection(Projections.include(STATE, EFFECTS)).limit(1_000).into(new ArrayList<>()));
+    }
+
+    /** The collections any job recorded an effect in (a distinct over an indexed field). */
+    List<String> effectCollections() {
+        List<String> names = new ArrayList<>();
+        for (String collection : retry.execute(name, null, "list effect collections",
+                () -> jobs.distinct(EFFECTS + ".c", String.class).into(new ArrayList<>()))) {
+            if (collection != null) {
+                names.add(collection);
+            }
+        }
+        return names;
+    }
+
+    /** The jobs of {@code ids} with their state, owner and token, from the primary. */
+    List<Document> claimsOf(List<Object> ids) {
+        return retry.execute(name, null, "read reserving jobs", () -> jobs.withReadPreference(ReadPreference.primary())
+                .find(in("_id", ids)).projection(Projections.include(STATE, OWNER, TOKEN)).into(new ArrayList<>()));
+    }
+
+    // ---------------------------------------------------------------- reads by state
+
+    /** The jobs {@code filter} matches, with {@code fields}, in {@code sort} order, after {@code skip}, at most
+     * {@code limit}. */
+    List<Document> find(Bson filter, Bson sort, int skip, int limit, String... fields) {
+        return jobs.find(filter).projection(Projections.include(fields)).sort(sort).skip(skip).limit(limit)
+                .into(new ArrayList<>());
+    }
+
+    /** The jobs {@code filter} matches, with {@code fields}: every one. */
+    List<Document> findAll(Bson filter, String... fields) {
+        return jobs.find(filter).projection(Projections.include(fields)).into(new ArrayList<>());
+    }
+
+    /** How many jobs were done after {@code since}, counted up to {@code cap}. */
+    long countDoneSince(Date since, int cap) {
+        return jobs.countDocuments(and(eq(STATE, JobState.DONE.stored()), gt(COMPLETED, since)),
+                new CountOptions().limit(cap));
+    }
+
+    /** The jobs by state, from one pass. */
+    StateSnapshot snapshot() {
+        return StateSnapshot.of(jobs, STATE, CLAIMED);
+    }
+
+    /** The result of {@code pipeline} over the jobs. */
+    List<Document> aggregate(List<Bson> pipeline) {
+        return jobs.aggregate(pipeline).into(new ArrayList<>());
+    }
+
+    // ---------------------------------------------------------------- operators' writes
+
+    /** Moves job {@code id} by {@code transition}; what the compare-and-set found. */
+    GuardedResult transition(Object id, String what, Transition transition) {
+        return retry.execute(name, id, what, () -> ConditionalUpdates.transition(jobs, id, transition));
+    }
+
+    /** {@code update} on every job {@code filter} matches (the filter is the guard); how many changed. */
+    long updateAll(String what, Bson filter, Bson update) {
+        return retry.execute(name, null, what, () -> jobs.updateMany(filter, update).getModifiedCount());
+    }
+
+    /** Deletes every job {@code filter} matches; how many. */
+    long deleteAll(String what, Bson filter) {
+        return retry.execute(name, null, what, () -> jobs.deleteMany(filter).getDeletedCount());
+    }
+
+    /** Compacts the held jobs {@code filter} matches down to what a late retry reads; how many. */
+    long compact(String what, Bson filter, List<String> away) {
+        return retry.execute(name, null, what, () -> RecordReleases.compact(jobs, filter,
+                List.of(RecordReleases.FIELD, OUTBOX_NONCE), away));
+    }
+}
