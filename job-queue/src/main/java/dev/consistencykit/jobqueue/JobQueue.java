@@ -374,7 +374,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * @throws IllegalArgumentException if {@code workers < 1}
      */
     public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
-        return new JobWorkers(runner, store, calls, name(), workers, config.lease(), config.maxIdle(), runner.listener(),
+        return new JobWorkers(runner, store, calls, name(), workers, config.lease(), config.maxIdle(),
+                runner.listener(),
                 threadFactory);
     }
 

@@ -117,7 +117,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
 
     /**
      * Jobs a worker claimed and went quiet on: every {@code PROCESSING} job when {@code staleAfter} is zero, otherwise
-     * those whose lease expired, as {@link JobRecovery#recover} requeues them. Queued jobs are waiting, not interrupted.
+     * those whose lease expired, as {@link JobRecovery#recover} requeues them. Queued jobs are waiting, not
+     * interrupted.
      */
     @Override
     public List<InterruptedOperation> interrupted(Duration staleAfter, int limit) {
@@ -144,7 +145,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
                         + Values.show(f.get("d")) : "unknown";
                 out.add(new InterruptedOperation(job.get("_id"), "held",
                         enqueued == null ? Duration.ZERO : clock.ageOf(enqueued.toInstant()),
-                        "type " + Values.show(job.get(TYPE)) + ", held by relayer " + Values.show(job.get(JobSchema.HELD))
+                        "type " + Values.show(job.get(TYPE)) + ", held by relayer "
+                                + Values.show(job.get(JobSchema.HELD))
                                 + " relaying the outbox of " + from));
             }
         }

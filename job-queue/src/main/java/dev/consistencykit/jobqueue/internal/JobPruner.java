@@ -45,7 +45,8 @@ public final class JobPruner {
     public long prune(Duration retention) {
         store.close();
         // a job its recorder has not released may still be written again by that recorder's retry: kept
-        Bson past = and(in(STATE, JobState.DONE.stored(), JobState.DISCARDED.stored()), lte(COMPLETED, clock.cutoff(retention)),
+        Bson past = and(in(STATE, JobState.DONE.stored(), JobState.DISCARDED.stored()),
+                lte(COMPLETED, clock.cutoff(retention)),
                 exists(UNSETTLED, false));
         long n = store.deleteAll("prune", and(past, RecordReleases.released(), exists(OUTBOX_NONCE, false)));
         counters.pruned.add(n);

@@ -182,7 +182,8 @@ public final class JobRunner {
                 settleEffects(claimed.id(), r.document().orElse(null));
             }
             counters.done.increment();
-            Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+            Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()),
+                    claimed.job().getString(TYPE)));
             return new RanJob(claimed.id(), JobState.DONE, false, null);
         }
         return lost(claimed);
@@ -203,7 +204,8 @@ public final class JobRunner {
             counters.failed.increment();
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
                     runAt.toInstant(), delay, error);
-            Listeners.call(config.name(), () -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE), attempt,
+            Listeners.call(config.name(), () -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE),
+                    attempt,
                     error));
             return new RanJob(claimed.id(), JobState.FAILED, false, error);
         }
@@ -217,7 +219,8 @@ public final class JobRunner {
             counters.dead.increment();
             failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
                     claimed.job().getInteger(MAX_ATTEMPTS), error);
-            Listeners.call(config.name(), () -> listener.onDead(new OperationId(claimed.id()), claimed.job().getString(TYPE),
+            Listeners.call(config.name(), () -> listener.onDead(new OperationId(claimed.id()),
+                    claimed.job().getString(TYPE),
                     error));
             return new RanJob(claimed.id(), JobState.DEAD, false, error);
         }
@@ -246,7 +249,8 @@ public final class JobRunner {
 
     RanJob lost(ClaimedJob claimed) {
         counters.leaseLost.increment();
-        Listeners.call(config.name(), () -> listener.onLeaseLost(new OperationId(claimed.id()), claimed.job().getString(TYPE)));
+        Listeners.call(config.name(), () -> listener.onLeaseLost(new OperationId(claimed.id()),
+                claimed.job().getString(TYPE)));
         Document now = store.readPrimary(claimed.id());
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
         return new RanJob(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));
