@@ -23,6 +23,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.testkit.internal.FaultInjectingProxies;
+import dev.consistencykit.testkit.internal.WriteFaults;
 
 /**
  * Makes every write that code under test sends a numbered crash point, without that code declaring any.
@@ -155,14 +156,37 @@ public final class FaultInjector {
         return EnumSet.allOf(FaultMode.class);
     }
 
+    /** What the proxies ask: this injector's answers. */
+    private final WriteFaults<InjectedFault> proxied = new WriteFaults<>() {
+        @Override
+        public void checkAlive(String method) {
+            FaultInjector.this.checkAlive(method);
+        }
+
+        @Override
+        public Optional<InjectedFault> beforeWrite(String method, String collection) {
+            return FaultInjector.this.beforeWrite(method, collection);
+        }
+
+        @Override
+        public void applyBefore(InjectedFault fault) {
+            FaultInjector.this.applyBefore(fault);
+        }
+
+        @Override
+        public void applyAfter(InjectedFault fault) {
+            FaultInjector.this.applyAfter(fault);
+        }
+    };
+
     /** {@code database} with every write of every collection obtained from it going through this injector. */
     public MongoDatabase wrap(MongoDatabase database) {
-        return FaultInjectingProxies.database(database, this);
+        return FaultInjectingProxies.database(database, proxied);
     }
 
     /** {@code collection} with every write going through this injector. */
     public <T> MongoCollection<T> wrap(MongoCollection<T> collection) {
-        return FaultInjectingProxies.collection(collection, this);
+        return FaultInjectingProxies.collection(collection, proxied);
     }
 
     /** How many writes were attempted through this injector (faulted ones included). */

@@ -145,7 +145,7 @@ public final class Comparison {
      */
     public static Result run(MongoTarget target, Settings settings, Consumer<String> progress) {
         List<Entry> entries = new ArrayList<>();
-        List<Contender> contenders = Contender.all();
+        List<Contender> contenders = Contenders.all();
         for (int i = 0; i < contenders.size(); i++) {
             Contender c = contenders.get(i);
             progress.accept(bar(i, contenders.size()) + " " + c.name() + " (" + c.workload() + ")");

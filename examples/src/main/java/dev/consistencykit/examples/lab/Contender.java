@@ -9,7 +9,6 @@ import java.util.concurrent.locks.LockSupport;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.Workload;
-import dev.consistencykit.twophase.TransferVariant;
 
 /** One pattern (or the naive loop) on one workload, as the comparison drives it. */
 /** One pattern (or the naive loop) on one workload, as the comparison drives it. */
@@ -135,12 +134,5 @@ public interface Contender {
         default Optional<Boolean> patternReadIsConsistent(Random random) {
             return Optional.empty();
         }
-    }
-
-    /** The bank-transfer contenders, then the rename contenders. */
-    static List<Contender> all() {
-        return List.of(new NaiveTransfers(), new TwoPhaseTransfers(TransferVariant.RESERVE_THEN_CREDIT),
-                new TwoPhaseTransfers(TransferVariant.APPLY_AT_PREPARE), new LedgerTransfers(), new QueuedTransfers(),
-                new VersionedAccounts(), new SyncFlagRename(), new QueuedRename());
     }
 }

@@ -24,7 +24,7 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 class ContenderWorkloadsTest {
 
     static Stream<Contender> patterns() {
-        return Contender.all().stream().filter(c -> !c.pattern().equals("naive"));
+        return Contenders.all().stream().filter(c -> !c.pattern().equals("naive"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -39,7 +39,7 @@ class ContenderWorkloadsTest {
 
     @Test
     void shouldCatchTheNaiveLoopLosingMoney(MongoClient client) {
-        Contender naive = Contender.all().stream().filter(c -> c.pattern().equals("naive")).findFirst()
+        Contender naive = Contenders.all().stream().filter(c -> c.pattern().equals("naive")).findFirst()
                 .orElseThrow();
 
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name(naive.name())

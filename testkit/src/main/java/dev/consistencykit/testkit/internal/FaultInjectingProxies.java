@@ -10,9 +10,7 @@ import java.util.Set;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.testkit.FaultInjector;
-
-/** Dynamic proxies over the driver's {@code MongoDatabase} and {@code MongoCollection} for {@link FaultInjector}. */
+/** Dynamic proxies over the driver's {@code MongoDatabase} and {@code MongoCollection} that ask {@link WriteFaults}. */
 public final class FaultInjectingProxies {
 
     private static final Set<String> WRITE_METHODS = Set.of("insertOne", "insertMany", "updateOne", "updateMany",
@@ -23,26 +21,26 @@ public final class FaultInjectingProxies {
     }
 
     /** A proxy of {@code database} reporting to {@code injector}. */
-    public static MongoDatabase database(MongoDatabase database, FaultInjector injector) {
+    public static MongoDatabase database(MongoDatabase database, WriteFaults<?> injector) {
         return (MongoDatabase) Proxy.newProxyInstance(FaultInjectingProxies.class.getClassLoader(),
-                new Class<?>[] {MongoDatabase.class}, new Handler(database, injector, null));
+                new Class<?>[] {MongoDatabase.class}, new Handler<>(database, injector, null));
     }
 
     /** A proxy of {@code collection} reporting to {@code injector}. */
     @SuppressWarnings("unchecked")
-    public static <T> MongoCollection<T> collection(MongoCollection<T> collection, FaultInjector injector) {
+    public static <T> MongoCollection<T> collection(MongoCollection<T> collection, WriteFaults<?> injector) {
         return (MongoCollection<T>) Proxy.newProxyInstance(FaultInjectingProxies.class.getClassLoader(),
-                new Class<?>[] {MongoCollection.class}, new Handler(collection, injector,
+                new Class<?>[] {MongoCollection.class}, new Handler<>(collection, injector,
                         collection.getNamespace().getCollectionName()));
     }
 
-    private static final class Handler implements InvocationHandler {
+    private static final class Handler<F> implements InvocationHandler {
 
         private final Object target;
-        private final FaultInjector injector;
+        private final WriteFaults<F> injector;
         private final String collectionName;
 
-        Handler(Object target, FaultInjector injector, String collectionName) {
+        Handler(Object target, WriteFaults<F> injector, String collectionName) {
             this.target = target;
             this.injector = injector;
             this.collectionName = collectionName;
@@ -60,7 +58,7 @@ public final class FaultInjectingProxies {
             String name = method.getName();
             injector.checkAlive(name);
             if (collectionName != null && WRITE_METHODS.contains(name)) {
-                Optional<FaultInjector.InjectedFault> fault = injector.beforeWrite(name, collectionName);
+                Optional<F> fault = injector.beforeWrite(name, collectionName);
                 if (fault.isPresent()) {
                     injector.applyBefore(fault.get());
                     Object result;
