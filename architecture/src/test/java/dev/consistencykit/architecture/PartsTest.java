@@ -45,13 +45,6 @@ class PartsTest {
     private static final String PATTERN_INTERNALS = "dev.consistencykit.(syncflag|jobqueue|twophase|"
             + "logreconciliation|versioning).internal";
 
-    /**
-     * Modules whose classes still depend on themselves, each with one class of the cycle: the list only shrinks (a
-     * module listed here that has no cycle any more fails this test until it is taken off).
-     */
-    private static final Map<String, String> CYCLES_LEFT = Map.of(
-            "examples", "dev.consistencykit.examples.cli.ConsistencyKitCli");
-
     @Test
     void shouldLetOnlyTheStoreOwnAPatternsCollections() {
         noClasses().that().resideInAPackage("dev.consistencykit..internal..")
@@ -122,13 +115,7 @@ class PartsTest {
                 cycles.computeIfAbsent(module(component.iterator().next()), k -> new TreeSet<>()).addAll(component);
             }
         }
-        Map<String, Set<String>> unexpected = new TreeMap<>(cycles);
-        CYCLES_LEFT.forEach((module, member) -> {
-            assertThat(cycles.getOrDefault(module, Set.of())).as("module %s has no cycle through %s any more: take"
-                    + " it off CYCLES_LEFT", module, member).contains(member);
-            unexpected.remove(module);
-        });
-        assertThat(unexpected).as("classes that depend on themselves through others").isEmpty();
+        assertThat(cycles).as("classes that depend on themselves through others").isEmpty();
     }
 
     private static String top(JavaClass c) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 import org.bson.Document;
+import org.jobrunr.jobs.mappers.JobMapper;
 import org.jobrunr.scheduling.JobBuilder;
 import org.jobrunr.scheduling.JobScheduler;
 import org.jobrunr.server.BackgroundJobServer;
@@ -16,7 +17,6 @@ import org.jobrunr.storage.StorageProviderUtils;
 import org.jobrunr.storage.nosql.mongo.MongoDBStorageProvider;
 import org.jobrunr.utils.mapper.JsonMapper;
 import org.jobrunr.utils.mapper.gson.GsonJsonMapper;
-import org.jobrunr.jobs.mappers.JobMapper;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
@@ -150,7 +150,7 @@ public final class Jobs {
 
         @Override
         public String name() {
-            return "JobRunr " + PeerBench.version("jobrunr");
+            return "JobRunr " + Peers.version("jobrunr");
         }
 
         @Override

@@ -1,7 +1,6 @@
 package dev.consistencykit.benchmarks;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +20,6 @@ import java.util.function.Function;
 import org.bson.Document;
 
 import com.google.common.base.Splitter;
-
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
@@ -181,17 +179,6 @@ public final class PeerBench {
             if (embedded != null) {
                 embedded.close();
             }
-        }
-    }
-
-    /** A peer's version, as the pom names it. */
-    static String version(String peer) {
-        try (java.io.InputStream in = PeerBench.class.getResourceAsStream("peers.properties")) {
-            java.util.Properties properties = new java.util.Properties();
-            properties.load(in);
-            return properties.getProperty(peer);
-        } catch (IOException e) {
-            throw new UncheckedIOException("peers.properties is missing from the build", e);
         }
     }
 

@@ -178,7 +178,7 @@ final class Versions {
 
         @Override
         public String name() {
-            return "JaVers " + PeerBench.version("javers");
+            return "JaVers " + Peers.version("javers");
         }
 
         @Override

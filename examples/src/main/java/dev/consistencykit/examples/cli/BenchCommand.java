@@ -10,13 +10,14 @@ import dev.consistencykit.examples.lab.Bench;
 import dev.consistencykit.examples.lab.BenchReport;
 import dev.consistencykit.examples.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code bench <pattern>}: throughput and round trips per operation against raw single-document updates. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -27,7 +28,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class BenchCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -63,13 +64,13 @@ final class BenchCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
         }
         PrintWriter out = spec.commandLine().getOut();
-        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         Bench.start();
         try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
             progress.done();
             boolean partial = Bench.stopped();
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
             } else {
                 out.println(setting(target));
@@ -92,13 +93,13 @@ final class BenchCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--operations must be >= 10");
         }
         PrintWriter out = spec.commandLine().getOut();
-        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         Bench.start();
         try (MongoTarget target = Target.open(parent)) {
             BenchReport report = lab.benchHot(target, operations, progress);
             progress.done();
             boolean partial = Bench.stopped();
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
             } else {
                 out.println(setting(target));

@@ -6,13 +6,14 @@ import java.util.concurrent.Callable;
 import dev.consistencykit.examples.lab.ChaosReport;
 import dev.consistencykit.examples.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code chaos <pattern>}: crash-point exploration plus seeded chaos. Exit code 1 on any violation. */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
@@ -21,7 +22,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class ChaosCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -41,11 +42,11 @@ final class ChaosCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--seeds must be >= 1, was " + seeds);
         }
         PrintWriter out = spec.commandLine().getOut();
-        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         try (MongoTarget target = Target.open(parent)) {
             ChaosReport report = lab.chaos(target, seeds, progress);
             progress.done();
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(report.json()));
             } else {
                 out.printf("%s on %s: %d write sites, %d crash scenarios, %d interleavings, %d chaos seeds (%d"

@@ -15,12 +15,13 @@ import org.bson.Document;
 import dev.consistencykit.examples.lab.CompareReport;
 import dev.consistencykit.examples.lab.Comparison;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code compare}: the same workloads through every applicable pattern, with crashes, side by side. */
 @Command(name = "compare", mixinStandardHelpOptions = true,
@@ -34,7 +35,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class CompareCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -79,7 +80,7 @@ final class CompareCommand implements Callable<Integer> {
             }
         }
         PrintWriter out = spec.commandLine().getOut();
-        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         try (MongoTarget target = Target.open(parent)) {
             Comparison.Result result = Comparison.run(target, new Comparison.Settings(
                     Duration.ofSeconds(seconds), writers, readers, crashRate, seed), progress);
@@ -97,7 +98,7 @@ final class CompareCommand implements Callable<Integer> {
                 }
                 out.println("report written to " + report.toAbsolutePath());
             }
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(new Document("command", command).append("interrupted", result.interrupted())
                         .append("entries", entries.stream().map(Comparison.Entry::json).toList())));
             }

@@ -13,10 +13,11 @@ import com.mongodb.MongoInterruptedException;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.testkit.MongoTarget;
-import picocli.CommandLine;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
+import picocli.CommandLine;
 
 /**
  * {@code consistency-kit}: run the patterns' examples, compare them, and check a server, against the embedded
@@ -35,7 +36,7 @@ import picocli.CommandLine.ScopeType;
                 BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
                 DeadJobCommands.Replay.class, DeadJobCommands.Discard.class,
                 CompareCommand.class, DashboardCommand.class, SoakWorkerCommand.class})
-public final class ConsistencyKitCli implements Runnable {
+public final class ConsistencyKitCli implements Runnable, GlobalOptions {
 
     /**
      * Set by a command whose JSON report ends with its own {@code exitCode} (inspect's findings): that report stays the
@@ -57,6 +58,26 @@ public final class ConsistencyKitCli implements Runnable {
             description = "how long to wait for a server given by URI to answer before giving up, like 10s or 500ms"
                     + " (default: ${DEFAULT-VALUE})")
     Duration serverTimeout;
+
+    @Override
+    public String uri() {
+        return uri;
+    }
+
+    @Override
+    public boolean json() {
+        return json;
+    }
+
+    @Override
+    public Duration serverTimeout() {
+        return serverTimeout;
+    }
+
+    @Override
+    public void reportCarriesOutcome() {
+        outcomeInReport = true;
+    }
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -20,13 +20,14 @@ import dev.consistencykit.dashboard.DashboardHttpServer;
 import dev.consistencykit.dashboard.DashboardSettings;
 import dev.consistencykit.examples.lab.DashboardDemo;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code dashboard}: a live web page of every pattern instance in a database, served on loopback until interrupted.
@@ -42,7 +43,7 @@ final class DashboardCommand implements Callable<Integer> {
     static final String DEMO_DATABASE = "dashboard-demo";
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -131,7 +132,7 @@ final class DashboardCommand implements Callable<Integer> {
                         + " the key to them; keep it to yourself)" : "open " + url + "  (read-only; --actions to"
                         + " recover from the page)");
                 out.println("Ctrl-C to stop");
-                if (parent.json) {
+                if (parent.json()) {
                     out.println(Json.line(new Document("url", url).append("database", scope.name())
                             .append("actions", actions).append("token", token)));
                 }

@@ -13,13 +13,14 @@ import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code replay} and {@code discard}: an operator's dead letters, in every job queue of a database (or the one
@@ -83,7 +84,7 @@ final class DeadJobCommands {
     }
 
     /** Runs {@code action} on each queue; prints one line per queue and the JSON summary. */
-    private static int act(ConsistencyKitCli parent, CommandSpec spec, OperatorOptions options, Selection selection,
+    private static int act(GlobalOptions parent, CommandSpec spec, OperatorOptions options, Selection selection,
                            String verb, ActionOnQueue action) {
         DeadJobs which = selection.deadJobs(spec);
         PrintWriter out = spec.commandLine().getOut();
@@ -100,7 +101,7 @@ final class DeadJobCommands {
                 done.add(new Document("name", queue.name()).append(verb, n));
             }
             out.printf("%s %d dead job(s) in database %s on %s%n", verb, total, scope.name(), target.description());
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(new Document("database", scope.name()).append("selection", which.toString())
                         .append(verb, total).append("queues", done)));
             }
@@ -119,7 +120,7 @@ final class DeadJobCommands {
     static final class Replay implements Callable<Integer> {
 
         @ParentCommand
-        ConsistencyKitCli parent;
+        GlobalOptions parent;
 
         @Spec
         CommandSpec spec;
@@ -144,7 +145,7 @@ final class DeadJobCommands {
     static final class Discard implements Callable<Integer> {
 
         @ParentCommand
-        ConsistencyKitCli parent;
+        GlobalOptions parent;
 
         @Spec
         CommandSpec spec;

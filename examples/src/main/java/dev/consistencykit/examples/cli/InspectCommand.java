@@ -12,13 +12,14 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.KeptRecord;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code inspect}: the interrupted operations (and dead jobs) of every pattern present in a database. Read-only; exits
@@ -31,7 +32,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class InspectCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -93,14 +94,14 @@ final class InspectCommand implements Callable<Integer> {
                             d.getBoolean("compacted") ? " (compacted: its content is gone)" : "");
                 }
             }
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
                         .append("patterns", present.stream().map(DashboardInstance::pattern).toList())
                         .append("count", listed.size()).append("youngerInFlight", younger)
                         .append("interrupted", listed).append("kept", kept)
                         .append("exitCode", listed.isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND)));
-                parent.outcomeInReport = true;
+                parent.reportCarriesOutcome();
             }
             // found something an operator must act on: exit 1, as a check that failed (scripts and cron read it)
             return listed.isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND;

@@ -12,11 +12,12 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code recover}: each pattern's own recovery on a database, printing what it did. */
 @Command(name = "recover", mixinStandardHelpOptions = true,
@@ -26,7 +27,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class RecoverCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -78,7 +79,7 @@ final class RecoverCommand implements Callable<Integer> {
                 out.printf("dead jobs are not recovered: their last attempt failed; `consistency-kit inspect` lists"
                         + " them with their error, `replay` runs them again, `discard` sets them aside%n");
             }
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0).append("repaired",
                                 repaired).append("recovered", reports)));

@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
 final class ServeCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -70,7 +70,7 @@ final class ServeCommand implements Callable<Integer> {
             server.close();
             stopped.countDown();
         }, "consistency-kit-serve-stop"));
-        if (parent.json) {
+        if (parent.json()) {
             out.println(Json.line(new Document("connectionString", server.connectionString())
                     .append("port", server.port())));
         } else {

@@ -6,12 +6,13 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 
 import dev.consistencykit.examples.lab.Soak;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code soak}: worker processes killed with SIGKILL and restarted, then recovery and every invariant. */
 @Command(name = "soak", mixinStandardHelpOptions = true,
@@ -24,7 +25,7 @@ final class SoakCommand implements Callable<Integer> {
     static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -55,8 +56,8 @@ final class SoakCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--minutes/--seconds and --workers must be >= 1");
         }
         PrintWriter out = spec.commandLine().getOut();
-        Progress progress = new Progress(spec.commandLine().getErr(), parent.json);
-        String uri = parent.uri != null ? parent.uri : System.getenv("MONGODB_URI");
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
+        String uri = parent.uri() != null ? parent.uri() : System.getenv("MONGODB_URI");
         PrintWriter err = spec.commandLine().getErr();
         long[] lastLine = {System.nanoTime() - PROGRESS_EVERY.toNanos()};
         // a long command says what it does: the start line and every phase whole, the kills every 10 s, on standard
@@ -74,7 +75,7 @@ final class SoakCommand implements Callable<Integer> {
             progress.accept(step);
         });
         progress.done();
-        if (parent.json) {
+        if (parent.json()) {
             out.println(Json.line(report.json()));
         } else if (report.interrupted()) {
             out.printf("soak interrupted after %.0f s: %s killed with SIGKILL and restarted; operations %s; every"

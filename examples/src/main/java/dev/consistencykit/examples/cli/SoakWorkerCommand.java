@@ -7,6 +7,7 @@ import com.mongodb.client.MongoClients;
 
 import dev.consistencykit.examples.lab.Soak;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
@@ -16,7 +17,7 @@ import picocli.CommandLine.ParentCommand;
 final class SoakWorkerCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Option(names = "--database", required = true, description = "the soak's database")
     String database;
@@ -37,7 +38,7 @@ final class SoakWorkerCommand implements Callable<Integer> {
             ParentWatch.start(parentPid);
         }
         // the URI comes in the environment, not on the command line, where any user of the machine could read it
-        String uri = parent.uri != null ? parent.uri : System.getenv(MongoTarget.URI_ENVIRONMENT);
+        String uri = parent.uri() != null ? parent.uri() : System.getenv(MongoTarget.URI_ENVIRONMENT);
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("soak-worker needs --uri or " + MongoTarget.URI_ENVIRONMENT);
         }

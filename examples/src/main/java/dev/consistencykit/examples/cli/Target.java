@@ -25,15 +25,15 @@ final class Target {
     private Target() {
     }
 
-    static MongoTarget open(ConsistencyKitCli cli) {
-        Optional<String> uri = Optional.ofNullable(cli.uri).filter(u -> !u.isBlank())
+    static MongoTarget open(GlobalOptions cli) {
+        Optional<String> uri = Optional.ofNullable(cli.uri()).filter(u -> !u.isBlank())
                 .or(() -> Optional.ofNullable(System.getenv(MongoTarget.URI_ENVIRONMENT)).filter(u -> !u.isBlank()));
         if (uri.isEmpty()) {
             return MongoTarget.embedded(EmbeddedMongo.start());
         }
-        MongoTarget target = forUri(uri.get(), cli.serverTimeout);
+        MongoTarget target = forUri(uri.get(), cli.serverTimeout());
         try {
-            target.client().getDatabase("admin").withTimeout(cli.serverTimeout.toMillis() + 1_000,
+            target.client().getDatabase("admin").withTimeout(cli.serverTimeout().toMillis() + 1_000,
                     TimeUnit.MILLISECONDS).runCommand(new Document("ping", 1));
             return target;
         } catch (MongoSecurityException e) {
@@ -43,7 +43,7 @@ final class Target {
         } catch (MongoTimeoutException e) {
             target.close();
             throw new ServerUnreachableException("no MongoDB server answered at " + hosts(target.connectionString())
-                    + " within " + OperatorOptions.show(cli.serverTimeout) + " (--server-timeout): is it running,"
+                    + " within " + OperatorOptions.show(cli.serverTimeout()) + " (--server-timeout): is it running,"
                     + " and is the URI right?", e);
         } catch (MongoException e) {
             target.close();

@@ -10,6 +10,7 @@ import dev.consistencykit.examples.tour.Narration;
 import dev.consistencykit.examples.tour.Tour;
 import dev.consistencykit.examples.tour.TourExample;
 import dev.consistencykit.testkit.MongoTarget;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help.Ansi;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Spec;
 final class TourCommand implements Callable<Integer> {
 
     @ParentCommand
-    ConsistencyKitCli parent;
+    GlobalOptions parent;
 
     @Spec
     CommandSpec spec;
@@ -63,7 +64,7 @@ final class TourCommand implements Callable<Integer> {
         }
         Narration.Detail detail = quiet ? Narration.Detail.QUIET : wire ? Narration.Detail.WIRE
                 : Narration.Detail.STORY;
-        boolean colour = colour(Ansi.AUTO.enabled(), System.getenv("NO_COLOR"), parent.json);
+        boolean colour = colour(Ansi.AUTO.enabled(), System.getenv("NO_COLOR"), parent.json());
         try (MongoTarget target = Target.open(parent)) {
             if (!quiet) {
                 out.println("consistency-kit tour on " + target.description());
@@ -79,7 +80,7 @@ final class TourCommand implements Callable<Integer> {
                         : "All " + patterns + " pattern" + (patterns == 1 ? "" : "s")
                         + " stayed consistent through their crash.");
             }
-            if (parent.json) {
+            if (parent.json()) {
                 out.println(Json.line(new Document("examples", patterns)
                         .append("problems", narration.problems().size()).append("results", results)));
             }
