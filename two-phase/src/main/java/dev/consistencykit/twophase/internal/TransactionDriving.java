@@ -91,9 +91,17 @@ final class TransactionDriving {
         }
     }
 
-    Outcome drive(EncodedTransaction tx, TransactionState start, String owner, long token, boolean rollBackPending) {
+    /** What a drive does with a transaction it finds {@code pending}. */
+    enum Pending {
+        /** Prepare, decide and settle it: its owner's drive, or recovery rolling it forward. */
+        CARRY_ON,
+        /** Roll it back: recovery of a stale pending transaction under {@code StalePendingPolicy.ROLL_BACK}. */
+        ROLL_BACK
+    }
+
+    Outcome drive(EncodedTransaction tx, TransactionState start, String owner, long token, Pending pending) {
         for (int round = 1; ; round++) {
-            Outcome outcome = driveOnce(tx, start, owner, token, rollBackPending);
+            Outcome outcome = driveOnce(tx, start, owner, token, pending);
             if (!outcome.stillOurs() || round >= 5) {
                 return outcome;
             }
@@ -106,13 +114,13 @@ final class TransactionDriving {
     }
 
     Outcome driveOnce(EncodedTransaction tx, TransactionState start, String owner, long token,
-                              boolean rollBackPending) {
+                              Pending pending) {
         TransactionState state = start;
         try {
             while (true) {
                 switch (state) {
                     case INITIAL, PENDING -> {
-                        if (rollBackPending) {
+                        if (pending == Pending.ROLL_BACK) {
                             state = decide(tx, owner, token, TransactionState.CANCELING, reason(STALE, null,
                                     "recovered after going stale in pending"));
                             break;

@@ -202,10 +202,10 @@ public final class TransactionRecovery implements PatternRecovery {
             throw new UnreadableRecord("its record cannot be read: " + e.getMessage());
         }
         TransactionState state = TransactionState.fromStored(doc.getString(STATE));
-        boolean rollBack = from == TransactionState.PENDING
-                && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK;
-        Outcome outcome;
-        outcome = driving.drive(tx, state, owner, doc.getLong(TOKEN), rollBack);
+        TransactionDriving.Pending pending = from == TransactionState.PENDING
+                && config.stalePendingPolicy() == StalePendingPolicy.ROLL_BACK ? TransactionDriving.Pending.ROLL_BACK
+                : TransactionDriving.Pending.CARRY_ON;
+        Outcome outcome = driving.drive(tx, state, owner, doc.getLong(TOKEN), pending);
         if (outcome.lost()) {
             // fenced out by a recoverer that took it over later: that one reports what it did, this one did nothing
             LOG.debug("[{}] transaction {} was taken over while this recovery drove it; now {}", config.name(),

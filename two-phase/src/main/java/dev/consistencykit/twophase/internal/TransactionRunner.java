@@ -58,7 +58,7 @@ public final class TransactionRunner {
         Recorded recorded = recording.record(tx, TransactionState.PENDING, owner);
         Outcome outcome;
         if (recorded.inserted()) {
-            outcome = driving.drive(tx, TransactionState.PENDING, owner, 1L, false);
+            outcome = driving.drive(tx, TransactionState.PENDING, owner, 1L, TransactionDriving.Pending.CARRY_ON);
         } else {
             outcome = resume(tx, recorded.existing(), owner);
         }
@@ -73,7 +73,7 @@ public final class TransactionRunner {
         }
         if (owner.equals(existing.getString(OWNER))) {
             // our own record: the write applied but its acknowledgement was lost, and the retry found it
-            return driving.drive(tx, state, owner, existing.getLong(TOKEN), false);
+            return driving.drive(tx, state, owner, existing.getLong(TOKEN), TransactionDriving.Pending.CARRY_ON);
         }
         Date lease = existing.getDate(LEASE);
         boolean claimable = state == TransactionState.INITIAL || lease == null
@@ -88,7 +88,8 @@ public final class TransactionRunner {
                     now.getString(STATE)), now);
         }
         Document doc = claimed.get();
-        return driving.drive(tx, TransactionState.fromStored(doc.getString(STATE)), owner, doc.getLong(TOKEN), false);
+        return driving.drive(tx, TransactionState.fromStored(doc.getString(STATE)), owner, doc.getLong(TOKEN),
+                TransactionDriving.Pending.CARRY_ON);
     }
 
     /**
@@ -103,7 +104,8 @@ public final class TransactionRunner {
             return Optional.empty();
         }
         EncodedTransaction tx = decode(claimed);
-        Outcome outcome = driving.drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN), false);
+        Outcome outcome = driving.drive(tx, TransactionState.PENDING, owner, claimed.getLong(TOKEN),
+                TransactionDriving.Pending.CARRY_ON);
         return Optional.of(driving.toResult(tx, outcome, false));
     }
 }
