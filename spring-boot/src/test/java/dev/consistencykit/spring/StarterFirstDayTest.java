@@ -94,9 +94,17 @@ class StarterFirstDayTest {
     @Test
     void shouldReplayDiscardAndDeleteDeadJobsThroughTheEndpointWhileWorkersRun() {
         java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.Semaphore deaths = new java.util.concurrent.Semaphore(0);
         TestContexts.runner(database)
                 .withPropertyValues("consistency-kit.job-queue.mail.workers=2",
                         "consistency-kit.job-queue.mail.max-attempts=1")
+                .withBean(dev.consistencykit.jobqueue.JobQueueListener.class,
+                        () -> new dev.consistencykit.jobqueue.JobQueueListener() {
+                            @Override
+                            public void onDead(OperationId id, String type, String error) {
+                                deaths.release();
+                            }
+                        })
                 .withBean("send", dev.consistencykit.jobqueue.JobHandler.class, () -> ctx -> {
                     runs.incrementAndGet();
                     throw new IllegalStateException("smtp refused " + ctx.payload().getString("to"));
@@ -106,19 +114,19 @@ class StarterFirstDayTest {
                     for (String id : java.util.List.of("a", "b", "c", "d")) {
                         mail.enqueue(JobRequest.of("send", new Document("to", id)).withId(OperationId.of(id)));
                     }
-                    awaitDead(mail, 4, runs, 4);
+                    awaitDead(mail, deaths, 4, 4, runs, 4);
                     ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
 
                     assertThat(endpoint.deadJobs("mail", "replay", "send", "refused a", null, null).getBody().jobs())
                             .isEqualTo(1);
-                    awaitDead(mail, 4, runs, 5);   // a worker ran it again; it failed again
+                    awaitDead(mail, deaths, 1, 4, runs, 5);   // a worker ran it again; it failed again
                     assertThat(endpoint.deadJobs("mail", "discard", null, null, java.util.List.of("b", "c"), null)
                             .getBody().jobs()).isEqualTo(2);
                     assertThat(endpoint.deadJobs("mail", "delete", null, null, java.util.List.of("d"), null)
                             .getBody().jobs()).isEqualTo(1);
                     assertThat(endpoint.deadJobs("mail", "replay", null, null, null, true).getBody().jobs())
                             .as("only a is still dead").isEqualTo(1);
-                    awaitDead(mail, 1, runs, 6);
+                    awaitDead(mail, deaths, 1, 1, runs, 6);
 
                     var jobs = context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs");
                     assertThat(jobs.find(new Document("_id", "b")).first().getString("state")).isEqualTo("discarded");
@@ -129,13 +137,15 @@ class StarterFirstDayTest {
                 });
     }
 
-    /** Waits, bounded, until {@code dead} jobs are dead after {@code runs} runs in all. */
-    private static void awaitDead(JobQueue queue, long dead, java.util.concurrent.atomic.AtomicInteger runs,
-                                  int expectedRuns) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while ((runs.get() < expectedRuns || queue.status().count("dead") != dead) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+    /**
+     * Waits for {@code died} more jobs to die (the listener's {@code onDead}, called once the job is stored dead), then
+     * checks that {@code dead} jobs are dead after {@code expectedRuns} runs in all.
+     */
+    private static void awaitDead(JobQueue queue, java.util.concurrent.Semaphore deaths, int died, long dead,
+                                  java.util.concurrent.atomic.AtomicInteger runs, int expectedRuns)
+            throws InterruptedException {
+        assertThat(deaths.tryAcquire(died, 2, java.util.concurrent.TimeUnit.MINUTES))
+                .as("%d more jobs died", died).isTrue();
         assertThat(runs.get()).isEqualTo(expectedRuns);
         assertThat(queue.status().count("dead")).isEqualTo(dead);
     }
