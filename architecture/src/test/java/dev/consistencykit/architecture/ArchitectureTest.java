@@ -13,8 +13,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
@@ -29,9 +27,7 @@ class ArchitectureTest {
 
     private static final List<String> PATTERNS = List.of("syncflag", "jobqueue", "twophase", "logreconciliation",
             "versioning");
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("dev.consistencykit");
+    private static final JavaClasses MAIN = ProjectClasses.MAIN;
 
     static Stream<String> patterns() {
         return PATTERNS.stream();

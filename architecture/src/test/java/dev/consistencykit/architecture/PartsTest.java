@@ -24,8 +24,6 @@ import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaField;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
@@ -39,9 +37,7 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
  */
 class PartsTest {
 
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("dev.consistencykit");
+    private static final JavaClasses MAIN = ProjectClasses.MAIN;
     private static final String PATTERN_INTERNALS = "dev.consistencykit.(syncflag|jobqueue|twophase|"
             + "logreconciliation|versioning).internal";
 

@@ -14,8 +14,6 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
 import com.tngtech.archunit.core.domain.JavaModifier;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 
 /**
  * What is public is what someone outside needs. Core's user package ({@code dev.consistencykit.core}) holds only what
@@ -28,9 +26,7 @@ class PublicSurfaceTest {
     private static final Set<String> PATTERNS = Set.of("syncflag", "jobqueue", "twophase", "logreconciliation",
             "versioning");
     private static final String CORE = "dev.consistencykit.core";
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("dev.consistencykit");
+    private static final JavaClasses MAIN = ProjectClasses.MAIN;
 
     private static String module(JavaClass c) {
         String rest = c.getPackageName().substring("dev.consistencykit.".length());

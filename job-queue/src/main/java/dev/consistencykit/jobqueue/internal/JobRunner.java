@@ -50,7 +50,6 @@ import dev.consistencykit.core.LeaseLostException;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.ServerClock;
-import dev.consistencykit.core.spi.Claim;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.EffectMarker;
 import dev.consistencykit.core.spi.GuardedResult;
@@ -133,13 +132,8 @@ public final class JobRunner {
         filters.add(in(STATE, DUE_STATES));
         filters.add(lte(RUN_AT, Date.from(clock.now())));
         filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
-        // a retry looks first for what its earlier attempt claimed (a lost reply)
-        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
-        Optional<Claim> claim = config.retryPolicy().execute(config.name(), onlyId, "claim job", () -> {
-            Optional<Claim> mine = attempts.getAndIncrement() > 0 ? store.heldBy(owner) : Optional.empty();
-            return mine.isPresent() ? mine : store.claim(and(filters), owner, config.lease(), clock, claimUpdate());
-        });
-        return claim.map(c -> new ClaimedJob(c, c.document()));
+        return store.claim(onlyId, and(filters), owner, config.lease(), clock, claimUpdate())
+                .map(c -> new ClaimedJob(c, c.document()));
     }
 
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
@@ -259,15 +260,20 @@ public final class JobStore implements PatternSetup {
 
     // ---------------------------------------------------------------- claims and runs
 
-    /** The job {@code owner} claimed earlier, if its claim still holds (a retried claim whose reply was lost). */
-    Optional<Claim> heldBy(String owner) {
-        return ConditionalUpdates.heldBy(jobs, eq(STATE, JobState.PROCESSING.stored()), owner, LEASE_FIELDS);
-    }
-
-    /** Claims the first job {@code filter} matches in priority order, for {@code owner}, with {@code update}. */
-    Optional<Claim> claim(Bson filter, String owner, Duration lease, ServerClock clock, Bson update) {
-        return ConditionalUpdates.claim(jobs, filter, Sorts.orderBy(Sorts.descending(PRIORITY),
-                Sorts.ascending(RUN_AT)), owner, lease, clock, LEASE_FIELDS, update);
+    /**
+     * Claims the first job {@code filter} matches in priority order for {@code owner}, with {@code update}. A retry
+     * looks first for what its earlier attempt claimed: its reply may have been lost, and the job would stay claimed
+     * by this owner, run by no one, until its lease ran out.
+     */
+    Optional<Claim> claim(Object operationId, Bson filter, String owner, Duration lease, ServerClock clock,
+                          Bson update) {
+        AtomicInteger attempts = new AtomicInteger();
+        return retry.execute(name, operationId, "claim job", () -> {
+            Optional<Claim> mine = attempts.getAndIncrement() > 0 ? ConditionalUpdates.heldBy(jobs,
+                    eq(STATE, JobState.PROCESSING.stored()), owner, LEASE_FIELDS) : Optional.empty();
+            return mine.isPresent() ? mine : ConditionalUpdates.claim(jobs, filter, Sorts.orderBy(
+                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, lease, clock, LEASE_FIELDS, update);
+        });
     }
 
     /** {@code update} on job {@code id} if its fencing token is still {@code token} and {@code guard} holds. */

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -201,24 +202,15 @@ public final class TransactionStore implements PatternSetup {
      * driven by no one, until it went stale). {@code null} if none is waiting.
      */
     Document claimNext(String owner, Bson claim) {
-        Attempts attempts = new Attempts();
+        AtomicInteger attempts = new AtomicInteger();
         return retry.execute(name, null, "claim next transaction", () -> {
-            Document mine = attempts.retrying() ? ConditionalUpdates.heldBy(transactions,
+            Document mine = attempts.getAndIncrement() > 0 ? ConditionalUpdates.heldBy(transactions,
                     eq(STATE, TransactionState.PENDING.stored()), owner, TOKEN_FIELDS).map(Claim::document)
                     .orElse(null) : null;
             return mine != null ? mine : transactions.findOneAndUpdate(eq(STATE, TransactionState.INITIAL.stored()),
                     claim, new FindOneAndUpdateOptions().sort(Sorts.ascending(LAST_MODIFIED))
                             .returnDocument(ReturnDocument.AFTER).upsert(false));
         });
-    }
-
-    /** Counts the attempts of one retried call: the first is not a retry. */
-    private static final class Attempts {
-        private int made;
-
-        boolean retrying() {
-            return made++ > 0;
-        }
     }
 
     /** Takes over the record {@code filter} matches with {@code claim}; the record after, or {@code null}. */
