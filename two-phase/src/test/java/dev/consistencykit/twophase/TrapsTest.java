@@ -83,6 +83,40 @@ class TrapsTest {
         assertThat(tx(db, "t1").getString("state")).isEqualTo("applied");
     }
 
+    @Test
+    void shouldCancelTypedWithTheServersReasonWhateverTheRefusedDocumentHolds(MongoDatabase db) {
+        // the server decides a precondition; the reason is its answer, not a Java evaluation of what was read back
+        // (which threw on an infinite balance or on a path through an array, and could disagree with the server)
+        db.getCollection("stock").insertMany(List.of(new Document("_id", "inf").append("balance", Double.NEGATIVE_INFINITY),
+                new Document("_id", "arr").append("items", List.of(new Document("qty", 1))),
+                new Document("_id", "nul").append("flag", null),
+                new Document("_id", "ok").append("balance", 10L)));
+        DatabaseSnapshot before = DatabaseSnapshot.of(db);
+
+        assertThatThrownBy(() -> tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("inf"),
+                Participant.on("stock", "ok").prepare(Updates.inc("balance", 1L)).rollback(Updates.inc("balance", -1L)),
+                Participant.on("stock", "inf").when(Filters.gte("balance", 5)).prepare(Updates.inc("balance", -5)))))
+                .isInstanceOf(TransactionCanceledException.class).hasMessageContaining("stock/inf")
+                .hasMessageContaining("balance");
+        assertThatThrownBy(() -> tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("arr"),
+                Participant.on("stock", "arr").when(Filters.gte("items.0.qty", 5)).prepare(Updates.set("x", 1)))))
+                .isInstanceOf(TransactionCanceledException.class).hasMessageContaining("items.0.qty");
+        assertThat(tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("nul"),
+                Participant.on("stock", "nul").when(Filters.exists("flag")).prepare(Updates.set("x", 1))))
+                .isCommitted()).as("a field holding null exists, as the server says").isTrue();
+        assertThatThrownBy(() -> tpc(db).apply(TwoPhaseTransaction.of(OperationId.of("nul2"),
+                Participant.on("stock", "nul").when(Filters.exists("flag", false)).prepare(Updates.set("y", 1)))))
+                .isInstanceOf(TransactionCanceledException.class).hasMessageContaining("flag");
+
+        assertThat(DatabaseSnapshot.of(db).collections().get("stock")).as("no net effect on the refused ones")
+                .filteredOn(d -> !"nul".equals(d.get("_id")))
+                .isEqualTo(before.collections().get("stock").stream().filter(d -> !"nul".equals(d.get("_id"))).toList());
+        for (String id : List.of("inf", "arr", "nul2")) {
+            assertThat(tx(db, id).get("reason", Document.class).getString("code"))
+                    .isEqualTo(CancellationReason.PRECONDITION_FAILED.stored());
+        }
+    }
+
     // ---- 1. two applications pick the same transaction ------------------------------------------------------
 
     @Test

@@ -232,8 +232,7 @@ public final class ConditionalUpdates {
 
     /** The fencing token stored in {@code document}, 0 if none. */
     public static long tokenOf(Document document, LeaseFields fields) {
-        Object value = document.getEmbedded(List.of(fields.tokenField().split("\\.")), Object.class);
-        return value instanceof Number n ? n.longValue() : 0L;
+        return Values.at(document, fields.tokenField()) instanceof Number n ? n.longValue() : 0L;
     }
 
     static Document reread(MongoCollection<Document> collection, Object id) {

@@ -263,6 +263,31 @@ public final class Values {
     }
 
     /**
+     * The value at a dotted {@code path} of a document read back, for a message only: through documents by name and
+     * through arrays by a numeric segment (a name on an array gives the list of its elements' values); {@code null}
+     * where the path leads nowhere. Never throws, whatever the document holds; never a basis for a decision, which
+     * is the server's.
+     */
+    public static Object at(Document document, String path) {
+        Object current = document;
+        for (String segment : path.split("\\.", -1)) {
+            if (current instanceof Map<?, ?> map) {
+                current = map.get(segment);
+            } else if (current instanceof List<?> list) {
+                if (!segment.isEmpty() && segment.chars().allMatch(Character::isDigit)) {
+                    int i = segment.length() > 9 ? Integer.MAX_VALUE : Integer.parseInt(segment);
+                    current = i < list.size() ? list.get(i) : null;
+                } else {
+                    current = list.stream().map(e -> e instanceof Map<?, ?> m ? m.get(segment) : null).toList();
+                }
+            } else {
+                return null;
+            }
+        }
+        return current;
+    }
+
+    /**
      * The array {@code field} of a document read back from a collection users write: its elements, or an empty list if
      * the field is missing or holds anything else (never a {@link ClassCastException} from a foreign value).
      */

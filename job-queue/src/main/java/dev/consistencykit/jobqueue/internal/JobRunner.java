@@ -337,8 +337,10 @@ public final class JobRunner {
         if (r.outcome() != UpdateOutcome.GUARD_FAILED) {
             return r.outcome();
         }
+        // this attempt's reservation is still there, and it never comes back once gone: so at the apply it was
+        // there too, and what the server refused was the overflow guard (the rest of the apply's filter)
         Optional<String> overflow = r.document().filter(d -> EFFECT_MARKER.evidence(d, jobId, nonce)
-                == EffectMarker.Evidence.RESERVED).flatMap(d -> IncOverflow.of(inc, d));
+                == EffectMarker.Evidence.RESERVED).map(d -> IncOverflow.refusal(inc, d));
         if (overflow.isPresent()) {
             config.retryPolicy().run(config.name(), jobId, "release effect",
                     () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));

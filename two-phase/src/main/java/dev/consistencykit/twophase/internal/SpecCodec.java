@@ -1,13 +1,12 @@
 package dev.consistencykit.twophase.internal;
 
-import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
@@ -333,11 +332,11 @@ final class SpecCodec {
     }
 
     /**
-     * The first integral {@code $inc} of a stored update that would take {@code document}'s field out of a 64-bit
-     * integer, worded for a cancellation reason.
+     * Words the refusal of a stored update's {@link #overflowGuard} by the server, for a cancellation reason (it
+     * decides nothing).
      */
-    public static Optional<String> overflowOf(List<?> ops, Document document) {
-        return IncOverflow.of(integralIncs(ops), document);
+    public static String overflowOf(List<?> ops, Document document) {
+        return IncOverflow.refusal(integralIncs(ops), document);
     }
 
     /** A stored condition a document does not satisfy: its path, and how it reads in a message. */
@@ -345,58 +344,24 @@ final class SpecCodec {
     }
 
     /**
-     * The first stored condition {@code document} does not satisfy, if it can be told on the client; used only to word
-     * a cancellation reason.
+     * The first stored condition the server says the document does not satisfy now: each one alone is asked of the
+     * server ({@code holds}, a query by the document's id and that condition) in order, so the reason is the server's
+     * evaluation, never a Java one (which differs for arrays, nulls, mixed numeric types, NaN). {@code shown} only
+     * words it: the value read back at the condition's path.
      */
-    public static Optional<Unmet> firstUnmet(List<?> conditions, Document document) {
+    public static Optional<Unmet> firstUnmet(List<?> conditions, Predicate<Bson> holds, Document shown) {
         if (conditions == null) {
             return Optional.empty();
         }
         for (Object o : conditions) {
             Map<String, Object> c = asMap(o);
-            String path = text(c.get("path"));
-            String op = text(c.get("op"));
-            Object expected = java(c.get("value"));
-            Object actual = document.getEmbedded(List.of(path.split("\\.")), Object.class);
-            if (Boolean.FALSE.equals(holds(op, actual, expected))) {
-                return Optional.of(new Unmet(path, path + " " + symbol(op) + " " + expected + " (was " + actual + ")"));
+            if (!holds.test(decodeCondition(List.of(c)))) {
+                String path = text(c.get("path"));
+                return Optional.of(new Unmet(path, path + " " + symbol(text(c.get("op"))) + " "
+                        + Values.show(java(c.get("value"))) + " (was " + Values.show(Values.at(shown, path)) + ")"));
             }
         }
         return Optional.empty();
-    }
-
-    private static Boolean holds(String op, Object actual, Object expected) {
-        switch (op) {
-            case "exists":
-                return (actual != null) == Boolean.TRUE.equals(expected);
-            case "eq":
-                return same(actual, expected);
-            case "ne":
-                return !same(actual, expected);
-            case "in":
-                return expected instanceof Collection<?> c && c.stream().anyMatch(v -> same(actual, v));
-            case "nin":
-                return expected instanceof Collection<?> c && c.stream().noneMatch(v -> same(actual, v));
-            default:
-                if (!(actual instanceof Number a) || !(expected instanceof Number e)) {
-                    return actual == null ? Boolean.FALSE : null;
-                }
-                int cmp = new BigDecimal(a.toString()).compareTo(new BigDecimal(e.toString()));
-                return switch (op) {
-                    case "gt" -> cmp > 0;
-                    case "gte" -> cmp >= 0;
-                    case "lt" -> cmp < 0;
-                    case "lte" -> cmp <= 0;
-                    default -> null;
-                };
-        }
-    }
-
-    private static boolean same(Object a, Object b) {
-        if (a instanceof Number x && b instanceof Number y) {
-            return new BigDecimal(x.toString()).compareTo(new BigDecimal(y.toString())) == 0;
-        }
-        return a == null ? b == null : a.equals(b);
     }
 
     private static String symbol(String op) {

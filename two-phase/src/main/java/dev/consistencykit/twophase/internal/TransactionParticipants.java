@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 import java.util.Set;
 
 import org.bson.Document;
@@ -413,17 +414,22 @@ final class TransactionParticipants {
                     + (reserved + applied) + " unsettled transactions (the cap is " + config.maxPendingPerDocument()
                     + ")");
         }
-        Optional<String> overflow = SpecCodec.overflowOf(p.getList(P_PREPARE, Object.class), current);
-        if (overflow.isPresent()) {
-            return reason(OVERFLOW, who, "the prepare of " + who + " was refused: " + overflow.get());
+        // which part of the guard refused is the server's answer, one query per part on this failure path only
+        Predicate<Bson> holds = part -> config.retryPolicy().execute(config.name(), null, "ask why " + who
+                + " was refused", () -> store.matches(p.getString(P_COLLECTION), p.get(P_ID), part));
+        List<Object> prepare = p.getList(P_PREPARE, Object.class);
+        Bson overflow = SpecCodec.overflowGuard(prepare);
+        if (overflow != null && !holds.test(overflow)) {
+            return reason(OVERFLOW, who, "the prepare of " + who + " was refused: "
+                    + SpecCodec.overflowOf(prepare, current));
         }
-        Optional<String> later = SpecCodec.overflowOf(SpecCodec.throughCommit(p.getList(P_PREPARE, Object.class),
-                p.getList(P_COMMIT, Object.class)), current);
-        if (later.isPresent()) {
+        List<Object> throughCommit = SpecCodec.throughCommit(prepare, p.getList(P_COMMIT, Object.class));
+        Bson later = SpecCodec.overflowGuard(throughCommit);
+        if (later != null && !holds.test(later)) {
             return reason(OVERFLOW, who, "the prepare of " + who + " was refused, its commit would follow with "
-                    + later.get());
+                    + SpecCodec.overflowOf(throughCommit, current));
         }
-        Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), current);
+        Optional<SpecCodec.Unmet> unmet = SpecCodec.firstUnmet(p.getList(P_PRE, Object.class), holds, current);
         String funds = p.getString(P_FUNDS);
         if (funds != null && unmet.filter(u -> u.path().equals(funds)).isPresent()) {
             return reason(INSUFFICIENT_FUNDS, who, "insufficient funds in " + who + ": "

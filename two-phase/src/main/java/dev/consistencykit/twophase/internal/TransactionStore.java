@@ -323,6 +323,15 @@ public final class TransactionStore implements PatternSetup {
         return participants.computeIfAbsent(collection, database::getCollection);
     }
 
+    /**
+     * Whether participant {@code id} of {@code collection} matches {@code filter} now, as the server evaluates it: a
+     * query by id and that filter, projected to the id.
+     */
+    boolean matches(String collection, Object id, Bson filter) {
+        return participants(collection).withReadPreference(ReadPreference.primary()).find(and(eq("_id", id), filter))
+                .projection(Projections.include("_id")).limit(1).first() != null;
+    }
+
     /** A participant collection as stored documents, read from the primary. */
     MongoCollection<BsonDocument> rawParticipants(String collection) {
         return database.getCollection(collection, BsonDocument.class).withReadPreference(ReadPreference.primary());
