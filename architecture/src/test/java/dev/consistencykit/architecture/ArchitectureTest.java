@@ -20,7 +20,7 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
 /**
  * The module graph and the {@code internal} rule, checked on compiled classes (every reference counts, qualified
  * names and reflection-free calls included, not only import lines): a star on {@code core}; patterns never depend on
- * each other, on the testkit or on the examples; nothing outside a module uses its {@code internal} package; the
+ * each other, on the testkit, the examples or the CLI; only the CLI depends on the examples, nothing on the CLI; nothing outside a module uses its {@code internal} package; the
  * testkit has no test framework outside its JUnit 5 module; library code never prints to standard output.
  */
 class ArchitectureTest {
@@ -39,7 +39,8 @@ class ArchitectureTest {
 
     @Test
     void shouldHaveImportedEveryModule() {
-        for (String module : Stream.concat(Stream.of("core", "embedded", "testkit", "micrometer", "spring", "examples"),
+        for (String module : Stream.concat(Stream.of("core", "embedded", "testkit", "micrometer", "spring", "examples",
+                "cli"),
                 PATTERNS.stream())
                 .toList()) {
             org.assertj.core.api.Assertions.assertThat(MAIN.stream().anyMatch(c -> c.getPackageName()
@@ -51,14 +52,14 @@ class ArchitectureTest {
     void shouldKeepCoreFreeOfEveryOtherModule() {
         noClasses().that().resideInAPackage(pkg("core"))
                 .should().dependOnClassesThat().resideInAnyPackage(Stream.concat(Stream.of("testkit", "micrometer",
-                        "examples"), PATTERNS.stream()).map(ArchitectureTest::pkg).toArray(String[]::new))
+                        "examples", "cli"), PATTERNS.stream()).map(ArchitectureTest::pkg).toArray(String[]::new))
                 .check(MAIN);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("patterns")
     void shouldLetAPatternDependOnCoreOnly(String pattern) {
-        String[] others = Stream.concat(Stream.of("testkit", "micrometer", "examples"),
+        String[] others = Stream.concat(Stream.of("testkit", "micrometer", "examples", "cli"),
                 PATTERNS.stream().filter(p -> !p.equals(pattern))).map(ArchitectureTest::pkg).toArray(String[]::new);
         noClasses().that().resideInAPackage(pkg(pattern))
                 .should().dependOnClassesThat().resideInAnyPackage(others)
@@ -134,7 +135,7 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage(pkg("testkit")).and().resideOutsideOfPackage(pkg("testkit.junit5"))
                 .should().dependOnClassesThat().resideInAnyPackage("org.junit..", "org.assertj..", "org.opentest4j..")
                 .check(MAIN);
-        noClasses().that().resideInAPackage(pkg("examples"))
+        noClasses().that().resideInAnyPackage(pkg("examples"), pkg("cli"))
                 .should().dependOnClassesThat().resideInAnyPackage("org.junit..", "org.assertj..", "org.opentest4j..",
                         pkg("testkit.junit5"))
                 .check(MAIN);
@@ -172,9 +173,12 @@ class ArchitectureTest {
     }
 
     @Test
-    void shouldLetNothingDependOnTheExamples() {
-        noClasses().that().resideOutsideOfPackage(pkg("examples"))
+    void shouldLetNothingButTheCliDependOnTheExamples() {
+        noClasses().that().resideOutsideOfPackages(pkg("examples"), pkg("cli"))
                 .should().dependOnClassesThat().resideInAPackage(pkg("examples"))
+                .check(MAIN);
+        noClasses().that().resideOutsideOfPackage(pkg("cli"))
+                .should().dependOnClassesThat().resideInAPackage(pkg("cli"))
                 .check(MAIN);
     }
 }

@@ -33,22 +33,24 @@ class ModuleGraphTest {
     /** Package segment after {@code dev.consistencykit.} → module folder. */
     private static final Map<String, String> PACKAGE_TO_MODULE = Map.ofEntries(
             Map.entry("core", "core"), Map.entry("embedded", "embedded-server"), Map.entry("testkit", "testkit"),
-            Map.entry("examples", "examples"), Map.entry("spring", "spring-boot"),
+            Map.entry("examples", "examples"), Map.entry("cli", "cli"), Map.entry("conformance", "conformance"),
+            Map.entry("spring", "spring-boot"),
             Map.entry("syncflag", "sync-flag"), Map.entry("jobqueue", "job-queue"), Map.entry("twophase", "two-phase"),
             Map.entry("logreconciliation", "log-reconciliation"), Map.entry("versioning", "versioning"),
             Map.entry("micrometer", "micrometer"), Map.entry("sample", SAMPLE),
             Map.entry("dashboard", "dashboard"), Map.entry("benchmarks", "benchmarks"));
     private static final Set<String> INFRASTRUCTURE = Set.of("embedded-server", "core", "testkit", "testkit-junit5",
-            "examples", "spring-boot", "spring-boot-starter", "dashboard");
+            "examples", "cli", "spring-boot", "spring-boot-starter", "dashboard");
     /** The modules that integrate every pattern into a framework: they may depend on the patterns. */
     private static final Set<String> INTEGRATIONS = Set.of("spring-boot", "spring-boot-starter", "dashboard");
     /**
-     * Run from this repository, never published: the CLI and examples; the peer benchmarks; driver-floor, which
-     * runs every pattern's compatibility tests on the lowest supported driver (so it depends on every pattern, in
-     * test scope only); and these rules, which read every module's classes.
+     * Run from this repository, never published: the examples and the CLI; the peer benchmarks; the conformance
+     * suites and driver-floor, which run every pattern's shared contracts (driver-floor on the lowest supported
+     * driver), so they depend on every pattern, in test scope only; and these rules, which read every module's
+     * classes.
      */
-    private static final Set<String> UNPUBLISHED = Set.of("examples", "benchmarks", "driver-floor",
-            "architecture");
+    private static final Set<String> UNPUBLISHED = Set.of("examples", "cli", "conformance", "benchmarks",
+            "driver-floor", "architecture");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
@@ -115,8 +117,11 @@ class ModuleGraphTest {
                         if (m.group(2).startsWith(".internal")) {
                             violations.add(where + ": another module's internal package");
                         }
-                        if (imported.equals("examples")) {
-                            violations.add(where + ": nothing may depend on examples");
+                        if (imported.equals("examples") && !module.equals("cli")) {
+                            violations.add(where + ": nothing but the CLI may depend on examples");
+                        }
+                        if (imported.equals("cli")) {
+                            violations.add(where + ": nothing may depend on the CLI");
                         }
                         if (imported.equals("benchmarks")) {
                             violations.add(where + ": nothing may depend on the benchmarks");
@@ -126,7 +131,8 @@ class ModuleGraphTest {
                         }
                         if (!INFRASTRUCTURE.contains(imported) && !UNPUBLISHED.contains(module)
                                 && !INTEGRATIONS.contains(module) && !module.equals(SAMPLE)) {
-                            violations.add(where + ": pattern modules are imported by examples only");
+                            violations.add(where + ": pattern modules are imported by examples, the CLI and the"
+                                    + " suites only");
                         }
                         if (module.equals("embedded-server")) {
                             violations.add(where + ": the embedded server depends on no other module");
@@ -174,11 +180,12 @@ class ModuleGraphTest {
     void shouldNeverShipEmbeddedServerWithCoreOrPattern() {
         Set<String> offenders = new TreeSet<>();
         for (String module : modules()) {
-            if (module.startsWith("testkit") || module.equals("examples") || module.equals("bom")
+            if (module.startsWith("testkit") || module.equals("examples") || module.equals("cli")
+                    || module.equals("bom")
                     || module.equals("embedded-server") || INTEGRATIONS.contains(module) || module.equals(SAMPLE)
                     || module.equals("benchmarks")) {
-                // the BOM only manages versions: it lists every module and depends on none; the CLI and the
-                // benchmarks run every pattern on the embedded server from this repository
+                // the BOM only manages versions: it lists every module and depends on none; the examples, the CLI
+                // and the benchmarks run every pattern on the embedded server from this repository
                 continue;
             }
             if (UNPUBLISHED.contains(module)) {

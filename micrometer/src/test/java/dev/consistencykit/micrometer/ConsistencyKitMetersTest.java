@@ -23,7 +23,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
  * The binding alone, on a strategy whose counters the test sets (the five patterns with a real server are bound in
- * the examples module's {@code MicrometerBindingTest}).
+ * the conformance module's {@code MicrometerBindingTest}).
  */
 class ConsistencyKitMetersTest {
 

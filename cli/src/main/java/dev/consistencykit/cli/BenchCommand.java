@@ -1,0 +1,141 @@
+package dev.consistencykit.cli;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+import org.bson.Document;
+
+import dev.consistencykit.cli.lab.Bench;
+import dev.consistencykit.cli.lab.BenchReport;
+import dev.consistencykit.cli.lab.PatternLab;
+import dev.consistencykit.testkit.MongoTarget;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code bench <pattern>}: throughput and round trips per operation against raw single-document updates. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure a pattern's throughput and round trips per operation against raw single-document"
+                + " updates measured in the same run. An unmeasured warm-up comes first (3 s of the pattern, 1 s of"
+                + " raw updates, so that the measured phases see compiled code); then each side runs --seconds in"
+                + " six alternating phases. Expect a run to take about 4 s + 2 x --seconds, plus setting up.")
+final class BenchCommand implements Callable<Integer> {
+
+    @ParentCommand
+    GlobalOptions parent;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "<pattern>", description = "the pattern: ${COMPLETION-CANDIDATES}",
+            completionCandidates = PatternNames.class)
+    String pattern;
+
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "1",
+            description = "concurrent clients for both the pattern and the raw baseline (default: ${DEFAULT-VALUE})")
+    int threads;
+
+    @Option(names = "--seconds", paramLabel = "S", defaultValue = "3",
+            description = "measured time of each side, pattern and raw, after the warm-up (default: ${DEFAULT-VALUE})")
+    int seconds;
+
+    @Option(names = "--hot", description = "every operation touches one hot document (a merchant account, a"
+            + " counter); reports that document's size before and after and the throughput of the first and last"
+            + " tenth (two-phase, job-queue)")
+    boolean hot;
+
+    @Option(names = "--operations", paramLabel = "N", defaultValue = "100000",
+            description = "operations of the --hot run (default: ${DEFAULT-VALUE})")
+    int operations;
+
+    @Override
+    public Integer call() {
+        PatternLab lab = PatternNames.lab(spec, pattern);
+        if (hot) {
+            return hot(lab);
+        }
+        if (threads < 1 || seconds < 1) {
+            throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
+        Bench.start();
+        try (MongoTarget target = Target.open(parent)) {
+            BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
+            progress.done();
+            boolean partial = Bench.stopped();
+            if (parent.json()) {
+                out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
+            } else {
+                out.println(setting(target));
+                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
+                        + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"
+                        + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
+                        report.roundTripsPerOp(), report.writesPerOp(), report.rawOpsPerSec(), report.ratio(),
+                        report.ratio() * report.roundTripsPerOp());
+            }
+            return partial ? ExitCodes.INTERRUPTED : 0;
+        }
+    }
+
+    private Integer hot(PatternLab lab) {
+        if (!lab.hasHotBench()) {
+            throw new ParameterException(spec.commandLine(), pattern + " has no --hot benchmark (two-phase and"
+                    + " job-queue have)");
+        }
+        if (operations < 10) {
+            throw new ParameterException(spec.commandLine(), "--operations must be >= 10");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
+        Bench.start();
+        try (MongoTarget target = Target.open(parent)) {
+            BenchReport report = lab.benchHot(target, operations, progress);
+            progress.done();
+            boolean partial = Bench.stopped();
+            if (parent.json()) {
+                out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
+            } else {
+                out.println(setting(target));
+                Document x = report.extra();
+                String tenths = partial ? "" : String.format(" (first tenth %.0f, last tenth %.0f)",
+                        x.getDouble("opsPerSecFirstTenth"), x.getDouble("opsPerSecLastTenth"));
+                String raw = Double.isNaN(report.rawOpsPerSec()) ? "not measured"
+                        : String.format("%.0f ops/s", report.rawOpsPerSec());
+                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s, hot document, on %s: %d"
+                        + " operations, %.0f ops/s%s; hot document %d bytes before, %d after; %.2f round trips per"
+                        + " operation; raw updates of the hot document %s%n", report.pattern(), target.description(),
+                        report.operations(), report.opsPerSec(), tenths, x.getLong("hotDocumentBytesStart"),
+                        x.getLong("hotDocumentBytesEnd"), report.roundTripsPerOp(), raw);
+            }
+            return partial ? ExitCodes.INTERRUPTED : 0;
+        }
+    }
+
+    /**
+     * Where the figures were measured: the machine's processors and load (another process busy beside the bench
+     * lowers them), and the server: the embedded one unless {@code --uri} names another.
+     */
+    static String setting(MongoTarget target) {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        double load = os.getSystemLoadAverage();
+        return String.format(java.util.Locale.ROOT, "measured on %d CPU(s), load average %s over the last minute;"
+                + " server: %s", os.getAvailableProcessors(), load < 0 ? "unknown" : String.format(
+                java.util.Locale.ROOT, "%.2f", load), target.isEmbedded() ? "the embedded server, in this process"
+                + " (its figures are CPU, not network: --uri measures your server)" : target.description());
+    }
+
+    private static Document setting(Document json, MongoTarget target) {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        return json.append("cpus", os.getAvailableProcessors()).append("loadAverage", os.getSystemLoadAverage())
+                .append("server", target.isEmbedded() ? "embedded" : target.description());
+    }
+}

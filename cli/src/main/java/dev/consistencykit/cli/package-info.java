@@ -1,0 +1,2 @@
+/** The {@code consistency-kit} command-line interface. */
+package dev.consistencykit.cli;

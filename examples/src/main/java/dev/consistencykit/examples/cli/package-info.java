@@ -1,2 +1,0 @@
-/** The {@code consistency-kit} command-line interface. */
-package dev.consistencykit.examples.cli;
