@@ -152,7 +152,7 @@ public abstract class StrategyBuilder<B extends StrategyBuilder<B, C>, C extends
     }
 
     @SuppressWarnings("unchecked")
-    private B self() {
+    protected final B self() {
         return (B) this;
     }
 }

@@ -16,8 +16,9 @@ import dev.consistencykit.core.spi.Checks;
  * call), and how every configuration works, the way Failsafe's policy configurations do: a configuration is a set of
  * fields with their defaults and a getter each; its entry type's builder writes into one and hands out a copy on
  * {@code build()}, so a configuration an instance holds never changes. Adding a setting to a pattern is a field (with
- * its default) and a getter here, a setter in the builder: equality, hash code, {@code toString} and
- * {@code Builder.from} cover every field, by construction.
+ * its default) and a getter in its configuration, and a setter in the configuration's nested {@code Settings} class,
+ * which the entry type's builder extends: equality, hash code, {@code toString}, {@code Builder.from} and the Spring
+ * property of the setting's name cover every field, by construction.
  *
  * <p>Settings are checked once, in the builder: a setter checks its own value ({@code NullPointerException},
  * {@code IllegalArgumentException}; {@link InvalidInputException} for a name that reaches the server),

@@ -511,19 +511,13 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     }
 
     /** Builds a {@link JobQueue}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder extends StrategyBuilder<Builder, JobQueueConfig> {
+    public static final class Builder extends JobQueueConfig.Settings<Builder> {
         private final Map<String, JobHandler> handlers = new HashMap<>();
         private JobQueueListener listener = new JobQueueListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, JobQueueConfig.DEFAULT_NAME, JobQueueConfig::new);
-        }
-
-        /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
-        public Builder collection(String value) {
-            config.collection = Names.fieldName(config.name(), "collection", value);
-            return this;
+            super(database);
         }
 
         /** The handler of jobs of {@code type}. */
@@ -534,43 +528,6 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 throw new IllegalArgumentException("type must not be blank");
             }
             handlers.put(type, handler);
-            return this;
-        }
-
-        /** Attempts before a job goes dead (default {@value JobQueueConfig#DEFAULT_MAX_ATTEMPTS}). */
-        public Builder maxAttempts(int value) {
-            config.maxAttempts = Checks.atLeast("maxAttempts", value, 1);
-            return this;
-        }
-
-        /** A worker's lease (default 30 s). */
-        public Builder lease(Duration value) {
-            config.lease = Checks.positive("lease", value);
-            return this;
-        }
-
-        /** The retry back-off bounds (default 1 s to 1 h). */
-        public Builder retryBackoff(Duration first, Duration max) {
-            config.retryBackoff = Checks.positive("retryBackoff", first);
-            config.maxRetryBackoff = Checks.positive("maxRetryBackoff", max);
-            return this;
-        }
-
-        /** How long done jobs are kept (default 7 days). */
-        public Builder retention(Duration value) {
-            config.retention = Checks.positive("retention", value);
-            return this;
-        }
-
-        /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
-        public Builder staleAfter(Duration value) {
-            config.staleAfter = Checks.notNegative("staleAfter", value);
-            return this;
-        }
-
-        /** The longest an idle worker waits before it looks for due jobs again (default 500 ms). */
-        public Builder maxIdle(Duration value) {
-            config.maxIdle = Checks.positive("maxIdle", value);
             return this;
         }
 

@@ -2,8 +2,13 @@ package dev.consistencykit.jobqueue;
 
 import java.time.Duration;
 
+import com.mongodb.client.MongoDatabase;
+
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyConfig;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
 
 /**
  * The settings of a {@link JobQueue}, written only by {@link JobQueue.Builder} (from {@link JobQueue#builder}, or from
@@ -101,6 +106,75 @@ public final class JobQueueConfig extends StrategyConfig {
         }
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
+        }
+    }
+
+    /**
+     * The setters of these settings, each checking its value; the entry type's builder inherits them and adds the
+     * instance's parts (listener, handlers) and {@code build()}. A setting is a field with its default and a getter
+     * above and its setter here: equality, {@code toString}, {@code Builder.from} and its Spring property (the
+     * setter's name in kebab case) follow from them.
+     *
+     * @param <B> the entry type's builder
+     */
+    public abstract static class Settings<B extends Settings<B>> extends StrategyBuilder<B, JobQueueConfig> {
+
+        /** Settings for an instance on {@code database}, every one at its default. */
+        protected Settings(MongoDatabase database) {
+            super(database, DEFAULT_NAME, JobQueueConfig::new);
+        }
+
+        /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
+        public B collection(String value) {
+            config.collection = Names.fieldName(config.name(), "collection", value);
+            return self();
+        }
+
+        /** Attempts before a job goes dead (default {@value JobQueueConfig#DEFAULT_MAX_ATTEMPTS}). */
+        public B maxAttempts(int value) {
+            config.maxAttempts = Checks.atLeast("maxAttempts", value, 1);
+            return self();
+        }
+
+        /** A worker's lease (default 30 s). */
+        public B lease(Duration value) {
+            config.lease = Checks.positive("lease", value);
+            return self();
+        }
+
+        /** The delay before the first retry, doubled for each retry after it (default 1 s). */
+        public B retryBackoff(Duration value) {
+            config.retryBackoff = Checks.positive("retryBackoff", value);
+            return self();
+        }
+
+        /** The longest delay between attempts (default 1 h). */
+        public B maxRetryBackoff(Duration value) {
+            config.maxRetryBackoff = Checks.positive("maxRetryBackoff", value);
+            return self();
+        }
+
+        /** Both bounds of the retry back-off: {@link #retryBackoff(Duration)} and {@link #maxRetryBackoff}. */
+        public B retryBackoff(Duration first, Duration max) {
+            return retryBackoff(first).maxRetryBackoff(max);
+        }
+
+        /** How long done jobs are kept (default 7 days). */
+        public B retention(Duration value) {
+            config.retention = Checks.positive("retention", value);
+            return self();
+        }
+
+        /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
+        public B staleAfter(Duration value) {
+            config.staleAfter = Checks.notNegative("staleAfter", value);
+            return self();
+        }
+
+        /** The longest an idle worker waits before it looks for due jobs again (default 500 ms). */
+        public B maxIdle(Duration value) {
+            config.maxIdle = Checks.positive("maxIdle", value);
+            return self();
         }
     }
 }

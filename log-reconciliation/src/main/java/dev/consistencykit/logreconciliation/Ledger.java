@@ -281,42 +281,12 @@ public final class Ledger extends StrategyEntry<LedgerTransaction, LedgerConfig,
     }
 
     /** Builds a {@link Ledger}. Setters check their argument. */
-    public static final class Builder extends StrategyBuilder<Builder, LedgerConfig> {
+    public static final class Builder extends LedgerConfig.Settings<Builder> {
 
         private LedgerListener listener = new LedgerListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, LedgerConfig.DEFAULT_NAME, LedgerConfig::new);
-        }
-
-        /** The collections of transactions, account caches and archived transactions. */
-        public Builder collections(String ledger, String accounts, String archive) {
-            config.ledgerCollection = Names.fieldName(config.name(), "ledgerCollection", ledger);
-            config.accountsCollection = Names.fieldName(config.name(), "accountsCollection", accounts);
-            config.archiveCollection = Names.fieldName(config.name(), "archiveCollection", archive);
-            return this;
-        }
-
-        /** How sequence numbers are picked. Default {@link SeqAllocation#QUERY}. */
-        public Builder seqAllocation(SeqAllocation value) {
-            config.seqAllocation = Objects.requireNonNull(value, "seqAllocation");
-            return this;
-        }
-
-        /** Cancel, in log order, a transaction whose debit would take its account below {@code floor}. */
-        public Builder overdraftFloor(long floor) {
-            config.overdraftFloor = OptionalLong.of(floor);
-            return this;
-        }
-
-        /**
-         * How long a transaction stays uncommitted before {@link Ledger#recover()} takes it. Default 5 s.
-         *
-         * @throws IllegalArgumentException if zero or negative
-         */
-        public Builder staleAfter(Duration value) {
-            config.staleAfter = Checks.positive("staleAfter", value);
-            return this;
+            super(database);
         }
 
         /** Hooks called as transactions are appended and committed. */

@@ -1,7 +1,10 @@
 package dev.consistencykit.spring;
 
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -10,6 +13,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.core.Ordered;
@@ -51,39 +55,49 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
 
     @Override
     public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
-        ConsistencyKitProperties p = Binder.get(environment).bind("consistency-kit", ConsistencyKitProperties.class)
+        Binder binder = Binder.get(environment);
+        ConsistencyKitProperties p = binder.bind("consistency-kit", ConsistencyKitProperties.class)
                 .orElseGet(ConsistencyKitProperties::new);
         ClassLoader loader = getClass().getClassLoader();
         if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
-            register(registry, p.getTwoPhase(), dev.consistencykit.twophase.TwoPhaseCommit.class,
-                    (key, props) -> () -> InstanceBuilders.twoPhase(database(), observer(), key, props));
+            register(registry, binder, "two-phase", p.getTwoPhase(), ConsistencyKitProperties.Instance::new,
+                    dev.consistencykit.twophase.TwoPhaseCommit.class,
+                    source -> () -> InstanceBuilders.twoPhase(database(), observer(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
-            register(registry, p.getJobQueue(), dev.consistencykit.jobqueue.JobQueue.class,
-                    (key, props) -> () -> InstanceBuilders.jobQueue(database(), observer(), key, props, handlers(),
-                            jobListener(key)));
+            register(registry, binder, "job-queue", p.getJobQueue(), ConsistencyKitProperties.JobQueue::new,
+                    dev.consistencykit.jobqueue.JobQueue.class,
+                    source -> () -> InstanceBuilders.jobQueue(database(), observer(), source, handlers(),
+                            jobListener(source.key())));
         }
         if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
-            register(registry, p.getSyncFlag(), dev.consistencykit.syncflag.SyncFlag.class,
-                    (key, props) -> () -> InstanceBuilders.syncFlag(database(), observer(), key, props));
+            register(registry, binder, "sync-flag", p.getSyncFlag(), ConsistencyKitProperties.SyncFlag::new,
+                    dev.consistencykit.syncflag.SyncFlag.class,
+                    source -> () -> InstanceBuilders.syncFlag(database(), observer(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.logreconciliation.Ledger", loader)) {
-            register(registry, p.getLedger(), dev.consistencykit.logreconciliation.Ledger.class,
-                    (key, props) -> () -> InstanceBuilders.ledger(database(), observer(), key, props));
+            register(registry, binder, "ledger", p.getLedger(), ConsistencyKitProperties.Instance::new,
+                    dev.consistencykit.logreconciliation.Ledger.class,
+                    source -> () -> InstanceBuilders.ledger(database(), observer(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.versioning.VersionedStore", loader)) {
-            register(registry, p.getVersioning(), dev.consistencykit.versioning.VersionedStore.class,
-                    (key, props) -> () -> InstanceBuilders.versioning(database(), observer(), key, props));
+            register(registry, binder, "versioning", p.getVersioning(), ConsistencyKitProperties.Versioning::new,
+                    dev.consistencykit.versioning.VersionedStore.class,
+                    source -> () -> InstanceBuilders.versioning(database(), observer(), source));
         }
     }
 
-    private interface Factory<P, T> {
-        Supplier<T> of(String key, P properties);
-    }
-
-    private <P, T> void register(BeanDefinitionRegistry registry, Map<String, P> instances, Class<T> type,
-                                 Factory<P, T> factory) {
-        instances.forEach((key, properties) -> {
+    /**
+     * One bean per instance key under {@code consistency-kit.<pattern>}: a key with any property declares an
+     * instance, one of its settings ({@code ...payments.lease=30s}) as well as one of {@code own}'s properties.
+     */
+    private <P extends ConsistencyKitProperties.Instance, T> void register(
+            BeanDefinitionRegistry registry, Binder binder, String pattern, Map<String, P> own,
+            Supplier<P> none, Class<T> type, Function<InstanceBuilders.Source, Supplier<T>> factory) {
+        Set<String> keys = new LinkedHashSet<>(binder.bind("consistency-kit." + pattern,
+                Bindable.mapOf(String.class, Object.class)).orElse(Map.of()).keySet());
+        keys.addAll(own.keySet());
+        for (String key : keys) {
             Class<?> earlier = declared.putIfAbsent(key, type);
             if (earlier != null) {
                 // two instances cannot share a bean name: refused rather than one of them silently missing
@@ -92,9 +106,11 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
                         + " and must be unique across patterns");
             }
             if (!registry.containsBeanDefinition(key)) {
-                registry.registerBeanDefinition(key, new RootBeanDefinition(type, factory.of(key, properties)));
+                InstanceBuilders.Source source = new InstanceBuilders.Source(binder, pattern, key,
+                        own.containsKey(key) ? own.get(key) : none.get());
+                registry.registerBeanDefinition(key, new RootBeanDefinition(type, factory.apply(source)));
             }
-        });
+        }
     }
 
     private MongoDatabase database() {

@@ -28,13 +28,13 @@ public class ConsistencyKitProperties {
     /** The operator's dashboard page (with consistency-kit-dashboard and a servlet web application). */
     private final Dashboard dashboard = new Dashboard();
     /** Two-phase commit instances by bean name. */
-    private final Map<String, TwoPhase> twoPhase = new LinkedHashMap<>();
+    private final Map<String, Instance> twoPhase = new LinkedHashMap<>();
     /** Job queues by bean name. */
     private final Map<String, JobQueue> jobQueue = new LinkedHashMap<>();
     /** Sync flags by bean name. */
     private final Map<String, SyncFlag> syncFlag = new LinkedHashMap<>();
     /** Ledgers (log reconciliation) by bean name. */
-    private final Map<String, Ledger> ledger = new LinkedHashMap<>();
+    private final Map<String, Instance> ledger = new LinkedHashMap<>();
     /** Versioned stores by bean name. */
     private final Map<String, Versioning> versioning = new LinkedHashMap<>();
 
@@ -66,7 +66,7 @@ public class ConsistencyKitProperties {
         return dashboard;
     }
 
-    public Map<String, TwoPhase> getTwoPhase() {
+    public Map<String, Instance> getTwoPhase() {
         return twoPhase;
     }
 
@@ -78,7 +78,7 @@ public class ConsistencyKitProperties {
         return syncFlag;
     }
 
-    public Map<String, Ledger> getLedger() {
+    public Map<String, Instance> getLedger() {
         return ledger;
     }
 
@@ -218,32 +218,15 @@ public class ConsistencyKitProperties {
         }
     }
 
-    /** What every instance has: its name, the bound of one call, retries, and recovery's threshold. */
+    /**
+     * What every instance has beside its pattern's settings. Every setting of a pattern's configuration is a property
+     * of its instance by the setting's name ({@code name}, {@code operation-timeout}, {@code stale-after},
+     * {@code lease}, {@code max-pending-per-document}…: {@link InstanceSettings}); these classes hold only the
+     * properties that are not one setting's plain value.
+     */
     public static class Instance {
-        /** The instance name in logs, metrics and the registry; default: the key. */
-        private String name;
-        /** The bound of one public call. */
-        private Duration operationTimeout;
-        /** Attempts of a call on a transient error. */
+        /** Attempts of a call on a transient error (the retry policy's {@code maxAttempts}). */
         private Integer retryAttempts;
-        /** How long an operation stands unfinished before recovery takes it over. */
-        private Duration staleAfter;
-
-        public String getName() {
-            return name;
-        }
-
-        public void setName(String name) {
-            this.name = name;
-        }
-
-        public Duration getOperationTimeout() {
-            return operationTimeout;
-        }
-
-        public void setOperationTimeout(Duration operationTimeout) {
-            this.operationTimeout = operationTimeout;
-        }
 
         public Integer getRetryAttempts() {
             return retryAttempts;
@@ -252,80 +235,10 @@ public class ConsistencyKitProperties {
         public void setRetryAttempts(Integer retryAttempts) {
             this.retryAttempts = retryAttempts;
         }
-
-        public Duration getStaleAfter() {
-            return staleAfter;
-        }
-
-        public void setStaleAfter(Duration staleAfter) {
-            this.staleAfter = staleAfter;
-        }
     }
 
-    /** A two-phase commit instance. */
-    public static class TwoPhase extends Instance {
-        private String transactionsCollection;
-        private String accountsCollection;
-        private String balanceField;
-        private Duration lease;
-        private Duration retention;
-        private Integer maxPendingPerDocument;
-
-        public String getTransactionsCollection() {
-            return transactionsCollection;
-        }
-
-        public void setTransactionsCollection(String transactionsCollection) {
-            this.transactionsCollection = transactionsCollection;
-        }
-
-        public String getAccountsCollection() {
-            return accountsCollection;
-        }
-
-        public void setAccountsCollection(String accountsCollection) {
-            this.accountsCollection = accountsCollection;
-        }
-
-        public String getBalanceField() {
-            return balanceField;
-        }
-
-        public void setBalanceField(String balanceField) {
-            this.balanceField = balanceField;
-        }
-
-        public Duration getLease() {
-            return lease;
-        }
-
-        public void setLease(Duration lease) {
-            this.lease = lease;
-        }
-
-        public Duration getRetention() {
-            return retention;
-        }
-
-        public void setRetention(Duration retention) {
-            this.retention = retention;
-        }
-
-        public Integer getMaxPendingPerDocument() {
-            return maxPendingPerDocument;
-        }
-
-        public void setMaxPendingPerDocument(Integer maxPendingPerDocument) {
-            this.maxPendingPerDocument = maxPendingPerDocument;
-        }
-    }
-
-    /** A job queue, and the workers the application runs on it. */
+    /** A job queue's workers and outbox relays, which the application runs. */
     public static class JobQueue extends Instance {
-        private String collection;
-        private Integer maxAttempts;
-        private Duration lease;
-        private Duration retention;
         /** Worker threads started with the application (0: none; the application runs jobs itself). */
         private int workers;
         /** How long a stop waits for running jobs before it gives the rest back to the queue. */
@@ -354,38 +267,6 @@ public class ConsistencyKitProperties {
             this.relayEvery = relayEvery;
         }
 
-        public String getCollection() {
-            return collection;
-        }
-
-        public void setCollection(String collection) {
-            this.collection = collection;
-        }
-
-        public Integer getMaxAttempts() {
-            return maxAttempts;
-        }
-
-        public void setMaxAttempts(Integer maxAttempts) {
-            this.maxAttempts = maxAttempts;
-        }
-
-        public Duration getLease() {
-            return lease;
-        }
-
-        public void setLease(Duration lease) {
-            this.lease = lease;
-        }
-
-        public Duration getRetention() {
-            return retention;
-        }
-
-        public void setRetention(Duration retention) {
-            this.retention = retention;
-        }
-
         public int getWorkers() {
             return workers;
         }
@@ -403,10 +284,13 @@ public class ConsistencyKitProperties {
         }
     }
 
-    /** A sync flag: a master collection and where its fields are copied. */
+    /** A sync flag's master collection and where its fields are copied. */
     public static class SyncFlag extends Instance {
+        /** The master collection. */
         private String masterCollection;
+        /** The master's fields that are copied. */
         private List<String> masterFields = new ArrayList<>();
+        /** Where they are copied. */
         private List<Target> targets = new ArrayList<>();
 
         public String getMasterCollection() {
@@ -484,77 +368,12 @@ public class ConsistencyKitProperties {
         }
     }
 
-    /** A ledger. */
-    public static class Ledger extends Instance {
-        private String ledgerCollection;
-        private String accountsCollection;
-        private String archiveCollection;
-        private Long overdraftFloor;
-
-        public String getLedgerCollection() {
-            return ledgerCollection;
-        }
-
-        public void setLedgerCollection(String ledgerCollection) {
-            this.ledgerCollection = ledgerCollection;
-        }
-
-        public String getAccountsCollection() {
-            return accountsCollection;
-        }
-
-        public void setAccountsCollection(String accountsCollection) {
-            this.accountsCollection = accountsCollection;
-        }
-
-        public String getArchiveCollection() {
-            return archiveCollection;
-        }
-
-        public void setArchiveCollection(String archiveCollection) {
-            this.archiveCollection = archiveCollection;
-        }
-
-        public Long getOverdraftFloor() {
-            return overdraftFloor;
-        }
-
-        public void setOverdraftFloor(Long overdraftFloor) {
-            this.overdraftFloor = overdraftFloor;
-        }
-    }
-
-    /** A versioned store. */
+    /** A versioned store's retention. */
     public static class Versioning extends Instance {
-        private String rootsCollection;
-        private String itemsCollection;
-        private String historyCollection;
         /** Keep the last this many versions of each root (default: every version). */
         private Integer keepLast;
-
-        public String getRootsCollection() {
-            return rootsCollection;
-        }
-
-        public void setRootsCollection(String rootsCollection) {
-            this.rootsCollection = rootsCollection;
-        }
-
-        public String getItemsCollection() {
-            return itemsCollection;
-        }
-
-        public void setItemsCollection(String itemsCollection) {
-            this.itemsCollection = itemsCollection;
-        }
-
-        public String getHistoryCollection() {
-            return historyCollection;
-        }
-
-        public void setHistoryCollection(String historyCollection) {
-            this.historyCollection = historyCollection;
-        }
+        /** Keep the versions committed within this age and the current one (default: all); not with keep-last. */
+        private Duration keepNewerThan;
 
         public Integer getKeepLast() {
             return keepLast;
@@ -562,6 +381,14 @@ public class ConsistencyKitProperties {
 
         public void setKeepLast(Integer keepLast) {
             this.keepLast = keepLast;
+        }
+
+        public Duration getKeepNewerThan() {
+            return keepNewerThan;
+        }
+
+        public void setKeepNewerThan(Duration keepNewerThan) {
+            this.keepNewerThan = keepNewerThan;
         }
     }
 }

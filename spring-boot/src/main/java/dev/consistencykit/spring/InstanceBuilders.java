@@ -1,91 +1,68 @@
 package dev.consistencykit.spring;
 
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.springframework.boot.context.properties.bind.Binder;
 
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.StrategyBuilder;
+import dev.consistencykit.core.StrategyConfig;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobQueueConfig;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.syncflag.SyncFlag;
+import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.versioning.Retention;
 import dev.consistencykit.versioning.VersionedStore;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 
-/** Each pattern's instance from its properties: a setting left out keeps the pattern's default. */
+/**
+ * Each pattern's instance from its properties: every plain setting by its name ({@link InstanceSettings}), then
+ * the settings that are not one plain value from the pattern's own properties class. A setting left out keeps the
+ * pattern's default; a property the instance does not know fails the start.
+ */
 final class InstanceBuilders {
 
     private InstanceBuilders() {
     }
 
-    private static <B extends StrategyBuilder<B, ?>> B shared(B builder, CallObserver observer, String key,
-                                                            ConsistencyKitProperties.Instance p) {
-        builder.name(p.getName() != null ? p.getName() : key).observer(observer);
-        if (p.getOperationTimeout() != null) {
-            builder.operationTimeout(p.getOperationTimeout());
+    /** Where one instance's properties are and what it has beside its settings. */
+    record Source(Binder binder, String pattern, String key, ConsistencyKitProperties.Instance own) {
+
+        String prefix() {
+            return "consistency-kit." + pattern + "." + key;
         }
-        if (p.getRetryAttempts() != null) {
-            builder.retryPolicy(RetryPolicy.DEFAULT.withMaxAttempts(p.getRetryAttempts()));
+    }
+
+    private static <B extends StrategyBuilder<B, ?>> B settings(B builder, Class<? extends StrategyConfig> config,
+                                                               CallObserver observer, Source source) {
+        builder.name(source.key()).observer(observer);
+        Set<String> own = InstanceSettings.propertiesOf(source.own().getClass());
+        InstanceSettings.bind(builder, config, source.binder(), source.prefix(), own);
+        if (source.own().getRetryAttempts() != null) {
+            builder.retryPolicy(RetryPolicy.DEFAULT.withMaxAttempts(source.own().getRetryAttempts()));
         }
         return builder;
     }
 
-    private static String or(String value, String otherwise) {
-        return value != null ? value : otherwise;
+    static TwoPhaseCommit twoPhase(MongoDatabase db, CallObserver observer, Source source) {
+        return settings(TwoPhaseCommit.builder(db), TwoPhaseConfig.class, observer, source).build();
     }
 
-    static TwoPhaseCommit twoPhase(MongoDatabase db, CallObserver observer, String key,
-                                   ConsistencyKitProperties.TwoPhase p) {
-        TwoPhaseCommit.Builder b = shared(TwoPhaseCommit.builder(db), observer, key, p);
-        if (p.getTransactionsCollection() != null) {
-            b.transactionsCollection(p.getTransactionsCollection());
-        }
-        if (p.getAccountsCollection() != null) {
-            b.accountsCollection(p.getAccountsCollection());
-        }
-        if (p.getBalanceField() != null) {
-            b.balanceField(p.getBalanceField());
-        }
-        if (p.getLease() != null) {
-            b.lease(p.getLease());
-        }
-        if (p.getStaleAfter() != null) {
-            b.staleAfter(p.getStaleAfter());
-        }
-        if (p.getRetention() != null) {
-            b.retention(p.getRetention());
-        }
-        if (p.getMaxPendingPerDocument() != null) {
-            b.maxPendingPerDocument(p.getMaxPendingPerDocument());
-        }
-        return b.build();
-    }
-
-    static JobQueue jobQueue(MongoDatabase db, CallObserver observer, String key,
-                             ConsistencyKitProperties.JobQueue p, Map<String, JobHandler> handlers,
-                             dev.consistencykit.jobqueue.JobQueueListener listener) {
-        JobQueue.Builder b = shared(JobQueue.builder(db), observer, key, p);
-        if (p.getCollection() != null) {
-            b.collection(p.getCollection());
-        }
-        if (p.getMaxAttempts() != null) {
-            b.maxAttempts(p.getMaxAttempts());
-        }
-        if (p.getLease() != null) {
-            b.lease(p.getLease());
-        }
-        if (p.getRetention() != null) {
-            b.retention(p.getRetention());
-        }
-        if (p.getStaleAfter() != null) {
-            b.staleAfter(p.getStaleAfter());
-        }
+    static JobQueue jobQueue(MongoDatabase db, CallObserver observer, Source source,
+                             Map<String, JobHandler> handlers, JobQueueListener listener) {
+        JobQueue.Builder b = settings(JobQueue.builder(db), JobQueueConfig.class, observer, source);
         handlers.forEach(b::handler);
         if (listener != null) {
             b.listener(listener);
@@ -93,9 +70,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static SyncFlag syncFlag(MongoDatabase db, CallObserver observer, String key,
-                             ConsistencyKitProperties.SyncFlag p) {
-        SyncFlag.Builder b = shared(SyncFlag.builder(db), observer, key, p);
+    static SyncFlag syncFlag(MongoDatabase db, CallObserver observer, Source source) {
+        ConsistencyKitProperties.SyncFlag p = (ConsistencyKitProperties.SyncFlag) source.own();
+        SyncFlag.Builder b = settings(SyncFlag.builder(db), SyncFlagConfig.class, observer, source);
         if (p.getMasterCollection() != null) {
             b.master(p.getMasterCollection(), p.getMasterFields().toArray(new String[0]));
         }
@@ -112,42 +89,18 @@ final class InstanceBuilders {
             }
             b.target(target);
         }
-        if (p.getStaleAfter() != null) {
-            b.staleAfter(p.getStaleAfter());
-        }
         return b.build();
     }
 
-    static Ledger ledger(MongoDatabase db, CallObserver observer, String key,
-                         ConsistencyKitProperties.Ledger p) {
-        Ledger.Builder b = shared(Ledger.builder(db), observer, key, p);
-        if (p.getLedgerCollection() != null || p.getAccountsCollection() != null || p.getArchiveCollection() != null) {
-            b.collections(or(p.getLedgerCollection(), LedgerConfig.DEFAULT_LEDGER_COLLECTION),
-                    or(p.getAccountsCollection(), LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION),
-                    or(p.getArchiveCollection(), LedgerConfig.DEFAULT_ARCHIVE_COLLECTION));
-        }
-        if (p.getOverdraftFloor() != null) {
-            b.overdraftFloor(p.getOverdraftFloor());
-        }
-        if (p.getStaleAfter() != null) {
-            b.staleAfter(p.getStaleAfter());
-        }
-        return b.build();
+    static Ledger ledger(MongoDatabase db, CallObserver observer, Source source) {
+        return settings(Ledger.builder(db), LedgerConfig.class, observer, source).build();
     }
 
-    static VersionedStore versioning(MongoDatabase db, CallObserver observer, String key,
-                                     ConsistencyKitProperties.Versioning p) {
-        VersionedStore.Builder b = shared(VersionedStore.builder(db), observer, key, p);
-        if (p.getRootsCollection() != null || p.getItemsCollection() != null || p.getHistoryCollection() != null) {
-            b.collections(or(p.getRootsCollection(), VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION),
-                    or(p.getItemsCollection(), VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION),
-                    or(p.getHistoryCollection(), VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION));
-        }
-        if (p.getKeepLast() != null) {
-            b.retention(Retention.keepLast(p.getKeepLast()));
-        }
-        if (p.getStaleAfter() != null) {
-            b.staleAfter(p.getStaleAfter());
+    static VersionedStore versioning(MongoDatabase db, CallObserver observer, Source source) {
+        ConsistencyKitProperties.Versioning p = (ConsistencyKitProperties.Versioning) source.own();
+        VersionedStore.Builder b = settings(VersionedStore.builder(db), VersionedStoreConfig.class, observer, source);
+        if (p.getKeepLast() != null || p.getKeepNewerThan() != null) {
+            b.retention(new Retention(Optional.ofNullable(p.getKeepLast()), Optional.ofNullable(p.getKeepNewerThan())));
         }
         return b.build();
     }

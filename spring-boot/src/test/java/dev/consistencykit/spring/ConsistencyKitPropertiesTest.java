@@ -198,6 +198,12 @@ class ConsistencyKitPropertiesTest {
                             store.config().historyCollection())).containsExactly("r", "i", "h");
                     assertThat(store.config().retention()).isEqualTo(Retention.keepLast(4));
                 });
+        runner().withPropertyValues("consistency-kit.versioning.catalogue.keep-newer-than=7d")
+                .run(context -> assertThat(context.getBean(VersionedStore.class).config().retention())
+                        .isEqualTo(Retention.newerThan(Duration.ofDays(7))));
+        runner().withPropertyValues("consistency-kit.versioning.catalogue.keep-newer-than=7d",
+                "consistency-kit.versioning.catalogue.keep-last=4").run(context -> assertThat(context)
+                        .getFailure().rootCause().hasMessageContaining("keepLast or newerThan, not both"));
     }
 
     @Test

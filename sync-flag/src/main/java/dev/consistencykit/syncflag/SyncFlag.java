@@ -218,67 +218,12 @@ public final class SyncFlag extends StrategyEntry<MasterUpdate, SyncFlagConfig, 
     /**
      * Builds a {@link SyncFlag}. Setters check their argument; {@link #build()} checks the spec as a whole.
      */
-    public static final class Builder extends StrategyBuilder<Builder, SyncFlagConfig> {
+    public static final class Builder extends SyncFlagConfig.Settings<Builder> {
 
         private SyncFlagListener listener = new SyncFlagListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, SyncFlagConfig.DEFAULT_NAME, SyncFlagConfig::new);
-        }
-
-        /**
-         * The master collection and the fields of it that have copies (dotted paths through subdocuments).
-         *
-         * @throws InvalidInputException for an invalid collection name or field path
-         */
-        public Builder master(String collection, String... fields) {
-            Names.fieldName(config.name(), "masterCollection", collection);
-            Objects.requireNonNull(fields, "fields");
-            for (String field : fields) {
-                Names.fieldPath(config.name(), "masterFields", field);
-            }
-            config.masterCollection = collection;
-            config.masterFields = List.of(fields);
-            return this;
-        }
-
-        /** Adds a target. */
-        public Builder target(SyncTarget value) {
-            List<SyncTarget> targets = new ArrayList<>(config.targets);
-            targets.add(Objects.requireNonNull(value, "target"));
-            config.targets = List.copyOf(targets);
-            return this;
-        }
-
-        /**
-         * How old a flag must be (by server time) before {@link SyncFlag#recover()} takes it over. Default 60 s.
-         *
-         * @throws IllegalArgumentException if zero or negative
-         */
-        public Builder staleAfter(Duration value) {
-            config.staleAfter = Checks.positive("staleAfter", value);
-            return this;
-        }
-
-        /**
-         * How many recent operation ids each master remembers for idempotent retries. Default
-         * {@value SyncFlagConfig#DEFAULT_REMEMBERED_UPDATES}.
-         *
-         * @throws IllegalArgumentException if below 1
-         */
-        public Builder rememberedUpdates(int value) {
-            config.rememberedUpdates = Checks.atLeast("rememberedUpdates", value, 1);
-            return this;
-        }
-
-        /**
-         * Flagged masters the sweeper reads per query. Default {@value SyncFlagConfig#DEFAULT_SWEEP_BATCH}.
-         *
-         * @throws IllegalArgumentException if below 1
-         */
-        public Builder sweepBatch(int value) {
-            config.sweepBatch = Checks.atLeast("sweepBatch", value, 1);
-            return this;
+            super(database);
         }
 
         /** Hooks called as masters change and copies follow. */

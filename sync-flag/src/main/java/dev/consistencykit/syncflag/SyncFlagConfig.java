@@ -1,14 +1,20 @@
 package dev.consistencykit.syncflag;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyConfig;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
 
 /**
  * The settings of a {@link SyncFlag}, written only by {@link SyncFlag.Builder} (from {@link SyncFlag#builder},
@@ -145,6 +151,77 @@ public final class SyncFlagConfig extends StrategyConfig {
                         + target.path(target.versionField()) + " of " + target.collection()
                         + ": declare their copies on one target, or give one its own versionField");
             }
+        }
+    }
+
+    /**
+     * The setters of these settings, each checking its value; the entry type's builder inherits them and adds the
+     * instance's parts (listener, handlers) and {@code build()}. A setting is a field with its default and a getter
+     * above and its setter here: equality, {@code toString}, {@code Builder.from} and its Spring property (the
+     * setter's name in kebab case) follow from them.
+     *
+     * @param <B> the entry type's builder
+     */
+    public abstract static class Settings<B extends Settings<B>> extends StrategyBuilder<B, SyncFlagConfig> {
+
+        /** Settings for an instance on {@code database}, every one at its default. */
+        protected Settings(MongoDatabase database) {
+            super(database, DEFAULT_NAME, SyncFlagConfig::new);
+        }
+
+        /**
+         * The master collection and the fields of it that have copies (dotted paths through subdocuments).
+         *
+         * @throws InvalidInputException for an invalid collection name or field path
+         */
+        public B master(String collection, String... fields) {
+            Names.fieldName(config.name(), "masterCollection", collection);
+            Objects.requireNonNull(fields, "fields");
+            for (String field : fields) {
+                Names.fieldPath(config.name(), "masterFields", field);
+            }
+            config.masterCollection = collection;
+            config.masterFields = List.of(fields);
+            return self();
+        }
+
+        /** Adds a target. */
+        public B target(SyncTarget value) {
+            List<SyncTarget> targets = new ArrayList<>(config.targets);
+            targets.add(Objects.requireNonNull(value, "target"));
+            config.targets = List.copyOf(targets);
+            return self();
+        }
+
+        /**
+         * How old a flag must be (by server time) before {@link SyncFlag#recover()} takes it over. Default 60 s.
+         *
+         * @throws IllegalArgumentException if zero or negative
+         */
+        public B staleAfter(Duration value) {
+            config.staleAfter = Checks.positive("staleAfter", value);
+            return self();
+        }
+
+        /**
+         * How many recent operation ids each master remembers for idempotent retries. Default
+         * {@value SyncFlagConfig#DEFAULT_REMEMBERED_UPDATES}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public B rememberedUpdates(int value) {
+            config.rememberedUpdates = Checks.atLeast("rememberedUpdates", value, 1);
+            return self();
+        }
+
+        /**
+         * Flagged masters the sweeper reads per query. Default {@value SyncFlagConfig#DEFAULT_SWEEP_BATCH}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public B sweepBatch(int value) {
+            config.sweepBatch = Checks.atLeast("sweepBatch", value, 1);
+            return self();
         }
     }
 }

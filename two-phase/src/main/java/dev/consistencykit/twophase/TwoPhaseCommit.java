@@ -276,78 +276,12 @@ public final class TwoPhaseCommit extends StrategyEntry<TwoPhaseTransaction, Two
     }
 
     /** Builds a {@link TwoPhaseCommit}; every setter checks its argument, {@link #build()} their combination. */
-    public static final class Builder extends StrategyBuilder<Builder, TwoPhaseConfig> {
+    public static final class Builder extends TwoPhaseConfig.Settings<Builder> {
         private TwoPhaseListener listener = new TwoPhaseListener() { };
         private Supplier<String> ownerIds;
 
         private Builder(MongoDatabase database) {
-            super(database, TwoPhaseConfig.DEFAULT_NAME, TwoPhaseConfig::new);
-        }
-
-        /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
-        public Builder transactionsCollection(String value) {
-            config.transactionsCollection = Names.fieldName(config.name(), "transactionsCollection", value);
-            return this;
-        }
-
-        /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
-        public Builder accountsCollection(String value) {
-            config.accountsCollection = Names.fieldName(config.name(), "accountsCollection", value);
-            return this;
-        }
-
-        /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
-        public Builder balanceField(String value) {
-            config.balanceField = Names.fieldPath(config.name(), "balanceField", value);
-            return this;
-        }
-
-        /** How the transfer preset moves money (default {@link TransferVariant#RESERVE_THEN_CREDIT}). */
-        public Builder transferVariant(TransferVariant value) {
-            config.transferVariant = Objects.requireNonNull(value, "transferVariant");
-            return this;
-        }
-
-        /** The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}). */
-        public Builder markerField(String value) {
-            config.markerField = Names.fieldName(config.name(), "markerField", value);
-            return this;
-        }
-
-        /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
-        public Builder reservationField(String value) {
-            config.reservationField = Names.fieldName(config.name(), "reservationField", value);
-            return this;
-        }
-
-        /** How long an owner holds a transaction (default 30 s). */
-        public Builder lease(Duration value) {
-            config.lease = Checks.positive("lease", value);
-            return this;
-        }
-
-        /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
-        public Builder staleAfter(Duration value) {
-            config.staleAfter = Checks.notNegative("staleAfter", value);
-            return this;
-        }
-
-        /** What recovery does with stale pending transactions (default {@link StalePendingPolicy#ROLL_BACK}). */
-        public Builder stalePendingPolicy(StalePendingPolicy value) {
-            config.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
-            return this;
-        }
-
-        /** The most unsettled transactions one document may carry (default 100). */
-        public Builder maxPendingPerDocument(int value) {
-            config.maxPendingPerDocument = Checks.atLeast("maxPendingPerDocument", value, 1);
-            return this;
-        }
-
-        /** How long terminal transactions are kept (default 24 h). */
-        public Builder retention(Duration value) {
-            config.retention = Checks.positive("retention", value);
-            return this;
+            super(database);
         }
 
         /** Hooks called as transactions progress. */

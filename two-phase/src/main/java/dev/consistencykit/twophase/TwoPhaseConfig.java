@@ -1,10 +1,15 @@
 package dev.consistencykit.twophase;
 
 import java.time.Duration;
+import java.util.Objects;
 
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyConfig;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
 
 /**
  * The settings of a {@link TwoPhaseCommit}, written only by {@link TwoPhaseCommit.Builder} (from
@@ -139,5 +144,87 @@ public final class TwoPhaseConfig extends StrategyConfig {
     /** The default settings. */
     public static TwoPhaseConfig defaults() {
         return new TwoPhaseConfig();
+    }
+
+    /**
+     * The setters of these settings, each checking its value; the entry type's builder inherits them and adds the
+     * instance's parts (listener, handlers) and {@code build()}. A setting is a field with its default and a getter
+     * above and its setter here: equality, {@code toString}, {@code Builder.from} and its Spring property (the
+     * setter's name in kebab case) follow from them.
+     *
+     * @param <B> the entry type's builder
+     */
+    public abstract static class Settings<B extends Settings<B>> extends StrategyBuilder<B, TwoPhaseConfig> {
+
+        /** Settings for an instance on {@code database}, every one at its default. */
+        protected Settings(MongoDatabase database) {
+            super(database, DEFAULT_NAME, TwoPhaseConfig::new);
+        }
+
+        /** The transactions collection (default {@value TwoPhaseConfig#DEFAULT_TRANSACTIONS_COLLECTION}). */
+        public B transactionsCollection(String value) {
+            config.transactionsCollection = Names.fieldName(config.name(), "transactionsCollection", value);
+            return self();
+        }
+
+        /** The accounts collection of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_ACCOUNTS_COLLECTION}). */
+        public B accountsCollection(String value) {
+            config.accountsCollection = Names.fieldName(config.name(), "accountsCollection", value);
+            return self();
+        }
+
+        /** The balance field of the transfer preset (default {@value TwoPhaseConfig#DEFAULT_BALANCE_FIELD}). */
+        public B balanceField(String value) {
+            config.balanceField = Names.fieldPath(config.name(), "balanceField", value);
+            return self();
+        }
+
+        /** How the transfer preset moves money (default {@link TransferVariant#RESERVE_THEN_CREDIT}). */
+        public B transferVariant(TransferVariant value) {
+            config.transferVariant = Objects.requireNonNull(value, "transferVariant");
+            return self();
+        }
+
+        /** The applied-marker array on participants (default {@value TwoPhaseConfig#DEFAULT_MARKER_FIELD}). */
+        public B markerField(String value) {
+            config.markerField = Names.fieldName(config.name(), "markerField", value);
+            return self();
+        }
+
+        /** The reservation array on participants (default {@value TwoPhaseConfig#DEFAULT_RESERVATION_FIELD}). */
+        public B reservationField(String value) {
+            config.reservationField = Names.fieldName(config.name(), "reservationField", value);
+            return self();
+        }
+
+        /** How long an owner holds a transaction (default 30 s). */
+        public B lease(Duration value) {
+            config.lease = Checks.positive("lease", value);
+            return self();
+        }
+
+        /** How long without progress before {@link TwoPhaseCommit#recover()} takes over (default 60 s). */
+        public B staleAfter(Duration value) {
+            config.staleAfter = Checks.notNegative("staleAfter", value);
+            return self();
+        }
+
+        /** What recovery does with stale pending transactions (default {@link StalePendingPolicy#ROLL_BACK}). */
+        public B stalePendingPolicy(StalePendingPolicy value) {
+            config.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
+            return self();
+        }
+
+        /** The most unsettled transactions one document may carry (default 100). */
+        public B maxPendingPerDocument(int value) {
+            config.maxPendingPerDocument = Checks.atLeast("maxPendingPerDocument", value, 1);
+            return self();
+        }
+
+        /** How long terminal transactions are kept (default 24 h). */
+        public B retention(Duration value) {
+            config.retention = Checks.positive("retention", value);
+            return self();
+        }
     }
 }

@@ -331,58 +331,12 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
     }
 
     /** Builds a {@link VersionedStore}. Setters check their argument. */
-    public static final class Builder extends StrategyBuilder<Builder, VersionedStoreConfig> {
+    public static final class Builder extends VersionedStoreConfig.Settings<Builder> {
 
         private VersionedStoreListener listener = new VersionedStoreListener() { };
 
         private Builder(MongoDatabase database) {
-            super(database, VersionedStoreConfig.DEFAULT_NAME, VersionedStoreConfig::new);
-        }
-
-        /** The collections of roots, item versions and version records. */
-        public Builder collections(String roots, String items, String history) {
-            config.rootsCollection = Names.fieldName(config.name(), "rootsCollection", roots);
-            config.itemsCollection = Names.fieldName(config.name(), "itemsCollection", items);
-            config.historyCollection = Names.fieldName(config.name(), "historyCollection", history);
-            return this;
-        }
-
-        /**
-         * How long a change set stays staged before {@link VersionedStore#recover()} takes it over. Default 30 s.
-         *
-         * @throws IllegalArgumentException if zero or negative
-         */
-        public Builder staleAfter(Duration value) {
-            config.staleAfter = Checks.positive("staleAfter", value);
-            return this;
-        }
-
-        /**
-         * Unsettled versions at which a committing writer settles its root. Default
-         * {@value VersionedStoreConfig#DEFAULT_SETTLE_THRESHOLD}.
-         *
-         * @throws IllegalArgumentException if below 1
-         */
-        public Builder settleThreshold(int value) {
-            config.settleThreshold = Checks.atLeast("settleThreshold", value, 1);
-            return this;
-        }
-
-        /** What {@link VersionedStore#prune()} keeps. Default {@link Retention#KEEP_ALL}. */
-        public Builder retention(Retention value) {
-            config.retention = Objects.requireNonNull(value, "retention");
-            return this;
-        }
-
-        /**
-         * Attempts of {@link VersionedStore#update} before it gives up. Default
-         * {@value VersionedStoreConfig#DEFAULT_CONFLICT_ATTEMPTS}.
-         *
-         * @throws IllegalArgumentException if below 1
-         */
-        public Builder conflictAttempts(int value) {
-            config.conflictAttempts = Checks.atLeast("conflictAttempts", value, 1);
-            return this;
+            super(database);
         }
 
         /** Hooks called as change sets are staged, committed and abandoned. */

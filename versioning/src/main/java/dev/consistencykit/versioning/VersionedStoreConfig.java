@@ -1,10 +1,15 @@
 package dev.consistencykit.versioning;
 
 import java.time.Duration;
+import java.util.Objects;
 
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.RetryPolicy;
+import dev.consistencykit.core.StrategyBuilder;
 import dev.consistencykit.core.StrategyConfig;
+import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.Names;
 
 /**
  * The settings of a {@link VersionedStore}, written only by {@link VersionedStore.Builder} (from
@@ -88,6 +93,85 @@ public final class VersionedStoreConfig extends StrategyConfig {
         if (rootsCollection.equals(itemsCollection) || rootsCollection.equals(historyCollection)
                 || itemsCollection.equals(historyCollection)) {
             throw new IllegalStateException("the roots, items and history collections must differ");
+        }
+    }
+
+    /**
+     * The setters of these settings, each checking its value; the entry type's builder inherits them and adds the
+     * instance's parts (listener, handlers) and {@code build()}. A setting is a field with its default and a getter
+     * above and its setter here: equality, {@code toString}, {@code Builder.from} and its Spring property (the
+     * setter's name in kebab case) follow from them.
+     *
+     * @param <B> the entry type's builder
+     */
+    public abstract static class Settings<B extends Settings<B>> extends StrategyBuilder<B, VersionedStoreConfig> {
+
+        /** Settings for an instance on {@code database}, every one at its default. */
+        protected Settings(MongoDatabase database) {
+            super(database, DEFAULT_NAME, VersionedStoreConfig::new);
+        }
+
+        /** The collection of roots (default {@value VersionedStoreConfig#DEFAULT_ROOTS_COLLECTION}). */
+        public B rootsCollection(String value) {
+            config.rootsCollection = Names.fieldName(config.name(), "rootsCollection", value);
+            return self();
+        }
+
+        /** The collection of item versions (default {@value VersionedStoreConfig#DEFAULT_ITEMS_COLLECTION}). */
+        public B itemsCollection(String value) {
+            config.itemsCollection = Names.fieldName(config.name(), "itemsCollection", value);
+            return self();
+        }
+
+        /** The collection of version records (default {@value VersionedStoreConfig#DEFAULT_HISTORY_COLLECTION}). */
+        public B historyCollection(String value) {
+            config.historyCollection = Names.fieldName(config.name(), "historyCollection", value);
+            return self();
+        }
+
+        /**
+         * The three collections at once: {@link #rootsCollection}, {@link #itemsCollection}, {@link #historyCollection}.
+         */
+        public B collections(String roots, String items, String history) {
+            return rootsCollection(roots).itemsCollection(items).historyCollection(history);
+        }
+
+        /**
+         * How long a change set stays staged before {@link VersionedStore#recover()} takes it over. Default 30 s.
+         *
+         * @throws IllegalArgumentException if zero or negative
+         */
+        public B staleAfter(Duration value) {
+            config.staleAfter = Checks.positive("staleAfter", value);
+            return self();
+        }
+
+        /**
+         * Unsettled versions at which a committing writer settles its root. Default
+         * {@value VersionedStoreConfig#DEFAULT_SETTLE_THRESHOLD}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public B settleThreshold(int value) {
+            config.settleThreshold = Checks.atLeast("settleThreshold", value, 1);
+            return self();
+        }
+
+        /** What {@link VersionedStore#prune()} keeps. Default {@link Retention#KEEP_ALL}. */
+        public B retention(Retention value) {
+            config.retention = Objects.requireNonNull(value, "retention");
+            return self();
+        }
+
+        /**
+         * Attempts of {@link VersionedStore#update} before it gives up. Default
+         * {@value VersionedStoreConfig#DEFAULT_CONFLICT_ATTEMPTS}.
+         *
+         * @throws IllegalArgumentException if below 1
+         */
+        public B conflictAttempts(int value) {
+            config.conflictAttempts = Checks.atLeast("conflictAttempts", value, 1);
+            return self();
         }
     }
 }

@@ -1,0 +1,157 @@
+package dev.consistencykit.spring;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.util.ClassUtils;
+
+import dev.consistencykit.core.StrategyBuilder;
+import dev.consistencykit.core.StrategyConfig;
+
+/**
+ * Every setting of a pattern as a property of its instance, with nothing here naming one: a field of the pattern's
+ * configuration is the property of its name in kebab case ({@code maxPendingPerDocument} is
+ * {@code consistency-kit.two-phase.payments.max-pending-per-document}), bound with Spring's conversions (durations
+ * such as {@code 30s}, enum constants, numbers) to the type of the builder's setter of the same name, which checks the
+ * value. A setting added to a configuration with its setter is a property at once.
+ *
+ * <p>A setting whose value is not one plain value (the sync flag's master and targets, the versioned store's
+ * retention, the retry policy) has no such setter; {@link #boundByHand} names them, and {@link InstanceBuilders} binds
+ * each from properties of its own. A property an instance does not know is refused at start, with the ones it knows.
+ */
+final class InstanceSettings {
+
+    private InstanceSettings() {
+    }
+
+    /** One setting: the configuration's field and the builder's setter of the same name, which takes a plain value. */
+    record Setting(String field, Method setter) {
+
+        /** The property's name under the instance. */
+        String property() {
+            return kebab(field);
+        }
+
+        Class<?> type() {
+            Class<?> t = setter.getParameterTypes()[0];
+            return ClassUtils.resolvePrimitiveIfNecessary(t);
+        }
+    }
+
+    /** The settings of {@code configType} that {@code builderType} sets from one plain value, in field order. */
+    static List<Setting> settings(Class<?> builderType, Class<? extends StrategyConfig> configType) {
+        List<Setting> out = new ArrayList<>();
+        for (Field f : fields(configType)) {
+            plainSetter(builderType, f.getName()).ifPresent(m -> out.add(new Setting(f.getName(), m)));
+        }
+        return out;
+    }
+
+    /** The fields of {@code configType} (and of {@link StrategyConfig}) that no setter of a plain value sets. */
+    static Set<String> boundByHand(Class<?> builderType, Class<? extends StrategyConfig> configType) {
+        Set<String> out = new TreeSet<>();
+        for (Field f : fields(configType)) {
+            if (plainSetter(builderType, f.getName()).isEmpty()) {
+                out.add(f.getName());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Applies to {@code builder} every setting the properties under {@code prefix} give, after checking that each
+     * property given there is one of the settings or of {@code ownProperties} (the instance's other properties).
+     *
+     * @throws IllegalStateException for a property the instance does not know, or a value its setter refuses
+     */
+    static <B extends StrategyBuilder<B, ?>> B bind(B builder, Class<? extends StrategyConfig> configType,
+                                                    Binder binder, String prefix, Set<String> ownProperties) {
+        List<Setting> settings = settings(builder.getClass(), configType);
+        Set<String> known = new TreeSet<>(ownProperties);
+        settings.forEach(s -> known.add(s.property()));
+        Map<String, Object> given = binder.bind(prefix, Bindable.mapOf(String.class, Object.class)).orElse(Map.of());
+        for (String key : given.keySet()) {
+            if (known.stream().noneMatch(k -> relaxed(k).equals(relaxed(key.replaceFirst("\\[.*", ""))))) {
+                throw new IllegalStateException("consistency-kit: " + prefix + "." + key + " is not a setting of "
+                        + "this instance; its settings: " + known);
+            }
+        }
+        for (Setting s : settings) {
+            String key = prefix + "." + s.property();
+            binder.bind(key, Bindable.of(s.type())).ifBound(value -> apply(builder, s, key, value));
+        }
+        return builder;
+    }
+
+    /** The names of the JavaBean properties of {@code type}, in kebab case: an instance's own properties. */
+    static Set<String> propertiesOf(Class<?> type) {
+        Set<String> out = new LinkedHashSet<>();
+        for (java.beans.PropertyDescriptor p : BeanUtils.getPropertyDescriptors(type)) {
+            if (p.getReadMethod() != null && p.getReadMethod().getDeclaringClass() != Object.class) {
+                out.add(kebab(p.getName()));
+            }
+        }
+        return out;
+    }
+
+    private static void apply(Object builder, Setting s, String key, Object value) {
+        try {
+            s.setter().invoke(builder, value);
+        } catch (InvocationTargetException e) {
+            throw new IllegalStateException("consistency-kit: " + key + "=" + value + ": "
+                    + e.getTargetException().getMessage(), e.getTargetException());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("consistency-kit: " + key + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static List<Field> fields(Class<?> configType) {
+        List<Field> out = new ArrayList<>();
+        for (Class<?> c = configType; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (!Modifier.isStatic(f.getModifiers()) && !f.isSynthetic()) {
+                    out.add(f);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Optional<Method> plainSetter(Class<?> builderType, String name) {
+        for (Method m : builderType.getMethods()) {
+            if (m.getName().equals(name) && m.getParameterCount() == 1 && !m.isBridge()
+                    && StrategyBuilder.class.isAssignableFrom(m.getReturnType()) && plain(m.getParameterTypes()[0])) {
+                return Optional.of(m);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static boolean plain(Class<?> type) {
+        return type == String.class || type == Duration.class || type.isEnum() || type == int.class
+                || type == long.class || type == boolean.class || type == Integer.class || type == Long.class
+                || type == Boolean.class;
+    }
+
+    static String kebab(String name) {
+        return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+    }
+
+    private static String relaxed(String name) {
+        return name.replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+    }
+}
