@@ -23,7 +23,8 @@ import dev.consistencykit.core.spi.Names;
  * lease of 30 s ({@link #DEFAULT_LEASE}); {@code recover()} takes over after 60 s without progress
  * ({@link #DEFAULT_STALE_AFTER}) and rolls stale {@code pending} transactions back; at most
  * {@value #DEFAULT_MAX_PENDING_PER_DOCUMENT} unsettled transactions per document; terminal transactions kept 24 h
- * ({@link #DEFAULT_RETENTION}); {@link RetryPolicy#DEFAULT}; the system clock.
+ * ({@link #DEFAULT_RETENTION}); recovery reads stale transactions {@value #DEFAULT_RECOVERY_BATCH} at a time;
+ * {@link RetryPolicy#DEFAULT}; the system clock.
  */
 public final class TwoPhaseConfig extends StrategyConfig {
 
@@ -47,6 +48,8 @@ public final class TwoPhaseConfig extends StrategyConfig {
     public static final int DEFAULT_MAX_PENDING_PER_DOCUMENT = 100;
     /** Default retention of terminal transactions: 24 h. */
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    /** Default number of stale transactions one read of recovery takes: {@value}. */
+    public static final int DEFAULT_RECOVERY_BATCH = 100;
 
     String transactionsCollection = DEFAULT_TRANSACTIONS_COLLECTION;
     String accountsCollection = DEFAULT_ACCOUNTS_COLLECTION;
@@ -59,6 +62,7 @@ public final class TwoPhaseConfig extends StrategyConfig {
     StalePendingPolicy stalePendingPolicy = StalePendingPolicy.ROLL_BACK;
     int maxPendingPerDocument = DEFAULT_MAX_PENDING_PER_DOCUMENT;
     Duration retention = DEFAULT_RETENTION;
+    int recoveryBatch = DEFAULT_RECOVERY_BATCH;
 
     TwoPhaseConfig() {
         super(DEFAULT_NAME);
@@ -126,6 +130,11 @@ public final class TwoPhaseConfig extends StrategyConfig {
      */
     public Duration retention() {
         return retention;
+    }
+
+    /** Returns how many stale transactions recovery reads at a time (it goes on until none is left). */
+    public int recoveryBatch() {
+        return recoveryBatch;
     }
 
     @Override
@@ -212,6 +221,12 @@ public final class TwoPhaseConfig extends StrategyConfig {
         /** What recovery does with stale pending transactions (default {@link StalePendingPolicy#ROLL_BACK}). */
         public B stalePendingPolicy(StalePendingPolicy value) {
             config.stalePendingPolicy = Objects.requireNonNull(value, "stalePendingPolicy");
+            return self();
+        }
+
+        /** How many stale transactions recovery reads at a time (default 100). */
+        public B recoveryBatch(int value) {
+            config.recoveryBatch = Checks.atLeast("recoveryBatch", value, 1);
             return self();
         }
 

@@ -102,6 +102,19 @@ class OperationsTest {
     }
 
     @Test
+    void shouldRecoverEveryStaleTransactionWhateverHowManyItReadsAtATime(MongoDatabase db) {
+        Bank.seed(db, ACCOUNTS);
+        TwoPhaseCommit tpc = TwoPhaseCommit.builder(db).retryPolicy(TestPolicies.FAST_RETRY).recoveryBatch(2).build();
+        for (int i = 0; i < 5; i++) {
+            tpc.submitTransfer(Transfer.of(OperationId.of("t" + i), "a0", "a1", 1));
+        }
+
+        assertThat(tpc.recover(Duration.ZERO).repaired()).isEqualTo(5);
+        assertThat(tpc.status().countsByState()).containsOnlyKeys("done");
+        assertThat(Bank.invariants(db, ACCOUNTS, true)).isEmpty();
+    }
+
+    @Test
     void shouldDriveTheTransactionItClaimedWhenTheClaimsReplyWasLost(MongoDatabase db) {
         Bank.seed(db, ACCOUNTS);
         tpc(db).submitTransfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 5));

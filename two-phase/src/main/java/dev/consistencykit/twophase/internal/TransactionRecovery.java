@@ -50,7 +50,6 @@ import dev.consistencykit.twophase.internal.TransactionDriving.Outcome;
 public final class TransactionRecovery implements PatternRecovery {
 
     private static final Logger LOG = LoggerFactory.getLogger(TransactionRecovery.class);
-    private static final int RECOVERY_BATCH = 100;
 
     private final TwoPhaseConfig config;
     private final TransactionStore store;
@@ -116,7 +115,7 @@ public final class TransactionRecovery implements PatternRecovery {
         int setAside = 0;
         Set<Object> seen = new HashSet<>();
         while (true) {
-            List<Document> batch = store.stale(stale, RECOVERY_BATCH);
+            List<Document> batch = store.stale(stale, config.recoveryBatch());
             batch.removeIf(d -> !seen.add(d.get("_id")));
             if (batch.isEmpty()) {
                 break;
