@@ -8,6 +8,8 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.consistencykit.core.RetryPolicy;
+
 /**
  * The {@code consistency-kit.*} properties: the database, the start-up and maintenance switches, and one entry per
  * instance of each pattern, keyed by its bean name ({@code consistency-kit.two-phase.payments.lease=30s} makes a
@@ -225,15 +227,74 @@ public class ConsistencyKitProperties {
      * properties that are not one setting's plain value.
      */
     public static class Instance {
-        /** Attempts of a call on a transient error (the retry policy's {@code maxAttempts}). */
-        private Integer retryAttempts;
+        /** The retry of transient errors; each value left out keeps {@code RetryPolicy.DEFAULT}'s. */
+        private final Retry retryPolicy = new Retry();
 
-        public Integer getRetryAttempts() {
-            return retryAttempts;
+        public Retry getRetryPolicy() {
+            return retryPolicy;
+        }
+    }
+
+    /** The components of a {@code RetryPolicy}. */
+    public static class Retry {
+        /** Attempts in all, at least 1 (default 5). */
+        private Integer maxAttempts;
+        /** The delay before the second attempt (default 10 ms). */
+        private Duration initialBackoff;
+        /** The largest delay (default 1 s). */
+        private Duration maxBackoff;
+        /** Growth of the delay per attempt, at least 1 (default 2). */
+        private Double multiplier;
+        /** Fraction of each delay drawn at random, in [0, 1] (default 0.5). */
+        private Double jitter;
+
+        public Integer getMaxAttempts() {
+            return maxAttempts;
         }
 
-        public void setRetryAttempts(Integer retryAttempts) {
-            this.retryAttempts = retryAttempts;
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Duration getInitialBackoff() {
+            return initialBackoff;
+        }
+
+        public void setInitialBackoff(Duration initialBackoff) {
+            this.initialBackoff = initialBackoff;
+        }
+
+        public Duration getMaxBackoff() {
+            return maxBackoff;
+        }
+
+        public void setMaxBackoff(Duration maxBackoff) {
+            this.maxBackoff = maxBackoff;
+        }
+
+        public Double getMultiplier() {
+            return multiplier;
+        }
+
+        public void setMultiplier(Double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Double getJitter() {
+            return jitter;
+        }
+
+        public void setJitter(Double jitter) {
+            this.jitter = jitter;
+        }
+
+        /** {@code defaults} with the components given here. */
+        RetryPolicy over(RetryPolicy defaults) {
+            return new RetryPolicy(maxAttempts != null ? maxAttempts : defaults.maxAttempts(),
+                    initialBackoff != null ? initialBackoff : defaults.initialBackoff(),
+                    maxBackoff != null ? maxBackoff : defaults.maxBackoff(),
+                    multiplier != null ? multiplier : defaults.multiplier(),
+                    jitter != null ? jitter : defaults.jitter());
         }
     }
 

@@ -50,9 +50,7 @@ final class InstanceBuilders {
         builder.name(source.key()).observer(observer);
         Set<String> own = InstanceSettings.propertiesOf(source.own().getClass());
         InstanceSettings.bind(builder, config, source.binder(), source.prefix(), own);
-        if (source.own().getRetryAttempts() != null) {
-            builder.retryPolicy(RetryPolicy.DEFAULT.withMaxAttempts(source.own().getRetryAttempts()));
-        }
+        builder.retryPolicy(source.own().getRetryPolicy().over(RetryPolicy.DEFAULT));
         return builder;
     }
 

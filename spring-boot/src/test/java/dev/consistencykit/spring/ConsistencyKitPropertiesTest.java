@@ -52,7 +52,9 @@ class ConsistencyKitPropertiesTest {
             String p = "consistency-kit." + pattern + ".x.";
             String sync = "consistency-kit.sync-flag.x.";
             runner().withPropertyValues(p + "name=named-" + pattern, p + "operation-timeout=11s",
-                            p + "retry-attempts=2", p + "stale-after=42s")
+                            p + "retry-policy.max-attempts=2", p + "retry-policy.initial-backoff=20ms",
+                            p + "retry-policy.max-backoff=2s", p + "retry-policy.multiplier=3",
+                            p + "retry-policy.jitter=0.25", p + "stale-after=42s")
                     .withPropertyValues(!"sync-flag".equals(pattern) ? new String[0] : new String[] {
                             sync + "master-collection=users", sync + "master-fields=name",
                             sync + "targets[0].collection=comments", sync + "targets[0].id-field=authorId",
@@ -64,7 +66,8 @@ class ConsistencyKitPropertiesTest {
                         assertThat(instance.name()).isEqualTo("named-" + pattern);
                         dev.consistencykit.core.StrategyConfig config = config(instance);
                         assertThat(config.operationTimeout()).as(pattern).isEqualTo(Duration.ofSeconds(11));
-                        assertThat(config.retryPolicy().maxAttempts()).as(pattern).isEqualTo(2);
+                        assertThat(config.retryPolicy()).as(pattern).isEqualTo(new dev.consistencykit.core.RetryPolicy(2,
+                                Duration.ofMillis(20), Duration.ofSeconds(2), 3.0, 0.25));
                         assertThat(config.staleAfter()).as(pattern).isEqualTo(Duration.ofSeconds(42));
                     });
         }

@@ -41,7 +41,8 @@ class EverySettingIsAPropertyTest {
 
     /** The settings that are not one plain value, and the properties that set them. */
     private static final Map<String, String> BY_HAND = Map.of(
-            "retryPolicy", "retry-attempts (every pattern)", "clock", "none: an object of the application, not a value",
+            "retryPolicy", "retry-policy.max-attempts, initial-backoff, max-backoff, multiplier, jitter (every pattern)",
+            "clock", "none: an object of the application (a test's clock), not a value",
             "masterCollection", "master-collection (sync flag)", "masterFields", "master-fields (sync flag)",
             "targets", "targets[i].collection, id-field, array-field, version-field, copies (sync flag)",
             "retention", "keep-last or keep-newer-than (versioning)");
