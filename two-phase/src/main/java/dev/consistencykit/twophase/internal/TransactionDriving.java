@@ -79,15 +79,36 @@ final class TransactionDriving {
 
     // ---------------------------------------------------------------- driving
 
-    /** Where a drive ended. */
+    /**
+     * Where a drive ended, made only by the factories below, each named for how: {@code lost} when this attempt no
+     * longer drove it at the end (taken over, or its evidence gone), {@code stillOurs} when the record still names
+     * this attempt although a step found its evidence gone.
+     */
     record Outcome(TransactionState state, boolean lost, Document reason, boolean stillOurs) {
 
-        static Outcome of(TransactionState state, Document tx) {
-            return new Outcome(state, false, tx == null ? null : tx.get(REASON, Document.class), false);
+        /** Ended by this drive, with the reason the record holds (canceled), if any. */
+        static Outcome ended(TransactionState state, Document reason) {
+            return new Outcome(state, false, reason, false);
         }
 
+        /** As the record {@code tx} says it is, by this attempt's hand. */
+        static Outcome of(TransactionState state, Document tx) {
+            return ended(state, tx == null ? null : tx.get(REASON, Document.class));
+        }
+
+        /** Left unfinished: another owner has it, or nobody can tell. */
         static Outcome inFlight(TransactionState state) {
             return new Outcome(state, true, null, false);
+        }
+
+        /** Ended, by another's hand. */
+        static Outcome endedByAnother(TransactionState state, Document reason) {
+            return new Outcome(state, true, reason, false);
+        }
+
+        /** A step lost its evidence while the record still names this attempt: drive on from {@code state}. */
+        static Outcome stillOurs(TransactionState state) {
+            return new Outcome(state, true, null, true);
         }
     }
 
@@ -145,7 +166,7 @@ final class TransactionDriving {
                     case DONE -> {
                         counters.committed.increment();
                         Listeners.call(config.name(), () -> listener.onCommitted(tx.operationId()));
-                        return new Outcome(TransactionState.DONE, false, null, false);
+                        return Outcome.ended(TransactionState.DONE, null);
                     }
                     case CANCELED -> {
                         Document done = recording.readPrimary(tx.id());
@@ -153,7 +174,7 @@ final class TransactionDriving {
                         counters.canceled.increment();
                         String code = reason == null ? null : reason.getString("code");
                         Listeners.call(config.name(), () -> listener.onCanceled(tx.operationId(), code));
-                        return new Outcome(TransactionState.CANCELED, false, reason, false);
+                        return Outcome.ended(TransactionState.CANCELED, reason);
                     }
                     default -> throw new IllegalStateException("unknown state " + state);
                 }
@@ -168,12 +189,12 @@ final class TransactionDriving {
             TransactionState current = TransactionState.fromStored(now.getString(STATE));
             if (!current.isTerminal() && owner.equals(now.getString(OWNER))
                     && Objects.equals(now.get(TOKEN), token)) {
-                return new Outcome(current, true, null, true);
+                return Outcome.stillOurs(current);
             }
             LOG.debug("[{}] transaction {} taken over by {}, now {}", config.name(), tx.id(), now.get(OWNER),
                     current);
             // terminal, but by another's hand: reported as where it ended, and as not this attempt's doing
-            return current.isTerminal() ? new Outcome(current, true, now.get(REASON, Document.class), false)
+            return current.isTerminal() ? Outcome.endedByAnother(current, now.get(REASON, Document.class))
                     : Outcome.inFlight(current);
         }
     }
