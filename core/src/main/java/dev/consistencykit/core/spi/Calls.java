@@ -16,6 +16,7 @@ import com.mongodb.client.MongoCollection;
 
 import dev.consistencykit.core.CallObserver;
 import dev.consistencykit.core.ConsistencyException;
+import dev.consistencykit.core.ForeignRecordException;
 import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.OutcomeUnknownException;
@@ -216,6 +217,9 @@ public final class Calls {
                         + e.getMessage() + "); was it closed?", e);
             }
             throw e;
+        } catch (ClassCastException | org.bson.BsonInvalidOperationException e) {
+            throw new ForeignRecordException(instanceName, operationId, what + ": a record read back holds a value"
+                    + " of another type than this pattern writes there (" + e + ")", e);
         } finally {
             if (outermost) {
                 Deadline.clear();

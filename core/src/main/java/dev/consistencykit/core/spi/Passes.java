@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.consistencykit.core.ForeignRecordException;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
@@ -14,7 +15,9 @@ import dev.consistencykit.core.RetryPolicy;
  * <p>A real server answers two writers that need the same documents at once with a conflict (MongoDB's
  * {@code WriteConflict}, a deadlock on DocumentDB); a {@link RetryPolicy} retries it, and when its attempts run out
  * the record is still as it was or as a guarded write left it, which every pass is built to take up again. Ending
- * the whole pass there would leave every other record unrecovered for a conflict on one. Anything else (a server that
+ * the whole pass there would leave every other record unrecovered for a conflict on one. A record whose stored values
+ * are of another type than the pattern writes ({@link ForeignRecordException#isForeignShape}: written by something
+ * else) is set aside the same way, logged at WARN, since no pass will read it better. Anything else (a server that
  * does not answer, a refusal, a deadline) still ends the pass.
  *
  * <p>Stateless and thread-safe.
@@ -38,6 +41,12 @@ public final class Passes {
         try {
             return step.get();
         } catch (RuntimeException e) {
+            if (ForeignRecordException.isForeignShape(e) || e instanceof ForeignRecordException) {
+                // written by something else: no pass will read it better, and the others must not wait for it
+                LOG.warn("[{}] {} set aside: its record holds a value of another type than this pattern writes ({})",
+                        instanceName, what, e.toString());
+                return leftAlone;
+            }
             if (!MongoErrors.isContention(e)) {
                 throw e;
             }

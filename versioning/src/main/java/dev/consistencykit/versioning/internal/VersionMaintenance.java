@@ -169,8 +169,13 @@ public final class VersionMaintenance implements PatternRecovery {
     public long cleanup() {
         Map<Object, Set<List<Object>>> candidates = new LinkedHashMap<>();
         for (Document d : store.uncommittedItems("find uncommitted item versions", ROOT, VERSION, ATT)) {
-            candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>())
-                    .add(List.of(number(d, VERSION), d.getObjectId(ATT)));
+            if (!(d.get(ATT) instanceof ObjectId att) || !(d.get(VERSION) instanceof Number version)) {
+                // not an attempt's item version: written by something else, never this clean-up's to delete
+                LOG.warn("[{}] item version {} holds no attempt's version and id; left alone", name,
+                        Values.show(d.get("_id")));
+                continue;
+            }
+            candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>()).add(List.of(version.longValue(), att));
         }
         long deleted = 0;
         for (Map.Entry<Object, Set<List<Object>>> e : candidates.entrySet()) {
