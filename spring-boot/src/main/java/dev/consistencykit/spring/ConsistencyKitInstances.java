@@ -62,28 +62,28 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
         if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
             register(registry, binder, "two-phase", p.getTwoPhase(), ConsistencyKitProperties.Instance::new,
                     dev.consistencykit.twophase.TwoPhaseCommit.class,
-                    source -> () -> InstanceBuilders.twoPhase(database(), observer(), source));
+                    source -> () -> InstanceBuilders.twoPhase(database(), shared(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
             register(registry, binder, "job-queue", p.getJobQueue(), ConsistencyKitProperties.JobQueue::new,
                     dev.consistencykit.jobqueue.JobQueue.class,
-                    source -> () -> InstanceBuilders.jobQueue(database(), observer(), source, handlers(),
+                    source -> () -> InstanceBuilders.jobQueue(database(), shared(), source, handlers(),
                             jobListener(source.key())));
         }
         if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
             register(registry, binder, "sync-flag", p.getSyncFlag(), ConsistencyKitProperties.SyncFlag::new,
                     dev.consistencykit.syncflag.SyncFlag.class,
-                    source -> () -> InstanceBuilders.syncFlag(database(), observer(), source));
+                    source -> () -> InstanceBuilders.syncFlag(database(), shared(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.logreconciliation.Ledger", loader)) {
             register(registry, binder, "ledger", p.getLedger(), ConsistencyKitProperties.Instance::new,
                     dev.consistencykit.logreconciliation.Ledger.class,
-                    source -> () -> InstanceBuilders.ledger(database(), observer(), source));
+                    source -> () -> InstanceBuilders.ledger(database(), shared(), source));
         }
         if (ClassUtils.isPresent("dev.consistencykit.versioning.VersionedStore", loader)) {
             register(registry, binder, "versioning", p.getVersioning(), ConsistencyKitProperties.Versioning::new,
                     dev.consistencykit.versioning.VersionedStore.class,
-                    source -> () -> InstanceBuilders.versioning(database(), observer(), source));
+                    source -> () -> InstanceBuilders.versioning(database(), shared(), source));
         }
     }
 
@@ -115,6 +115,12 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
 
     private MongoDatabase database() {
         return beanFactory.getBean(ConsistencyKitDatabase.class).database();
+    }
+
+    /** What the application gives every instance. */
+    private InstanceBuilders.Shared shared() {
+        return new InstanceBuilders.Shared(observer(),
+                beanFactory.getBeanProvider(java.time.Clock.class).getIfUnique(() -> null));
     }
 
     /** The application's call observer (observations when Micrometer's are there), or none. */

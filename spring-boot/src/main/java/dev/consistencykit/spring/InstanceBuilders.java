@@ -1,5 +1,6 @@
 package dev.consistencykit.spring;
 
+import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -37,6 +38,13 @@ final class InstanceBuilders {
     private InstanceBuilders() {
     }
 
+    /**
+     * What the application gives every instance: its call observer (observations, when Micrometer's are there) and
+     * its {@link Clock} bean, if it has exactly one (else the system clock).
+     */
+    record Shared(CallObserver observer, Clock clock) {
+    }
+
     /** Where one instance's properties are and what it has beside its settings. */
     record Source(Binder binder, String pattern, String key, ConsistencyKitProperties.Instance own) {
 
@@ -46,21 +54,24 @@ final class InstanceBuilders {
     }
 
     private static <B extends StrategyBuilder<B, ?>> B settings(B builder, Class<? extends StrategyConfig> config,
-                                                               CallObserver observer, Source source) {
-        builder.name(source.key()).observer(observer);
+                                                               Shared shared, Source source) {
+        builder.name(source.key()).observer(shared.observer());
+        if (shared.clock() != null) {
+            builder.clock(shared.clock());
+        }
         Set<String> own = InstanceSettings.propertiesOf(source.own().getClass());
         InstanceSettings.bind(builder, config, source.binder(), source.prefix(), own);
         builder.retryPolicy(source.own().getRetryPolicy().over(RetryPolicy.DEFAULT));
         return builder;
     }
 
-    static TwoPhaseCommit twoPhase(MongoDatabase db, CallObserver observer, Source source) {
-        return settings(TwoPhaseCommit.builder(db), TwoPhaseConfig.class, observer, source).build();
+    static TwoPhaseCommit twoPhase(MongoDatabase db, Shared shared, Source source) {
+        return settings(TwoPhaseCommit.builder(db), TwoPhaseConfig.class, shared, source).build();
     }
 
-    static JobQueue jobQueue(MongoDatabase db, CallObserver observer, Source source,
+    static JobQueue jobQueue(MongoDatabase db, Shared shared, Source source,
                              Map<String, JobHandler> handlers, JobQueueListener listener) {
-        JobQueue.Builder b = settings(JobQueue.builder(db), JobQueueConfig.class, observer, source);
+        JobQueue.Builder b = settings(JobQueue.builder(db), JobQueueConfig.class, shared, source);
         handlers.forEach(b::handler);
         if (listener != null) {
             b.listener(listener);
@@ -68,9 +79,9 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static SyncFlag syncFlag(MongoDatabase db, CallObserver observer, Source source) {
+    static SyncFlag syncFlag(MongoDatabase db, Shared shared, Source source) {
         ConsistencyKitProperties.SyncFlag p = (ConsistencyKitProperties.SyncFlag) source.own();
-        SyncFlag.Builder b = settings(SyncFlag.builder(db), SyncFlagConfig.class, observer, source);
+        SyncFlag.Builder b = settings(SyncFlag.builder(db), SyncFlagConfig.class, shared, source);
         if (p.getMasterCollection() != null) {
             b.master(p.getMasterCollection(), p.getMasterFields().toArray(new String[0]));
         }
@@ -90,13 +101,13 @@ final class InstanceBuilders {
         return b.build();
     }
 
-    static Ledger ledger(MongoDatabase db, CallObserver observer, Source source) {
-        return settings(Ledger.builder(db), LedgerConfig.class, observer, source).build();
+    static Ledger ledger(MongoDatabase db, Shared shared, Source source) {
+        return settings(Ledger.builder(db), LedgerConfig.class, shared, source).build();
     }
 
-    static VersionedStore versioning(MongoDatabase db, CallObserver observer, Source source) {
+    static VersionedStore versioning(MongoDatabase db, Shared shared, Source source) {
         ConsistencyKitProperties.Versioning p = (ConsistencyKitProperties.Versioning) source.own();
-        VersionedStore.Builder b = settings(VersionedStore.builder(db), VersionedStoreConfig.class, observer, source);
+        VersionedStore.Builder b = settings(VersionedStore.builder(db), VersionedStoreConfig.class, shared, source);
         if (p.getKeepLast() != null || p.getKeepNewerThan() != null) {
             b.retention(new Retention(Optional.ofNullable(p.getKeepLast()), Optional.ofNullable(p.getKeepNewerThan())));
         }

@@ -42,7 +42,7 @@ class EverySettingIsAPropertyTest {
     /** The settings that are not one plain value, and the properties that set them. */
     private static final Map<String, String> BY_HAND = Map.of(
             "retryPolicy", "retry-policy.max-attempts, initial-backoff, max-backoff, multiplier, jitter (every pattern)",
-            "clock", "none: an object of the application (a test's clock), not a value",
+            "clock", "the application's java.time.Clock bean, if it has one (every pattern)",
             "masterCollection", "master-collection (sync flag)", "masterFields", "master-fields (sync flag)",
             "targets", "targets[i].collection, id-field, array-field, version-field, copies (sync flag)",
             "retention", "keep-last or keep-newer-than (versioning)");
@@ -92,6 +92,20 @@ class EverySettingIsAPropertyTest {
             assertThat(actual instanceof OptionalLong l ? (Object) l.getAsLong() : actual)
                     .as(pattern + "." + InstanceSettings.kebab(e.getKey())).isEqualTo(e.getValue());
         }
+    }
+
+    @Test
+    void shouldGiveEveryInstanceTheApplicationsClock() {
+        java.time.Clock fixed = java.time.Clock.fixed(java.time.Instant.parse("2030-01-01T00:00:00Z"),
+                java.time.ZoneOffset.UTC);
+        TestContexts.runner(database).withBean(java.time.Clock.class, () -> fixed)
+                .withPropertyValues("consistency-kit.maintenance.enabled=false",
+                        "consistency-kit.two-phase.payments.lease=30s", "consistency-kit.ledger.books.stale-after=9s")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(config(context.getBean("payments")).clock()).isSameAs(fixed);
+                    assertThat(config(context.getBean("books")).clock()).isSameAs(fixed);
+                });
     }
 
     @Test
