@@ -263,10 +263,10 @@ public final class Values {
     }
 
     /**
-     * The value at a dotted {@code path} of a document read back, for a message only: through documents by name and
-     * through arrays by a numeric segment (a name on an array gives the list of its elements' values); {@code null}
-     * where the path leads nowhere. Never throws, whatever the document holds; never a basis for a decision, which
-     * is the server's.
+     * The value at a dotted {@code path} of a document read back: through documents by name and through arrays by a
+     * numeric segment (a name on an array gives the list of its elements' values); {@code null} where the path leads
+     * nowhere. Never throws, whatever the document holds. It reads a value; it does not evaluate a query, whose
+     * semantics on arrays and types are the server's (ask the server for those).
      */
     public static Object at(Document document, String path) {
         Object current = document;
