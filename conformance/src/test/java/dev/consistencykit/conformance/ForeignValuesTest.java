@@ -38,7 +38,8 @@ import dev.consistencykit.versioning.VersionedStore;
 /**
  * What a pattern reads back from its own collections is input again: anyone with write access to the database can
  * leave a value of another type in any field of any record. For each pattern, every top-level field of every record
- * it wrote is replaced in turn by a value of another type (a string, a 32-bit integer, a document, null), and every
+ * it wrote, and every field of the first entry of each list of entries a record holds, is replaced in turn by a value
+ * of another type (a string, a 32-bit integer, a document, null), and every
  * call that reads records ({@code status}, {@code interrupted}, {@code describe} of each operation, {@code recover})
  * must answer or throw a {@link ConsistencyException}: never a {@link ClassCastException}, a
  * {@link NullPointerException} or another raw exception.
@@ -122,10 +123,7 @@ class ForeignValuesTest {
         for (String name : collections) {
             assertThat(original).as("collection " + name).containsKey(name);
             for (Document record : original.get(name)) {
-                for (String field : record.keySet()) {
-                    if (field.equals("_id")) {
-                        continue;
-                    }
+                for (String field : paths(record)) {
                     for (Object foreign : FOREIGN) {
                         cases++;
                         Object value = foreign instanceof NullValue ? null : foreign;
@@ -149,6 +147,24 @@ class ForeignValuesTest {
         }
         assertThat(cases).as("cases").isPositive();
         return violations;
+    }
+
+    /**
+     * The record's top-level fields but {@code _id}, and the fields of the first document of each array of documents
+     * it holds ({@code participants.0.collection}): where a pattern keeps one entry per participant, change or item.
+     */
+    private static List<String> paths(Document record) {
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<String, Object> e : record.entrySet()) {
+            if (e.getKey().equals("_id")) {
+                continue;
+            }
+            out.add(e.getKey());
+            if (e.getValue() instanceof List<?> list && !list.isEmpty() && list.get(0) instanceof Document first) {
+                first.keySet().forEach(k -> out.add(e.getKey() + ".0." + k));
+            }
+        }
+        return out;
     }
 
     private static Map<String, Consumer<ConsistencyStrategy<?>>> calls(List<Object> operationIds) {

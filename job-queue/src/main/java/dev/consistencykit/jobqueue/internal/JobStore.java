@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
@@ -57,6 +58,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Claim;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.PatternSetup;
@@ -313,10 +315,12 @@ public final class JobStore implements PatternSetup {
     /** The collections any job recorded an effect in (a distinct over an indexed field). */
     List<String> effectCollections() {
         List<String> names = new ArrayList<>();
-        for (String collection : retry.execute(name, null, "list effect collections",
-                () -> jobs.distinct(EFFECTS + ".c", String.class).into(new ArrayList<>()))) {
-            if (collection != null) {
-                names.add(collection);
+        for (BsonValue collection : retry.execute(name, null, "list effect collections",
+                () -> jobs.distinct(EFFECTS + ".c", BsonValue.class).into(new ArrayList<>()))) {
+            // read back: only a name an effect could have been recorded under is a collection to visit
+            if (collection != null && collection.isString()
+                    && Names.isCollectionName(collection.asString().getValue())) {
+                names.add(collection.asString().getValue());
             }
         }
         return names;

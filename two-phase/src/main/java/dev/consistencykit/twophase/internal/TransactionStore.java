@@ -267,7 +267,8 @@ public final class TransactionStore implements PatternSetup {
         names.add(config.accountsCollection());
         for (BsonValue value : namedCollections()) {
             // read back: only a name a participant could have been given is a collection to visit
-            if (value.isString() && dev.consistencykit.core.spi.Names.isCollectionName(value.asString().getValue())
+            if (value != null && value.isString()
+                    && dev.consistencykit.core.spi.Names.isCollectionName(value.asString().getValue())
                     && !names.contains(value.asString().getValue())) {
                 names.add(value.asString().getValue());
             }
