@@ -4,17 +4,19 @@ import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobWorkers;
 import dev.consistencykit.testkit.MongoTarget;
@@ -36,7 +38,14 @@ class DeadJobCommandsTest {
     @Test
     void shouldListRecoverReplayDiscardAndDeleteDeadJobsWhileWorkersRun(MongoDatabase db) throws Exception {
         AtomicInteger runs = new AtomicInteger();
+        Semaphore died = new Semaphore(0);
         JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .listener(new JobQueueListener() {
+                    @Override
+                    public void onDead(OperationId id, String type, String error) {
+                        died.release();   // called once the job is stored dead
+                    }
+                })
                 .handler("mail", ctx -> {
                     runs.incrementAndGet();
                     throw new IllegalStateException("smtp refused " + ctx.payload().getString("to"));
@@ -59,6 +68,7 @@ class DeadJobCommandsTest {
         CliTestSupport.Run recover = CliTestSupport.run("--uri", uri(), "recover", "--database", db.getName());
         assertThat(recover.out()).contains("4 dead, waiting for an operator").doesNotContain("still in flight");
 
+        died.drainPermits();   // the four deaths of the set-up, each in its apply
         try (JobWorkers workers = queue.startWorkers(2)) {   // the application's workers, racing every command
             CliTestSupport.Run unselected = CliTestSupport.run("--uri", uri(), "replay", "--database", db.getName());
             assertThat(unselected.exitCode()).isEqualTo(ExitCodes.USAGE);
@@ -68,7 +78,8 @@ class DeadJobCommandsTest {
                     db.getName(), "--type", "mail", "--error-containing", "refused m2");
             assertThat(replay.exitCode()).as(replay.err()).isZero();
             assertThat(replay.lastLineJson().get("replayed", Number.class).longValue()).isEqualTo(1L);
-            awaitState(db, "m2", "dead");   // a worker ran it again; it failed again
+            assertThat(died.tryAcquire(2, TimeUnit.MINUTES)).as("a worker ran it again; it failed again").isTrue();
+            assertThat(state(db, "m2")).isEqualTo("dead");
 
             CliTestSupport.Run discard = CliTestSupport.run("--uri", uri(), "--json", "discard", "--database",
                     db.getName(), "--id", "m1", "--id", "m2");
@@ -94,14 +105,5 @@ class DeadJobCommandsTest {
         assertThat(runs.get()).isEqualTo(4);
         CliTestSupport.Run last = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName());
         assertThat(last.lastLineJson().getInteger("count")).isEqualTo(1);
-    }
-
-    private static void awaitState(MongoDatabase db, String id, String state) throws InterruptedException {
-        MongoCollection<Document> jobs = db.getCollection("jobs");
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (!state.equals(jobs.find(eq("_id", id)).first().getString("state")) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(state(db, id)).isEqualTo(state);
     }
 }
