@@ -77,10 +77,22 @@ public abstract class StrategyConfig implements Cloneable {
         }
     }
 
+    /**
+     * The name of every setting of the configurations of {@code type}, the pattern's own first: what
+     * {@code toString}, equality and {@code Builder.from} cover, and what the Spring starter binds by name.
+     */
+    public static List<String> settingNames(Class<? extends StrategyConfig> type) {
+        return fields(type).stream().map(Field::getName).toList();
+    }
+
     /** Every setting: the instance fields of this class and of the pattern's configuration class. */
     private List<Field> settings() {
+        return fields(getClass());
+    }
+
+    private static List<Field> fields(Class<?> type) {
         List<Field> fields = new ArrayList<>();
-        for (Class<?> c = getClass(); c != Object.class; c = c.getSuperclass()) {
+        for (Class<?> c = type; c != Object.class; c = c.getSuperclass()) {
             for (Field f : c.getDeclaredFields()) {
                 if (!Modifier.isStatic(f.getModifiers()) && !f.isSynthetic()) {
                     f.setAccessible(true);

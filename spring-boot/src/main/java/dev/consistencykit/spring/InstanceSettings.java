@@ -1,9 +1,7 @@
 package dev.consistencykit.spring;
 
-import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -17,6 +15,7 @@ import java.util.TreeSet;
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.util.ClassUtils;
 
 import dev.consistencykit.core.StrategyBuilder;
@@ -55,8 +54,8 @@ final class InstanceSettings {
     /** The settings of {@code configType} that {@code builderType} sets from one plain value, in field order. */
     static List<Setting> settings(Class<?> builderType, Class<? extends StrategyConfig> configType) {
         List<Setting> out = new ArrayList<>();
-        for (Field f : fields(configType)) {
-            plainSetter(builderType, f.getName()).ifPresent(m -> out.add(new Setting(f.getName(), m)));
+        for (String field : StrategyConfig.settingNames(configType)) {
+            plainSetter(builderType, field).ifPresent(m -> out.add(new Setting(field, m)));
         }
         return out;
     }
@@ -64,9 +63,9 @@ final class InstanceSettings {
     /** The fields of {@code configType} (and of {@link StrategyConfig}) that no setter of a plain value sets. */
     static Set<String> boundByHand(Class<?> builderType, Class<? extends StrategyConfig> configType) {
         Set<String> out = new TreeSet<>();
-        for (Field f : fields(configType)) {
-            if (plainSetter(builderType, f.getName()).isEmpty()) {
-                out.add(f.getName());
+        for (String field : StrategyConfig.settingNames(configType)) {
+            if (plainSetter(builderType, field).isEmpty()) {
+                out.add(field);
             }
         }
         return out;
@@ -119,18 +118,6 @@ final class InstanceSettings {
         }
     }
 
-    private static List<Field> fields(Class<?> configType) {
-        List<Field> out = new ArrayList<>();
-        for (Class<?> c = configType; c != null && c != Object.class; c = c.getSuperclass()) {
-            for (Field f : c.getDeclaredFields()) {
-                if (!Modifier.isStatic(f.getModifiers()) && !f.isSynthetic()) {
-                    out.add(f);
-                }
-            }
-        }
-        return out;
-    }
-
     private static Optional<Method> plainSetter(Class<?> builderType, String name) {
         for (Method m : builderType.getMethods()) {
             if (m.getName().equals(name) && m.getParameterCount() == 1 && !m.isBridge()
@@ -147,8 +134,9 @@ final class InstanceSettings {
                 || type == Boolean.class;
     }
 
+    /** A setting's name as Spring spells a property: {@code maxPendingPerDocument} is {@code max-pending-per-document}. */
     static String kebab(String name) {
-        return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+        return DataObjectPropertyName.toDashedForm(name);
     }
 
     private static String relaxed(String name) {
