@@ -107,6 +107,22 @@ class SamplesTest {
         assertThat(twice).as("paragraphs stated twice: keep one, link to it").isEmpty();
     }
 
+    /** A Markdown table renders only under a header row: no separator row ({@code |---|}) without one above it. */
+    @Test
+    void shouldGiveEveryTableAHeaderRow() throws IOException {
+        List<String> headless = new ArrayList<>();
+        for (Path document : documents()) {
+            List<String> lines = SampleSources.read(document).replaceAll("(?s)```.*?```", "").lines().toList();
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).strip().matches("\\|(\\s*:?-+:?\\s*\\|)+")
+                        && (i == 0 || !lines.get(i - 1).strip().startsWith("|"))) {
+                    headless.add(SampleSources.root().relativize(document) + ":" + (i + 1));
+                }
+            }
+        }
+        assertThat(headless).as("tables without a header row").isEmpty();
+    }
+
     @Test
     void shouldLinkOnlyToFilesThatExist() throws IOException {
         java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
