@@ -50,6 +50,7 @@ import dev.consistencykit.jobqueue.internal.JobPruner;
 import dev.consistencykit.jobqueue.internal.JobRecording;
 import dev.consistencykit.jobqueue.internal.JobRecovery;
 import dev.consistencykit.jobqueue.internal.JobRunner;
+import dev.consistencykit.jobqueue.internal.JobSchedules;
 import dev.consistencykit.jobqueue.internal.JobSchema;
 import dev.consistencykit.jobqueue.internal.JobStore;
 
@@ -99,6 +100,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     private final JobRunner runner;
     private final JobRecovery recovery;
     private final JobDeadLetters deadLetters;
+    private final JobSchedules schedules;
     private final JobPruner pruner;
     private final JobAudit audit;
 
@@ -110,6 +112,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         this.runner = parts.runner();
         this.recovery = parts.recovery();
         this.deadLetters = parts.deadLetters();
+        this.schedules = parts.schedules();
         this.pruner = parts.pruner();
         this.audit = parts.audit();
     }
@@ -127,7 +130,11 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public static List<Builder> registered(MongoDatabase database) {
         return PatternRegistry.builders(database, "job-queue", Set.of("jobs"), Set.of(),
-                r -> builder(database).name(r.name()).collection(r.collections().get("jobs")));
+                r -> {
+                    Builder b = builder(database).name(r.name()).collection(r.collections().get("jobs"));
+                    String schedules = r.collections().get("schedules");
+                    return schedules == null ? b : b.schedulesCollection(schedules);
+                });
     }
 
     /** Same as {@link #enqueue(JobRequest)}. */
@@ -357,6 +364,59 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 Calls.bounded(collection, Calls.DEFAULT_OPERATION_TIMEOUT)));
     }
 
+    /**
+     * Registers recurring job {@code name}, or changes it: each occurrence {@code schedule} names enqueues a job like
+     * {@code template} (its type, payload, priority and attempts; its id is {@code <name>@<occurrence time>}), exactly
+     * once however many processes fire it and wherever one dies. Any process with workers fires due occurrences
+     * between its claims, and {@link #recover} fires what is left. Registering the same definition again writes
+     * nothing, so every process may register its schedules at start; a different one replaces it at once, and an
+     * occurrence of the old definition being fired meanwhile is refused (one already fired runs).
+     *
+     * @return the schedule with its next occurrence
+     * @throws InvalidInputException if the name or the template is invalid, the template has a delay or a dedupe key,
+     *                               or a cron schedule names no time after now (nothing is written)
+     */
+    public RecurringJob schedule(String name, Schedule schedule, JobRequest template) {
+        Objects.requireNonNull(schedule, "schedule");
+        Objects.requireNonNull(template, "template");
+        return calls.operation("schedule", name, () -> schedules.define(name, schedule, template));
+    }
+
+    /**
+     * Removes recurring job {@code name}: no occurrence fires after this returns; one already fired runs.
+     *
+     * @return whether there was such a schedule
+     */
+    public boolean unschedule(String name) {
+        return calls.operation("unschedule", name, () -> schedules.remove(name));
+    }
+
+    /** Recurring job {@code name}, with its next and last runs, if registered. */
+    public Optional<RecurringJob> recurringJob(String name) {
+        return calls.idempotent("read schedule", () -> schedules.get(name));
+    }
+
+    /**
+     * The recurring jobs by name, after {@code skip}, at most {@code limit}.
+     *
+     * @throws IllegalArgumentException if {@code skip} is negative or {@code limit} below 1
+     */
+    public List<RecurringJob> recurringJobs(int skip, int limit) {
+        Checks.atLeast("skip", skip, 0);
+        Checks.atLeast("limit", limit, 1);
+        return calls.idempotent("list schedules", () -> schedules.list(skip, limit));
+    }
+
+    /**
+     * Fires the recurring jobs' due occurrences now (workers do it between their claims, recovery too): each enqueues
+     * its job exactly once, whoever else fires it.
+     *
+     * @return the occurrences this call fired
+     */
+    public int fireSchedules() {
+        return calls.operation("fire schedules", null, schedules::fireDue);
+    }
+
     /** Claims the highest-priority due job and runs it in this thread. */
     public Optional<OperationResult> processNext() {
         return calls.applicationCode("process next", null, () -> runner.processNext(runner.newOwner()));
@@ -374,9 +434,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      * @throws IllegalArgumentException if {@code workers < 1}
      */
     public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
-        return new JobWorkers(runner, store, calls, name(), workers, config.lease(), config.maxIdle(),
-                runner.listener(),
-                threadFactory);
+        return new JobWorkers(runner, store, schedules, calls, name(), workers, config.lease(), config.maxIdle(),
+                runner.listener(), threadFactory);
     }
 
     /**

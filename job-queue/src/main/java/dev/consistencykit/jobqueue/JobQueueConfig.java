@@ -14,7 +14,8 @@ import dev.consistencykit.core.spi.Names;
  * The settings of a {@link JobQueue}, written only by {@link JobQueue.Builder} (from {@link JobQueue#builder}, or from
  * an existing configuration with {@code Builder.from}), which hands each instance its own copy.
  *
- * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
+ * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}, schedules in
+ * {@value #DEFAULT_SCHEDULES_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
  * doubling to at most 1 h ({@link #DEFAULT_MAX_RETRY_BACKOFF}) with ±50% jitter; done jobs kept 7 days
  * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER}); an idle
@@ -27,6 +28,8 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final String DEFAULT_NAME = "job-queue";
     /** Default collection: {@value}. */
     public static final String DEFAULT_COLLECTION = "jobs";
+    /** Default collection of recurring jobs' schedules: {@value}. */
+    public static final String DEFAULT_SCHEDULES_COLLECTION = "jobSchedules";
     /** Default attempts: {@value}. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** Default lease: 30 s. */
@@ -43,6 +46,7 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
     String collection = DEFAULT_COLLECTION;
+    String schedulesCollection = DEFAULT_SCHEDULES_COLLECTION;
     int maxAttempts = DEFAULT_MAX_ATTEMPTS;
     Duration lease = DEFAULT_LEASE;
     Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
@@ -58,6 +62,11 @@ public final class JobQueueConfig extends StrategyConfig {
     /** Returns the jobs collection. */
     public String collection() {
         return collection;
+    }
+
+    /** Returns the collection of recurring jobs' schedules. */
+    public String schedulesCollection() {
+        return schedulesCollection;
     }
 
     /** Returns attempts before a job goes dead, unless the job says otherwise. */
@@ -107,6 +116,9 @@ public final class JobQueueConfig extends StrategyConfig {
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
+        if (schedulesCollection.equals(collection)) {
+            throw new IllegalStateException("schedulesCollection must differ from the jobs collection " + collection);
+        }
     }
 
     /**
@@ -127,6 +139,15 @@ public final class JobQueueConfig extends StrategyConfig {
         /** The jobs collection (default {@value JobQueueConfig#DEFAULT_COLLECTION}). */
         public B collection(String value) {
             config.collection = Names.fieldName(config.name(), "collection", value);
+            return self();
+        }
+
+        /**
+         * The collection of recurring jobs' schedules (default {@value JobQueueConfig#DEFAULT_SCHEDULES_COLLECTION}):
+         * one document per schedule, fired through its own outbox.
+         */
+        public B schedulesCollection(String value) {
+            config.schedulesCollection = Names.fieldName(config.name(), "schedulesCollection", value);
             return self();
         }
 

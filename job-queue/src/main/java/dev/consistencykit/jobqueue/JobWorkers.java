@@ -23,12 +23,14 @@ import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.jobqueue.internal.ClaimedJob;
 import dev.consistencykit.jobqueue.internal.JobRunner;
+import dev.consistencykit.jobqueue.internal.JobSchedules;
 import dev.consistencykit.jobqueue.internal.JobStore;
 
 /**
  * Worker threads of a {@link JobQueue}: each claims the highest-priority due job, runs its handler while renewing its
  * lease every third of the lease (so long jobs are not taken over), and records the outcome; when nothing is due it
- * backs off from 10 ms to 500 ms.
+ * backs off from 10 ms to 500 ms. A thread of its own fires recurring jobs' due occurrences every
+ * {@link JobQueueConfig#maxIdle()}.
  *
  * <p>A pool never dies silently. Every exception in a claim, a handler's outcome, a heartbeat or a completion is
  * logged, counted, reported to {@link JobQueueListener#onWorkerError} and backed off, and the loop goes on. A worker thread
@@ -84,6 +86,7 @@ public final class JobWorkers implements AutoCloseable {
 
     private final JobRunner runner;
     private final JobStore store;
+    private final JobSchedules schedules;
     private final Calls calls;
     private final String name;
     private final long maxIdleMillis;
@@ -93,17 +96,20 @@ public final class JobWorkers implements AutoCloseable {
     private final Thread[] threads;
     private final List<AtomicReference<ClaimedJob>> running = new ArrayList<>();
     private final ScheduledExecutorService heartbeats;
+    /** Fires recurring jobs' due occurrences, apart from the heartbeats, which a slow firing must not delay. */
+    private final ScheduledExecutorService firing;
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong threadDeaths = new AtomicLong();
     private final AtomicReference<String> lastError = new AtomicReference<>();
     private volatile boolean stopping;
 
-    JobWorkers(JobRunner runner, JobStore store, Calls calls, String name, int workers, Duration lease,
-               Duration maxIdle, JobQueueListener listener, ThreadFactory threadFactory) {
+    JobWorkers(JobRunner runner, JobStore store, JobSchedules schedules, Calls calls, String name, int workers,
+               Duration lease, Duration maxIdle, JobQueueListener listener, ThreadFactory threadFactory) {
         Checks.atLeast("workers", workers, 1);
         this.runner = runner;
         this.store = store;
+        this.schedules = schedules;
         this.calls = calls;
         this.name = name;
         this.lease = lease;
@@ -115,6 +121,11 @@ public final class JobWorkers implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.firing = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, name + "-schedules");
+            t.setDaemon(true);
+            return t;
+        });
         this.threads = new Thread[workers];
         for (int i = 0; i < workers; i++) {
             running.add(new AtomicReference<>());
@@ -122,6 +133,9 @@ public final class JobWorkers implements AutoCloseable {
         for (int i = 0; i < workers; i++) {
             spawn(i);
         }
+        // fireSchedules never throws, so the future never ends but by shutdownNow: nothing to read from it
+        ScheduledFuture<?> unused = firing.scheduleWithFixedDelay(this::fireSchedules, 0, maxIdleMillis,
+                TimeUnit.MILLISECONDS);
     }
 
     /** Daemon threads named {@code <name>-worker-<n>}. */
@@ -236,6 +250,21 @@ public final class JobWorkers implements AutoCloseable {
         }
     }
 
+    /** Fires due occurrences; never throws, since an exception would cancel every later firing. */
+    private void fireSchedules() {
+        if (stopping) {
+            return;
+        }
+        try {
+            calls.operation("fire schedules", null, schedules::fireDue);
+        } catch (RuntimeException e) {
+            errors.incrementAndGet();
+            lastError.set(e.toString());
+            LOG.warn("[{}] firing recurring jobs failed, trying again in {} ms: {}", name, maxIdleMillis, e.toString());
+            Listeners.call(name, () -> listener.onWorkerError(name + "-schedules", e));
+        }
+    }
+
     private void failAfterDeath(ClaimedJob claimed, Throwable error) {
         try {
             calls.operation("fail job of a dead worker", claimed.claim().id(), () -> runner.died(claimed, error));
@@ -332,6 +361,7 @@ public final class JobWorkers implements AutoCloseable {
             }
         }
         heartbeats.shutdownNow();
+        firing.shutdownNow();
         // the jobs this queue recorded (and those its runs enqueued) need not be held once the pool stops
         try {
             calls.idempotent("release records", (Runnable) store::close);

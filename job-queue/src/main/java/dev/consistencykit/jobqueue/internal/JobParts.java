@@ -25,11 +25,13 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * @param runner      a job claimed, run by its handler and completed, failed or sent dead; the workers' calls
  * @param recovery    jobs taken back from quiet workers, held jobs of quiet relayers, due jobs run
  * @param deadLetters dead jobs replayed, discarded or deleted
+ * @param schedules   recurring jobs: schedules defined, their occurrences fired through the outbox
  * @param pruner      done and discarded jobs past retention removed
  * @param audit       the operator's reads: describe, interrupted, dead, status, backlog, counters
  */
 public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox, JobRunner runner,
-                       JobRecovery recovery, JobDeadLetters deadLetters, JobPruner pruner, JobAudit audit) {
+                       JobRecovery recovery, JobDeadLetters deadLetters, JobSchedules schedules, JobPruner pruner,
+                       JobAudit audit) {
 
     /** The parts over {@code database} (already checked for an acknowledged write concern). */
     public static JobParts of(JobQueueConfig config, MongoDatabase database, ServerClock clock,
@@ -39,9 +41,11 @@ public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox,
         JobRecording recording = new JobRecording(config, store, counters, clock, ownerIds);
         JobOutbox outbox = new JobOutbox(config, store, recording, counters, ownerIds);
         JobRunner runner = new JobRunner(config, store, recording, handlers, counters, clock, listener, ownerIds);
+        JobSchedules schedules = new JobSchedules(config, store, recording, outbox, clock);
         return new JobParts(store, recording, outbox, runner,
-                new JobRecovery(config, store, runner, outbox, counters, clock, listener, ownerIds),
-                new JobDeadLetters(config, store, runner, clock), new JobPruner(config, store, counters, clock),
+                new JobRecovery(config, store, runner, outbox, schedules, counters, clock, listener, ownerIds),
+                new JobDeadLetters(config, store, runner, clock), schedules,
+                new JobPruner(config, store, counters, clock),
                 new JobAudit(config, store, counters, clock));
     }
 }

@@ -64,21 +64,23 @@ public final class JobRecovery implements PatternRecovery {
     private final JobStore store;
     private final JobRunner runner;
     private final JobOutbox outbox;
+    private final JobSchedules schedules;
     private final JobCounters counters;
     private final ServerClock clock;
     private final JobQueueListener listener;
     private final Supplier<String> ownerIds;
 
     /**
-     * Recovery, through the store, with the runner (recovery runs the jobs it finds due) and the outbox (it finishes
-     * the relays of relayers that died holding a job).
+     * Recovery, through the store, with the runner (recovery runs the jobs it finds due), the outbox (it finishes
+     * the relays of relayers that died holding a job) and the schedules (it fires what firers that died left).
      */
-    JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobCounters counters,
-                ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
+    JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobSchedules schedules,
+                JobCounters counters, ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.runner = runner;
         this.outbox = outbox;
+        this.schedules = schedules;
         this.counters = counters;
         this.clock = clock;
         this.listener = listener;
@@ -207,6 +209,8 @@ public final class JobRecovery implements PatternRecovery {
         Date heldBefore = staleAfter.isZero() ? Date.from(clock.now().plusSeconds(1))
                 : clock.cutoff(staleAfter);
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
+        // occurrences whose firer died after its write are relayed, those it died before are fired
+        schedules.recover(staleAfter);
         int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
         int back = held.withdrawn();

@@ -56,6 +56,25 @@ public final class JobSchema {
      */
     static final String HELD_FROM = "heldFrom";
 
+    /** On a schedule: the revision of its definition, a new value at each change, which every firing is guarded by. */
+    static final String REVISION = "revision";
+    /** On a schedule: {@code cron} (with {@link #CRON}, {@link #ZONE}, {@link #MISSED}) or {@code fixedDelay}. */
+    static final String KIND = "kind";
+    static final String CRON = "cron";
+    static final String ZONE = "zone";
+    static final String MISSED = "missedRuns";
+    /** On a fixed-delay schedule: the delay in milliseconds. */
+    static final String DELAY = "delayMillis";
+    /** On a schedule: the job each occurrence enqueues, {@code {type, payload, priority, maxAttempts}}. */
+    static final String JOB = "job";
+    /** On a schedule: when its next occurrence is due; absent once it has none (a cron that names no later time). */
+    static final String NEXT = "next";
+    /** On a schedule: the time of the last occurrence fired, and the id of its job. */
+    static final String LAST_RUN = "lastRun";
+    static final String LAST_JOB = "lastJob";
+    /** On a schedule: removed, kept until no firing holds a reservation on it. */
+    static final String REMOVED = "removed";
+
     static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);
     static final EffectMarker OUTBOX_MARKER = EffectMarker.of(OUTBOX_RESERVED, OUTBOX_WRITTEN);

@@ -16,11 +16,14 @@ import static dev.consistencykit.jobqueue.internal.JobSchema.HELD;
 import static dev.consistencykit.jobqueue.internal.JobSchema.HELD_FROM;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LEASE_FIELDS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.NEXT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX;
 import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_MARKER;
 import static dev.consistencykit.jobqueue.internal.JobSchema.OUTBOX_NONCE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.OWNER;
 import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
+import static dev.consistencykit.jobqueue.internal.JobSchema.REMOVED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.REVISION;
 import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
@@ -86,6 +89,7 @@ public final class JobStore implements PatternSetup {
     private final RetryPolicy retry;
     private final MongoDatabase database;
     private final MongoCollection<Document> jobs;
+    private final MongoCollection<Document> schedules;
     private final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
     /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
     private final RequiredIndexes requiredIndexes;
@@ -101,6 +105,7 @@ public final class JobStore implements PatternSetup {
         this.name = config.name();
         this.retry = config.retryPolicy();
         this.jobs = this.database.getCollection(config.collection());
+        this.schedules = this.database.getCollection(config.schedulesCollection());
         this.releases = new RecordReleases(name, jobs, retry);
         this.outboxHolds = new RecordReleases(name, jobs, retry, OUTBOX_NONCE);
         this.requiredIndexes = new RequiredIndexes(name, List.of(new RequiredIndexes.Unique(jobs, "dedupe",
@@ -124,11 +129,14 @@ public final class JobStore implements PatternSetup {
         jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
         jobs.createIndex(Indexes.ascending(HELD), new IndexOptions().name("held").sparse(true));
         RecordReleases.ensureIndex(jobs);
+        schedules.createIndex(Indexes.ascending(NEXT), new IndexOptions().name("due_schedules").sparse(true));
+        schedules.createIndex(Indexes.ascending(REMOVED), new IndexOptions().name("removed_schedules").sparse(true));
+        ensureOutboxIndex(schedules);
         for (String collection : effectCollections()) {
             ensureEffectIndexes(collection(collection));
         }
         PatternRegistry.register(database, new PatternRegistry.Registration("job-queue", config.name(),
-                Map.of("jobs", config.collection()), Map.of()));
+                Map.of("jobs", config.collection(), "schedules", config.schedulesCollection()), Map.of()));
     }
 
     /** The index a business collection's outbox relay needs. */
@@ -360,6 +368,71 @@ public final class JobStore implements PatternSetup {
     /** The result of {@code pipeline} over the jobs. */
     List<Document> aggregate(List<Bson> pipeline) {
         return jobs.aggregate(pipeline).into(new ArrayList<>());
+    }
+
+    // ---------------------------------------------------------------- schedules of recurring jobs
+
+    /** The schedules' collection, a business collection to the outbox: each firing is an outbox write on it. */
+    MongoCollection<Document> schedules() {
+        return schedules;
+    }
+
+    /** Schedule {@code name} from the primary; {@code null} if none. Not retried. */
+    Document schedule(String name) {
+        return schedules.withReadPreference(ReadPreference.primary()).find(eq("_id", name)).first();
+    }
+
+    /**
+     * Writes the definition of schedule {@code name} with {@code update} if its revision is still {@code revision}
+     * (absent, when {@code null}: then it inserts it); whether it wrote. Not retried: a lost reply is settled by the
+     * caller, which reads the schedule again.
+     */
+    boolean defineSchedule(String name, Object revision, Bson update) {
+        try {
+            UpdateResult r = schedules.updateOne(and(eq("_id", name), revision == null ? exists(REVISION, false)
+                    : eq(REVISION, revision)), update, new UpdateOptions().upsert(revision == null));
+            return r.getMatchedCount() == 1 || r.getUpsertedId() != null;
+        } catch (com.mongodb.MongoWriteException e) {
+            if (e.getError().getCategory() == com.mongodb.ErrorCategory.DUPLICATE_KEY) {
+                return false;   // another definition was inserted first
+            }
+            throw e;
+        }
+    }
+
+    /** Moves schedule {@code name} by {@code update} if its revision and next occurrence are still those read. */
+    boolean moveSchedule(String what, String name, Object revision, Date next, Bson update) {
+        return retry.execute(this.name, name, what, () -> schedules.updateOne(and(eq("_id", name),
+                eq(REVISION, revision), eq(NEXT, next)), update).getModifiedCount()) == 1;
+    }
+
+    /** Schedules due by {@code now}, at most {@code limit}, oldest first, by the {@code due_schedules} index. */
+    List<Document> dueSchedules(Date now, int limit) {
+        return retry.execute(name, null, "find due schedules", () -> schedules.find(lte(NEXT, now))
+                .sort(Sorts.ascending(NEXT)).limit(limit).into(new ArrayList<>()));
+    }
+
+    /** Schedules after {@code skip}, at most {@code limit}, by name. */
+    List<Document> schedules(int skip, int limit) {
+        return schedules.find(exists(REMOVED, false)).projection(Projections.exclude(OUTBOX,
+                        JobSchema.OUTBOX_RESERVED, JobSchema.OUTBOX_WRITTEN)).sort(Sorts.ascending("_id")).skip(skip)
+                .limit(limit).into(new ArrayList<>());
+    }
+
+    /** Removed schedules, at most {@code limit}, by the {@code removed_schedules} index. */
+    List<Object> removedSchedules(int limit) {
+        return retry.execute(name, null, "find removed schedules", () -> schedules.find(exists(REMOVED, true))
+                .projection(Projections.include("_id")).limit(limit).map(d -> d.get("_id")).into(new ArrayList<>()));
+    }
+
+    /**
+     * Deletes removed schedule {@code id} if nothing is in its outbox and no firing holds a reservation on it (such a
+     * firing is refused by the revision, and gives it back); whether it deleted.
+     */
+    boolean deleteRemovedSchedule(Object id) {
+        return retry.execute(name, id, "delete removed schedule", () -> schedules.deleteOne(and(eq("_id", id),
+                exists(REMOVED, true), exists(OUTBOX + ".0", false), exists(JobSchema.OUTBOX_RESERVED + ".0", false),
+                exists(JobSchema.OUTBOX_WRITTEN + ".0", false))).getDeletedCount()) == 1;
     }
 
     // ---------------------------------------------------------------- operators' writes

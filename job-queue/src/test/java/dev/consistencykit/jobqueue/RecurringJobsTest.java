@@ -1,0 +1,217 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Updates;
+
+import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
+/**
+ * Recurring jobs on a clock the test moves: each occurrence enqueues its job once, whoever fires it and however
+ * often; missed occurrences as the policy says; a fixed delay counted from the end of the previous run; a change or a
+ * removal takes effect at once and leaves a fired occurrence to run.
+ */
+@ExtendWith(MongoTestExtension.class)
+class RecurringJobsTest {
+
+    private static final JobRequest COUNT = JobRequest.of("count", new Document("counter", "c0"));
+
+    /** Server time that moves only when the test says: a manual clock, measured once against the server's. */
+    private static final class Time {
+        final JobQueueBehaviourTest.ManualClock clock = new JobQueueBehaviourTest.ManualClock();
+        final ServerClock server;
+
+        Time(MongoDatabase db) {
+            server = ServerClock.of(db, clock, Duration.ofDays(3650));
+        }
+
+        void moveTo(Instant target) {
+            clock.advance(Duration.between(server.now(), target));
+        }
+
+        void advance(Duration by) {
+            clock.advance(by);
+        }
+    }
+
+    private static JobQueue queue(MongoDatabase db, Time time) {
+        return Friends.queue(db).serverClock(time.server).build();
+    }
+
+    private static List<Object> jobIds(MongoDatabase db) {
+        return db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find().map(d -> d.get("_id"))
+                .into(new ArrayList<>());
+    }
+
+    private static long counted(MongoDatabase db) {
+        return db.getCollection(Friends.COUNTERS).find(eq("_id", "c0")).first().getLong("n");
+    }
+
+    @Test
+    void shouldEnqueueEachOccurrenceOnceWhoeverFiresIt(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        Time clock = new Time(db);
+        JobQueue first = queue(db, clock);
+        JobQueue second = queue(db, clock);
+        first.ensureIndexes();
+        RecurringJob defined = first.schedule("minutely", Schedule.cron("* * * * *"), COUNT);
+        Instant due = defined.nextRun().orElseThrow();
+        assertThat(second.schedule("minutely", Schedule.cron("* * * * *"), COUNT)).as("the same again: nothing written")
+                .isEqualTo(defined);
+        assertThat(first.fireSchedules()).as("not due yet").isZero();
+
+        clock.moveTo(due.plusSeconds(1));
+        int fired = first.fireSchedules() + second.fireSchedules() + first.fireSchedules();
+
+        assertThat(fired).isEqualTo(1);
+        OperationId job = RecurringJob.occurrenceId("minutely", due);
+        assertThat(jobIds(db)).containsExactly(job.value());
+        RecurringJob after = second.recurringJob("minutely").orElseThrow();
+        assertThat(after.lastRun()).contains(due);
+        assertThat(after.lastJob()).contains(job);
+        assertThat(after.nextRun()).contains(due.plusSeconds(60));
+        assertThat(first.processNext()).isPresent();
+        assertThat(counted(db)).isEqualTo(1);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find().first())
+                .as("the firing's outbox entries all settled").doesNotContainKeys("jobOutbox", "jobOutboxReserved");
+    }
+
+    @Test
+    void shouldTreatMissedOccurrencesAsEachPolicySays(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        Time clock = new Time(db);
+        JobQueue queue = queue(db, clock);
+        queue.ensureIndexes();
+        Instant once = queue.schedule("once", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow();
+        queue.schedule("skip", Schedule.cron("* * * * *").missedRuns(Schedule.MissedRuns.SKIP), COUNT);
+        queue.schedule("each", Schedule.cron("* * * * *").missedRuns(Schedule.MissedRuns.EACH), COUNT);
+
+        clock.moveTo(once.plus(Duration.ofSeconds(9 * 60 + 30)));   // ten occurrences each, none fired
+        Instant now = once.plus(Duration.ofMinutes(9));
+        assertThat(queue.fireSchedules()).isEqualTo(1 + 10);
+
+        List<Object> ids = jobIds(db);
+        assertThat(ids).contains(RecurringJob.occurrenceId("once", once).value());
+        assertThat(ids).filteredOn(id -> id.toString().startsWith("once@")).hasSize(1);
+        assertThat(ids).filteredOn(id -> id.toString().startsWith("skip@")).isEmpty();
+        assertThat(ids).filteredOn(id -> id.toString().startsWith("each@")).hasSize(10);
+        for (String name : List.of("once", "skip", "each")) {
+            assertThat(queue.recurringJob(name).orElseThrow().nextRun()).as(name).contains(now.plusSeconds(60));
+        }
+
+        clock.advance(Duration.ofMinutes(1));   // on time: every policy runs it
+        assertThat(queue.fireSchedules()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldStartAFixedDelayWhenThePreviousRunEnded(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        Time clock = new Time(db);
+        JobQueue queue = queue(db, clock);
+        queue.ensureIndexes();
+        queue.schedule("every-5m", Schedule.fixedDelay(Duration.ofMinutes(5)), COUNT);
+
+        assertThat(queue.fireSchedules()).as("the first is due at once").isEqualTo(1);
+        assertThat(queue.fireSchedules()).as("then not before it ended").isZero();
+        assertThat(queue.processNext()).isPresent();
+        clock.advance(Duration.ofMinutes(2));
+        assertThat(queue.fireSchedules()).as("ended two minutes ago: three to go").isZero();
+        clock.advance(Duration.ofMinutes(4));
+        assertThat(queue.fireSchedules()).isEqualTo(1);
+        clock.advance(Duration.ofMinutes(30));
+        assertThat(queue.fireSchedules()).as("the previous run has not ended").isZero();
+        assertThat(jobIds(db)).hasSize(2);
+    }
+
+    @Test
+    void shouldRefuseTheOldDefinitionOnceChangedOrRemovedAndRunWhatFired(MongoDatabase db) {
+        Friends.seedCounters(db, 2);
+        Time clock = new Time(db);
+        JobQueue queue = queue(db, clock);
+        queue.ensureIndexes();
+        clock.moveTo(queue.schedule("tick", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow());
+        assertThat(queue.fireSchedules()).isEqualTo(1);
+
+        RecurringJob changed = queue.schedule("tick", Schedule.cron("0 * * * *"),
+                JobRequest.of("count", new Document("counter", "c1")));
+        assertThat(changed.schedule()).isEqualTo(Schedule.cron("0 * * * *"));
+        assertThat(changed.nextRun().orElseThrow()).isAfter(clock.server.now());
+        assertThat(queue.processNext()).as("the occurrence fired before the change runs").isPresent();
+        assertThat(counted(db)).isEqualTo(1);
+
+        assertThat(queue.unschedule("tick")).isTrue();
+        assertThat(queue.unschedule("tick")).isFalse();
+        clock.advance(Duration.ofDays(1));
+        assertThat(queue.fireSchedules()).isZero();
+        assertThat(queue.recurringJob("tick")).isEmpty();
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).countDocuments()).isZero();
+        assertThat(jobIds(db)).hasSize(1);
+    }
+
+    @Test
+    void shouldRefuseHostileDefinitionsBeforeAnyWrite(MongoDatabase db) {
+        JobQueue queue = queue(db, new Time(db));
+        Schedule hourly = Schedule.cron("0 * * * *");
+        assertThatThrownBy(() -> queue.schedule(" ", hourly, COUNT)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> queue.schedule("x".repeat(201), hourly, COUNT))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> queue.schedule("late", hourly, COUNT.delayedBy(Duration.ofSeconds(1))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("delay");
+        assertThatThrownBy(() -> queue.schedule("keyed", hourly, COUNT.withDedupeKey("k")))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("dedupe");
+        assertThatThrownBy(() -> queue.schedule("op", hourly, JobRequest.of("count",
+                new Document("$set", new Document("n", 1))))).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> queue.schedule("never", Schedule.cron("0 0 30 2 *"), COUNT))
+                .isInstanceOf(InvalidInputException.class);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).countDocuments()).isZero();
+    }
+
+    @Test
+    void shouldSetAsideAScheduleSomethingElseRewroteAndFireTheOthers(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        Time clock = new Time(db);
+        JobQueue queue = queue(db, clock);
+        queue.ensureIndexes();
+        queue.schedule("a", Schedule.cron("* * * * *"), COUNT);
+        queue.schedule("b", Schedule.cron("* * * * *"), COUNT);
+        Instant due = queue.schedule("c", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow();
+        var schedules = db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION);
+        schedules.updateOne(eq("_id", "a"), Updates.set("job.payload", "not a document"));
+        schedules.updateOne(eq("_id", "b"), Updates.set("cron", "not a cron"));
+        clock.moveTo(due.plusSeconds(1));
+
+        assertThat(queue.fireSchedules()).isEqualTo(1);
+        assertThat(queue.recurringJobs(0, 10)).extracting(RecurringJob::name).containsExactly("c");
+        assertThat(jobIds(db)).singleElement().asString().startsWith("c@");
+    }
+
+    @Test
+    void shouldFireFromTheWorkerPool(MongoDatabase db) throws InterruptedException {
+        CountDownLatch ran = new CountDownLatch(2);
+        JobQueue queue = JobQueue.builder(db).maxIdle(Duration.ofMillis(20))
+                .handler("tick", ctx -> ran.countDown()).build();
+        queue.ensureIndexes();
+        queue.schedule("often", Schedule.fixedDelay(Duration.ofMillis(1)), JobRequest.of("tick", null));
+        try (JobWorkers workers = queue.startWorkers(1)) {
+            assertThat(ran.await(60, TimeUnit.SECONDS)).as("two occurrences ran").isTrue();
+            assertThat(workers.health().errors()).isZero();
+        }
+    }
+}
