@@ -1,0 +1,162 @@
+package dev.consistencykit.jobqueue;
+
+import static com.mongodb.client.model.Filters.eq;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoDatabase;
+
+import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.CrashPointExplorer;
+import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.InterleavingExplorer;
+import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.junit5.MongoTestExtension;
+
+/**
+ * One occurrence of a recurring job fired and run, crashed at every write, and paused at every call while the other
+ * actors of a schedule run: a second firer, a recoverer, a worker, a relayer of the schedules' outbox, a process that
+ * registers the same schedule at its start, a pruner days ahead, and a process that fires, runs and prunes the
+ * occurrence whole (a firer paused past every retention then finds only the schedule). The occurrence runs exactly once: its effect
+ * witnessed once, the schedule moved past it, nothing left in the schedule's outbox.
+ */
+@ExtendWith(MongoTestExtension.class)
+class RecurringJobsExplorationTest {
+
+    private static final String NAME = "yearly";
+    private static final Schedule YEARLY = Schedule.cron("0 0 1 1 *");
+    private static final JobRequest COUNT = JobRequest.of("count", new Document("counter", "c0"));
+    /** Where the seed notes the occurrence it made due, for every process to set its clock by. */
+    private static final String CLOCK = "testClock";
+
+    /** A queue whose clock stands 30 seconds after the occurrence the seed made due. */
+    private static JobQueue queueAtOccurrence(MongoDatabase db) {
+        Date due = db.getCollection(CLOCK).find(eq("_id", NAME)).first().getDate("due");
+        return Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.fixed(due.toInstant()
+                .plusSeconds(30), ZoneOffset.UTC))).build();
+    }
+
+    private static Instant due(MongoDatabase db) {
+        return db.getCollection(CLOCK).find(eq("_id", NAME)).first().getDate("due").toInstant();
+    }
+
+    /** A queue three days after the occurrence, keeping done jobs one day. */
+    private static JobQueue pruner(MongoDatabase db) {
+        return Friends.queue(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(Clock.fixed(
+                due(db).plus(Duration.ofDays(3)), ZoneOffset.UTC))).build();
+    }
+
+    static FriendsWorkload occurrence() {
+        return FriendsWorkload.on().seededBy(db -> {
+            Friends.seedCounters(db, 1);
+            JobQueue queue = Friends.queue(db).build();
+            queue.ensureIndexes();
+            Instant due = queue.schedule(NAME, YEARLY, COUNT).nextRun().orElseThrow();
+            db.getCollection(CLOCK).insertOne(new Document("_id", NAME).append("due", Date.from(due)));
+        }).operation((db, ignored, random) -> {
+            JobQueue queue = queueAtOccurrence(db);
+            queue.fireSchedules();
+            queue.processNext();
+        }).recoveredBy(db -> queueAtOccurrence(db).recover(Duration.ZERO))
+                .checkedBy(RecurringJobsExplorationTest::ranOnce);
+    }
+
+    /**
+     * The occurrence's effect witnessed exactly once (whether or not its job is still kept), the schedule moved past
+     * it and naming its job, nothing left in the schedule's outbox; every job terminal.
+     */
+    static List<String> ranOnce(MongoDatabase db) {
+        List<String> problems = new ArrayList<>(Friends.invariants(db));
+        Instant due = due(db);
+        Object job = RecurringJob.occurrenceId(NAME, due).value();
+        Document counter = db.getCollection(Friends.COUNTERS).find(eq("_id", "c0")).first();
+        List<Object> witnessed = counter.getList(Friends.WITNESS, Object.class, List.of());
+        if (!witnessed.equals(List.of(job))) {
+            problems.add("the occurrence due at " + due + " ran as " + witnessed + ", not once as " + job);
+        }
+        Document schedule = db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find(eq("_id", NAME))
+                .first();
+        if (schedule == null) {
+            problems.add("the schedule is gone");
+            return problems;
+        }
+        if (!(schedule.get("next") instanceof Date next) || !next.toInstant().isAfter(due)
+                || !(schedule.get("lastRun") instanceof Date last) || !last.toInstant().equals(due)
+                || !job.equals(schedule.get("lastJob"))) {
+            problems.add("the schedule did not move past its occurrence: " + schedule.toJson());
+        }
+        for (String field : List.of("jobOutbox", "jobOutboxReserved", "jobOutboxWritten")) {
+            if (!schedule.getList(field, Object.class, List.of()).isEmpty()) {
+                problems.add("the schedule still holds " + field + " " + schedule.get(field));
+            }
+        }
+        return problems;
+    }
+
+    @Test
+    void shouldRunAnOccurrenceOnceWhenItsFiringCrashesAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name("recurring-occurrence")
+                .workload(occurrence()).recoveryFaults(true).build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.collection()).contains("jobSchedules", "jobs", "counters");
+        assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + report.sites().size() * FaultMode.values().length);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldRunAnOccurrenceOnceWhateverRunsBesideItsFiring(MongoTarget target) {
+        InterleavingExplorer.Report report = InterleavingExplorer.builder(target).name("recurring-occurrence")
+                .workload(occurrence())
+                .actor("second firer", db -> {
+                    queueAtOccurrence(db).fireSchedules();
+                    return List.of();
+                })
+                .actor("recoverer", db -> {
+                    queueAtOccurrence(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("worker", db -> {
+                    queueAtOccurrence(db).processNext();
+                    return List.of();
+                })
+                .actor("relayer", db -> {
+                    queueAtOccurrence(db).relayOutbox(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION),
+                            Duration.ZERO);
+                    return List.of();
+                })
+                .actor("starting process", db -> {
+                    queueAtOccurrence(db).schedule(NAME, YEARLY, COUNT);
+                    return List.of();
+                })
+                .actor("whole life elsewhere", db -> {
+                    // another process fires the occurrence, runs it and, days later, prunes it: what is left for the
+                    // paused firer to find is the schedule alone
+                    JobQueue other = queueAtOccurrence(db);
+                    other.fireSchedules();
+                    other.processNext();
+                    other.close();
+                    pruner(db).prune();
+                    return List.of();
+                })
+                .actor("pruner days ahead", db -> {
+                    pruner(db).prune();
+                    return List.of();
+                })
+                .build().explore();
+
+        assertThat(report.schedules()).isGreaterThan(report.calls().size());
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+}
