@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 
 import org.bson.Document;
@@ -11,6 +12,7 @@ import org.bson.Document;
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.KeptRecord;
 import dev.consistencykit.dashboard.DashboardInstance;
+import dev.consistencykit.jobqueue.RecurringJob;
 import dev.consistencykit.testkit.MongoTarget;
 
 import picocli.CommandLine.Command;
@@ -57,8 +59,18 @@ final class InspectCommand implements Callable<Integer> {
             List<DashboardInstance> present = scope.present();
             List<Document> listed = new ArrayList<>();
             List<Document> kept = new ArrayList<>();
+            List<Document> recurring = new ArrayList<>();
             long younger = 0;
             for (DashboardInstance p : present) {
+                if (p.queue().isPresent()) {
+                    for (RecurringJob r : p.queue().get().recurringJobs(0, limit)) {
+                        recurring.add(new Document("name", p.strategy().name()).append("recurringJob", r.name())
+                                .append("schedule", r.schedule().toString()).append("type", r.type())
+                                .append("nextRun", r.nextRun().map(Object::toString).orElse(null))
+                                .append("lastRun", r.lastRun().map(Object::toString).orElse(null))
+                                .append("lastJob", r.lastJob().map(j -> String.valueOf(j.value())).orElse(null)));
+                    }
+                }
                 for (KeptRecord k : p.strategy().kept(options.staleAfter, limit)) {
                     kept.add(new Document("pattern", p.pattern()).append("name", p.strategy().name())
                             .append("id", String.valueOf(k.id())).append("writer", k.writer())
@@ -94,12 +106,21 @@ final class InspectCommand implements Callable<Integer> {
                             d.getBoolean("compacted") ? " (compacted: its content is gone)" : "");
                 }
             }
+            if (!recurring.isEmpty()) {
+                out.printf("%d recurring job(s):%n", recurring.size());
+                for (Document d : recurring) {
+                    out.printf("  %-24s next %-24s last %-24s %s (%s)%n", d.getString("recurringJob"),
+                            Objects.requireNonNullElse(d.getString("nextRun"), "none"),
+                            Objects.requireNonNullElse(d.getString("lastRun"), "never"), d.getString("schedule"),
+                            d.getString("type"));
+                }
+            }
             if (parent.json()) {
                 out.println(Json.line(new Document("database", name).append("databaseExists", exists)
                         .append("staleAfterSeconds", options.staleAfter.toMillis() / 1000.0)
                         .append("patterns", present.stream().map(DashboardInstance::pattern).toList())
                         .append("count", listed.size()).append("youngerInFlight", younger)
-                        .append("interrupted", listed).append("kept", kept)
+                        .append("interrupted", listed).append("kept", kept).append("recurring", recurring)
                         .append("exitCode", listed.isEmpty() ? ExitCodes.OK : ExitCodes.PROBLEMS_FOUND)));
                 parent.reportCarriesOutcome();
             }

@@ -38,6 +38,7 @@ import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.RecurringJob;
 
 /**
  * An operator's page of every pattern instance in one database, and the JSON API it polls: counts of unfinished
@@ -74,6 +75,8 @@ public final class Dashboard {
                     + " form-action 'none'; base-uri 'none'");
     /** The most unfinished operations one poll reads per instance. */
     public static final int UNFINISHED_CAP = 1_000;
+    /** Recurring jobs listed per job queue at most ({@code recurring} of the overview). */
+    public static final int RECURRING_CAP = 50;
     /** Kept records listed per instance at most ({@code kept} of the overview). */
     public static final int KEPT_CAP = 20;
     /** The most recent completions one poll counts per instance. */
@@ -389,6 +392,15 @@ public final class Dashboard {
                                         b.oldestWaiting().map(Dashboard::seconds).orElse(null)));
                     }
                     d.append("backlog", backlog);
+                    List<Document> recurring = new ArrayList<>();
+                    for (RecurringJob r : instance.queue().get().recurringJobs(0, RECURRING_CAP)) {
+                        recurring.add(new Document("name", r.name()).append("schedule", r.schedule().toString())
+                                .append("type", r.type())
+                                .append("nextRun", r.nextRun().map(Object::toString).orElse(null))
+                                .append("lastRun", r.lastRun().map(Object::toString).orElse(null))
+                                .append("lastJob", r.lastJob().map(j -> String.valueOf(j.value())).orElse(null)));
+                    }
+                    d.append("recurring", recurring);
                 }
                 OptionalLong recent = instance.strategy().finishedWithin(FINISHED_WINDOW, FINISHED_CAP);
                 d.append("unfinished", (long) ops.size()).append("unfinishedCapped", ops.size() >= UNFINISHED_CAP)
@@ -411,6 +423,7 @@ public final class Dashboard {
                 .append("staleAfterSeconds", seconds(settings.staleAfter()))
                 .append("refreshSeconds", seconds(settings.refreshEvery()))
                 .append("limits", new Document("unfinishedCap", UNFINISHED_CAP).append("keptCap", KEPT_CAP)
+                        .append("recurringCap", RECURRING_CAP)
                         .append("finishedCap", FINISHED_CAP).append("maxDepth", MAX_DEPTH).append("maxPage", MAX_PAGE))
                 .append("instances", listed).append("series", series.samples());
     }

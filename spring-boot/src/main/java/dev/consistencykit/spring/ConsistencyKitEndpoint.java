@@ -20,7 +20,7 @@ import dev.consistencykit.core.StrategyStatus;
 
 /**
  * The {@code consistencykit} actuator endpoint: every instance with its counts by state, the oldest in-flight
- * operation's age and its interrupted operations, oldest first (read); recovery of one instance, and replay, discard
+ * operation's age and its interrupted operations, oldest first, and a job queue's recurring jobs (read); recovery of one instance, and replay, discard
  * or delete of a job queue's dead jobs (writes, secured like every other actuator write). Instances are named by their
  * bean names; a name no instance has answers 404.
  */
@@ -36,9 +36,18 @@ public final class ConsistencyKitEndpoint {
         this.beans = beans;
     }
 
-    /** One instance as the endpoint shows it. */
+    /**
+     * One instance as the endpoint shows it; {@code recurring} lists a job queue's recurring jobs (empty for the
+     * other patterns).
+     */
     public record InstanceView(String instance, String pattern, Map<String, Long> counts, long inFlight,
-                               String oldestInFlight, List<InterruptedView> interrupted) {
+                               String oldestInFlight, List<InterruptedView> interrupted,
+                               List<RecurringView> recurring) {
+    }
+
+    /** One recurring job of a job queue: its schedule, and its next and last runs (ISO-8601, or null). */
+    public record RecurringView(String name, String schedule, String type, String nextRun, String lastRun,
+                                String lastJob) {
     }
 
     /** One interrupted operation. */
@@ -128,7 +137,8 @@ public final class ConsistencyKitEndpoint {
         List<InterruptedView> interrupted = instance.interrupted(Duration.ZERO, LISTED).stream()
                 .map(ConsistencyKitEndpoint::view).toList();
         return new InstanceView(instance.name(), instance.pattern(), status.countsByState(),
-                status.inFlight(), status.oldestInFlightAge().map(Duration::toString).orElse(null), interrupted);
+                status.inFlight(), status.oldestInFlightAge().map(Duration::toString).orElse(null), interrupted,
+                JOB_QUEUE.equals(instance.pattern()) ? RecurringJobViews.of(instance) : List.of());
     }
 
     private static InterruptedView view(InterruptedOperation op) {

@@ -215,6 +215,7 @@ async function loadInstance(scroll) {
 
   $('dead-section').hidden = !i.jobQueue;
   $('backlog-section').hidden = !i.jobQueue;
+  $('recurring-section').hidden = !i.jobQueue;
   $('dead-bulk').hidden = !state.overview.actions;
   if (i.jobQueue) {
     const backlogBody = $('backlog').tBodies[0];
@@ -234,6 +235,26 @@ async function loadInstance(scroll) {
       cell.colSpan = 4;
       row.appendChild(cell);
       backlogBody.appendChild(row);
+    }
+    const recurringBody = $('recurring').tBodies[0];
+    while (recurringBody.firstChild) recurringBody.removeChild(recurringBody.firstChild);
+    for (const r of (i.recurring || [])) {
+      const row = el('tr');
+      row.dataset.name = r.name;
+      row.appendChild(el('td', r.name));
+      row.appendChild(el('td', r.schedule));
+      row.appendChild(el('td', r.type));
+      row.appendChild(el('td', r.nextRun || 'none'));
+      row.appendChild(el('td', r.lastRun || 'never'));
+      row.appendChild(el('td', r.lastJob || ''));
+      recurringBody.appendChild(row);
+    }
+    if (!(i.recurring || []).length) {
+      const row = el('tr');
+      const cell = el('td', 'no recurring job', 'muted');
+      cell.colSpan = 6;
+      row.appendChild(cell);
+      recurringBody.appendChild(row);
     }
     const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize
       + deadQuery());

@@ -32,6 +32,7 @@ import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.Schedule;
 import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.SeqAllocation;
@@ -104,6 +105,11 @@ class DocumentedRoundTripsTest {
                     "Costs two round trips more than a plain update", "enqueueWith extra"),
             new Claim("job-queue/src/main/java/dev/consistencykit/jobqueue/JobContext.java", "Three round trips.",
                     "applyOnce"),
+            new Claim("job-queue/src/main/java/dev/consistencykit/jobqueue/internal/JobSchedules.java",
+                    "One round trip when nothing is due", "fire nothing due"),
+            new Claim("docs/recurring-jobs.md", "fired in 9 round trips", "fire occurrence"),
+            new Claim("docs/recurring-jobs.md", "(3 round trips of the queue's own", "job own work"),
+            new Claim("docs/recurring-jobs.md", "costs 1 round trip when nothing is due", "fire nothing due"),
             new Claim("log-reconciliation/src/main/java/dev/consistencykit/logreconciliation/Ledger.java",
                     "archiver run: three round trips", "ledger balance"),
             new Claim("log-reconciliation/src/main/java/dev/consistencykit/logreconciliation/Ledger.java",
@@ -247,6 +253,15 @@ class DocumentedRoundTripsTest {
         // clear the entry
         long relay = 5;
         MEASURED.put("enqueueWith extra", withJob - plainUpdate - relay);
+        Consumer<MongoDatabase> schedule = db -> {
+            jobs.accept(db);
+            queue[0].schedule("hourly", Schedule.fixedDelay(Duration.ofHours(1)), JobRequest.of("none", null));
+        };
+        MEASURED.put("fire occurrence", measure(schedule, db -> queue[0].fireSchedules()));
+        MEASURED.put("fire nothing due", measure(db -> {
+            schedule.accept(db);
+            queue[0].fireSchedules();
+        }, db -> queue[0].fireSchedules()));
 
         VersionedStore[] store = new VersionedStore[1];
         Consumer<MongoDatabase> catalogue = db -> {

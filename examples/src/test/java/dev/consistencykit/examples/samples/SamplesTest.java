@@ -185,6 +185,11 @@ class SamplesTest {
     }
 
     @Test
+    void shouldRunTheRecurringJobsSample(MongoDatabase db) {
+        RecurringJobsSample.run(db);
+    }
+
+    @Test
     void shouldRunTheCoreHelpersSample(MongoDatabase db) {
         CoreHelpersSample.seed(db);
         CoreHelpersSample.run(db);

@@ -296,7 +296,7 @@ public final class JobSchedules {
 
     /**
      * Fires every due occurrence (at most {@value #DUE_PER_PASS} schedules, {@value #OCCURRENCES_PER_PASS} occurrences
-     * each) and deletes removed schedules nothing holds any more: what every worker pool runs between its claims.
+     * each): what every worker pool runs beside its claims. One round trip when nothing is due.
      *
      * @return the occurrences this pass fired
      */
@@ -307,6 +307,16 @@ public final class JobSchedules {
             fired += Passes.orLeftToNextPass(config.name(), "schedule " + Values.show(due.get("_id")), 0,
                     () -> fire(read(due), now));
         }
+        return fired;
+    }
+
+    /**
+     * Finishes what firers and removers that died left: relays the occurrences their writes outboxed, fires what is
+     * due, and deletes removed schedules nothing holds any more.
+     */
+    public int recover(Duration staleAfter) {
+        outbox.relayAll(store.schedules(), staleAfter);
+        int fired = fireDue();
         for (Object removed : store.removedSchedules(REMOVED_PER_PASS)) {
             Passes.orLeftToNextPass(config.name(), "removed schedule " + Values.show(removed), null, () -> {
                 deleteRemoved(removed);
@@ -314,12 +324,6 @@ public final class JobSchedules {
             });
         }
         return fired;
-    }
-
-    /** Finishes what firers that died left: relays the occurrences their writes outboxed, then fires what is due. */
-    public int recover(Duration staleAfter) {
-        outbox.relayAll(store.schedules(), staleAfter);
-        return fireDue();
     }
 
     /** Fires schedule {@code s}'s occurrences due by {@code now}; how many this call fired. */
