@@ -49,6 +49,9 @@ public final class ServerClock {
     /** How far back a new measurement may put the estimate before {@link #now()} follows it: 1 second. */
     public static final long HIDDEN_STEP_BACK_MILLIS = 1_000;
 
+    /** What {@link #cutoff} answers for an age of zero: after every time a server stamps. */
+    public static final Instant ANY_AGE = Instant.parse("9999-12-31T23:59:59.999Z");
+
     private static final int SAMPLES = 3;
     private static final Logger LOG = LoggerFactory.getLogger(ServerClock.class);
 
@@ -117,11 +120,17 @@ public final class ServerClock {
                 && !next.isBefore(before.minusMillis(HIDDEN_STEP_BACK_MILLIS)) ? before : next);
     }
 
-    /** The estimated server time minus {@code age}: anything last modified before it is older than {@code age}. */
+    /**
+     * The estimated server time minus {@code age}: anything last modified before it is older than {@code age}. For an
+     * age of zero, a time after every stamp ({@link #ANY_AGE}): "older than nothing" is everything there is, including
+     * what the server stamped a moment ago by a clock ahead of this estimate (by up to half a round trip, more on a
+     * loaded machine), which the estimate itself would leave out.
+     */
     public Date cutoff(Duration age) {
         Objects.requireNonNull(age, "age");
-        return Date.from(now().minus(age));
+        return age.isZero() ? Date.from(ANY_AGE) : Date.from(now().minus(age));
     }
+
 
     /** The estimated age, by server time, of a server-stamped instant. Never negative. */
     public Duration ageOf(Instant serverStamp) {
