@@ -133,7 +133,9 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 r -> {
                     Builder b = builder(database).name(r.name()).collection(r.collections().get("jobs"));
                     String schedules = r.collections().get("schedules");
-                    return schedules == null ? b : b.schedulesCollection(schedules);
+                    String keys = r.collections().get("keys");
+                    b = schedules == null ? b : b.schedulesCollection(schedules);
+                    return keys == null ? b : b.keysCollection(keys);
                 });
     }
 

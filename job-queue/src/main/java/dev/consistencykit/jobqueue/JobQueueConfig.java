@@ -15,7 +15,7 @@ import dev.consistencykit.core.spi.Names;
  * an existing configuration with {@code Builder.from}), which hands each instance its own copy.
  *
  * <p>Defaults: name {@value #DEFAULT_NAME}; jobs in {@value #DEFAULT_COLLECTION}, schedules in
- * {@value #DEFAULT_SCHEDULES_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
+ * {@value #DEFAULT_SCHEDULES_COLLECTION}, ordering keys in {@value #DEFAULT_KEYS_COLLECTION}; {@value #DEFAULT_MAX_ATTEMPTS}
  * attempts; a worker's lease of 30 s ({@link #DEFAULT_LEASE}); retry back-off from 1 s ({@link #DEFAULT_RETRY_BACKOFF})
  * doubling to at most 1 h ({@link #DEFAULT_MAX_RETRY_BACKOFF}) with ±50% jitter; done jobs kept 7 days
  * ({@link #DEFAULT_RETENTION}); {@code recover()} runs jobs due for 60 s ({@link #DEFAULT_STALE_AFTER}); an idle
@@ -30,6 +30,8 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final String DEFAULT_COLLECTION = "jobs";
     /** Default collection of recurring jobs' schedules: {@value}. */
     public static final String DEFAULT_SCHEDULES_COLLECTION = "jobSchedules";
+    /** Default collection of ordering keys' lines: {@value}. */
+    public static final String DEFAULT_KEYS_COLLECTION = "jobKeys";
     /** Default attempts: {@value}. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** Default lease: 30 s. */
@@ -47,6 +49,7 @@ public final class JobQueueConfig extends StrategyConfig {
 
     String collection = DEFAULT_COLLECTION;
     String schedulesCollection = DEFAULT_SCHEDULES_COLLECTION;
+    String keysCollection = DEFAULT_KEYS_COLLECTION;
     int maxAttempts = DEFAULT_MAX_ATTEMPTS;
     Duration lease = DEFAULT_LEASE;
     Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
@@ -67,6 +70,11 @@ public final class JobQueueConfig extends StrategyConfig {
     /** Returns the collection of recurring jobs' schedules. */
     public String schedulesCollection() {
         return schedulesCollection;
+    }
+
+    /** Returns the collection of ordering keys' lines. */
+    public String keysCollection() {
+        return keysCollection;
     }
 
     /** Returns attempts before a job goes dead, unless the job says otherwise. */
@@ -116,8 +124,9 @@ public final class JobQueueConfig extends StrategyConfig {
         if (retention.compareTo(lease) <= 0) {
             throw new IllegalStateException("retention " + retention + " must exceed the lease " + lease);
         }
-        if (schedulesCollection.equals(collection)) {
-            throw new IllegalStateException("schedulesCollection must differ from the jobs collection " + collection);
+        if (java.util.Set.of(collection, schedulesCollection, keysCollection).size() < 3) {
+            throw new IllegalStateException("the jobs, schedules and keys collections must be three ("
+                    + collection + ", " + schedulesCollection + ", " + keysCollection + ")");
         }
     }
 
@@ -148,6 +157,15 @@ public final class JobQueueConfig extends StrategyConfig {
          */
         public B schedulesCollection(String value) {
             config.schedulesCollection = Names.fieldName(config.name(), "schedulesCollection", value);
+            return self();
+        }
+
+        /**
+         * The collection of ordering keys (default {@value JobQueueConfig#DEFAULT_KEYS_COLLECTION}): one document per
+         * key with jobs in line, holding the line.
+         */
+        public B keysCollection(String value) {
+            config.keysCollection = Names.fieldName(config.name(), "keysCollection", value);
             return self();
         }
 

@@ -27,9 +27,10 @@ import dev.consistencykit.core.OperationId;
  * @param delay       how long after enqueueing it becomes due (server time)
  * @param maxAttempts attempts before it goes {@code DEAD}; the queue's default when empty
  * @param dedupeKey   at most one job per key: a second enqueue with the key returns the first job
+ * @param orderingKey jobs with the same key run one at a time, in the order they reached the queue
  */
 public record JobRequest(OperationId id, String type, Object payload, int priority, Duration delay,
-                         OptionalInt maxAttempts, Optional<String> dedupeKey) {
+                         OptionalInt maxAttempts, Optional<String> dedupeKey, Optional<String> orderingKey) {
 
     /** Checks for nulls; everything else is checked when the job is enqueued. */
     public JobRequest {
@@ -37,6 +38,7 @@ public record JobRequest(OperationId id, String type, Object payload, int priori
         Objects.requireNonNull(delay, "delay");
         Objects.requireNonNull(maxAttempts, "maxAttempts");
         Objects.requireNonNull(dedupeKey, "dedupeKey");
+        Objects.requireNonNull(orderingKey, "orderingKey");
     }
 
     /**
@@ -46,31 +48,41 @@ public record JobRequest(OperationId id, String type, Object payload, int priori
      */
     public static JobRequest of(String type, Object payload) {
         return new JobRequest(OperationId.random(), type, payload, 0, Duration.ZERO, OptionalInt.empty(),
+                Optional.empty(),
                 Optional.empty());
     }
 
     /** This job with a caller-supplied id. */
     public JobRequest withId(OperationId value) {
-        return new JobRequest(value, type, payload, priority, delay, maxAttempts, dedupeKey);
+        return new JobRequest(value, type, payload, priority, delay, maxAttempts, dedupeKey, orderingKey);
     }
 
     /** This job with a priority (higher runs first). */
     public JobRequest withPriority(int value) {
-        return new JobRequest(id, type, payload, value, delay, maxAttempts, dedupeKey);
+        return new JobRequest(id, type, payload, value, delay, maxAttempts, dedupeKey, orderingKey);
     }
 
     /** This job due {@code value} after it is enqueued. */
     public JobRequest delayedBy(Duration value) {
-        return new JobRequest(id, type, payload, priority, value, maxAttempts, dedupeKey);
+        return new JobRequest(id, type, payload, priority, value, maxAttempts, dedupeKey, orderingKey);
     }
 
     /** This job with its own number of attempts. */
     public JobRequest withMaxAttempts(int value) {
-        return new JobRequest(id, type, payload, priority, delay, OptionalInt.of(value), dedupeKey);
+        return new JobRequest(id, type, payload, priority, delay, OptionalInt.of(value), dedupeKey, orderingKey);
     }
 
     /** This job deduplicated by {@code key}. */
     public JobRequest withDedupeKey(String key) {
-        return new JobRequest(id, type, payload, priority, delay, maxAttempts, Optional.ofNullable(key));
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, Optional.ofNullable(key), orderingKey);
+    }
+
+    /**
+     * This job ordered by {@code key}: the jobs with one ordering key run one at a time, each after the one before it
+     * ended done (or was discarded), in the order they reached the queue; a dead job blocks its key (only) until an
+     * operator replays or discards it. Priority does not reorder them.
+     */
+    public JobRequest withOrderingKey(String key) {
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, dedupeKey, Optional.ofNullable(key));
     }
 }

@@ -6,7 +6,8 @@ import java.util.Set;
 /**
  * The states of a job, stored in its {@code state} field under their lower-case names ({@link #stored()}), like every
  * pattern's states: {@code todo → processing → done}; a failed attempt goes to {@code failed} (due again after a
- * back-off) and the last failed attempt to {@code dead}. The same names key {@code status().counts()} and are the
+ * back-off) and the last failed attempt to {@code dead}; a job with an ordering key starts {@code waiting} and becomes
+ * {@code todo} when every job before it with its key has ended. The same names key {@code status().counts()} and are the
  * {@code state} of an {@link dev.consistencykit.core.OperationResult}.
  */
 public enum JobState {
@@ -24,10 +25,15 @@ public enum JobState {
      * A dead job an operator discarded: kept with its error, never run again (nor replayed); the marks of the effects
      * it applied are settled off the documents. Terminal; pruned past the retention like a done job.
      */
-    DISCARDED;
+    DISCARDED,
+    /**
+     * A job with an ordering key whose turn has not come: the jobs before it with its key are not all done (or
+     * discarded). No worker claims it; it becomes {@code TODO} when it heads its key.
+     */
+    WAITING;
 
-    /** States a job leaves only by being worked on. */
-    public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED);
+    /** States a job leaves only by being worked on (or, waiting, by the jobs before it). */
+    public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED, WAITING);
 
     /** The name stored in the database, in status counts and in results: the constant's name in lower case. */
     public String stored() {

@@ -100,7 +100,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
     public List<InterruptedOperation> dead(int skip, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document job : store.find(eq(STATE, JobState.DEAD.stored()), Sorts.ascending(RUN_AT), skip, limit,
-                TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED)) {
+                TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
+                JobSchema.ORDER_KEY)) {
             out.add(deadJob(job));
         }
         return out;
@@ -112,6 +113,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         return new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
                 at == null ? Duration.ZERO : clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
                 + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
+                + (job.get(JobSchema.ORDER_KEY) instanceof String key ? ", blocks ordering key " + Values.show(key)
+                + " until replayed or discarded" : "")
                 + (error == null ? "" : ", last error: " + Values.show(error)));
     }
 
@@ -154,7 +157,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         // (a walk of the due index, {state, runAt}, bounded by what is left of the limit)
         if (out.size() < limit) {
             for (Document job : store.find(eq(STATE, JobState.DEAD.stored()), Sorts.ascending(RUN_AT), 0,
-                    limit - out.size(), TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED)) {
+                    limit - out.size(), TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
+                JobSchema.ORDER_KEY)) {
                 out.add(deadJob(job));
             }
         }
@@ -237,7 +241,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
     public List<InterruptedOperation> dead(DeadJobs which, int skip, int limit) {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document job : store.find(JobDeadLetters.deadFilter(config.name(), which, JobState.DEAD),
-                Sorts.ascending(RUN_AT), skip, limit, TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED)) {
+                Sorts.ascending(RUN_AT), skip, limit, TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
+                JobSchema.ORDER_KEY)) {
             out.add(deadJob(job));
         }
         return out;

@@ -50,12 +50,14 @@ public final class JobDeadLetters {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRunner runner;
+    private final JobOrdering ordering;
     private final ServerClock clock;
 
-    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, ServerClock clock) {
+    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, JobOrdering ordering, ServerClock clock) {
         this.config = config;
         this.store = store;
         this.runner = runner;
+        this.ordering = ordering;
         this.clock = clock;
     }
 
@@ -97,7 +99,8 @@ public final class JobDeadLetters {
         long discarded = 0;
         while (true) {
             List<Document> batch = config.retryPolicy().execute(config.name(), null, "find " + which,
-                    () -> store.find(filter, Sorts.ascending(RUN_AT), 0, DISCARD_BATCH, EFFECTS));
+                    () -> store.find(filter, Sorts.ascending(RUN_AT), 0, DISCARD_BATCH, EFFECTS,
+                            JobSchema.ORDER_KEY));
             long before = discarded;
             for (Document job : batch) {
                 if (discardOne(job)) {
@@ -123,9 +126,13 @@ public final class JobDeadLetters {
         if (ours) {
             LOG.info("[{}] discarded dead job {}", config.name(), Values.show(id));
         }
-        if (effects && (ours || r.document().map(d -> JobState.DISCARDED.stored().equals(d.getString(STATE)))
-                .orElse(false))) {
+        boolean discarded = ours || r.document().map(d -> JobState.DISCARDED.stored().equals(d.get(STATE)))
+                .orElse(false);
+        if (effects && discarded) {
             runner.settleEffects(id, job);
+        }
+        if (discarded && job.get(JobSchema.ORDER_KEY) instanceof String key) {
+            ordering.ended(id, key);   // it blocked its key: the next job of the key may run
         }
         return ours;
     }

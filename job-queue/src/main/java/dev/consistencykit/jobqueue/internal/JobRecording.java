@@ -46,15 +46,17 @@ public final class JobRecording {
 
     private final JobQueueConfig config;
     private final JobStore store;
+    private final JobOrdering ordering;
     private final JobCounters counters;
     private final ServerClock clock;
     private final Supplier<String> ownerIds;
 
     /** The recording of jobs, through the store; a job's due time runs on {@code clock}. */
-    JobRecording(JobQueueConfig config, JobStore store, JobCounters counters, ServerClock clock,
+    JobRecording(JobQueueConfig config, JobStore store, JobOrdering ordering, JobCounters counters, ServerClock clock,
                  Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
+        this.ordering = ordering;
         this.counters = counters;
         this.clock = clock;
         this.ownerIds = ownerIds;
@@ -95,6 +97,14 @@ public final class JobRecording {
             Ids.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
             fields.append(DEDUPE, key);
         }
+        if (job.orderingKey().isPresent()) {
+            String key = job.orderingKey().get();
+            if (key.isBlank()) {
+                throw new InvalidInputException(config.name(), "orderingKey", "orderingKey must not be blank");
+            }
+            Ids.operationId(config.name(), "orderingKey", key);   // the _id of the key's line: an id's rules and limit
+            fields.append(JobSchema.ORDER_KEY, key).append(STATE, JobState.WAITING.stored());
+        }
         return new EncodedJob(id, fields, job.delay());
     }
 
@@ -102,6 +112,9 @@ public final class JobRecording {
         Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job
                 .delay())))
                 .append(RecordReleases.FIELD, nonce);
+        if (job.fields().containsKey(JobSchema.ORDER_KEY)) {
+            fields.append(JobSchema.ORDER_NONCE, nonce);
+        }
         return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
                 Updates.currentDate(LAST_MODIFIED));
     }
@@ -128,23 +141,30 @@ public final class JobRecording {
      */
     Document record(EncodedJob job, String nonce) {
         requireDedupeIndex(job);
-        return config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
+        Document recorded = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
                 if (!store.insertJob(job.id(), recordUpdate(job, nonce))) {
                     throw new ConsistencyException(config.name(), job.id(), "the jobs collection holds a document"
                             + " without a state under this id");
                 }
                 counters.enqueued.increment();
-                return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce);
+                return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce)
+                        .append(JobSchema.ORDER_NONCE, nonce);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
                 Document found = existing(job);
                 return new Document("_id", found.get("_id")).append(RecordReleases.FIELD,
-                        found.get(RecordReleases.FIELD));
+                        found.get(RecordReleases.FIELD)).append(JobSchema.ORDER_NONCE,
+                        found.get(JobSchema.ORDER_NONCE));
             }
         });
+        if (job.fields().get(JobSchema.ORDER_KEY) instanceof String key) {
+            // recorded waiting: it runs once it heads its key's line (at once, if it does now)
+            ordering.join(key, recorded.get("_id"), recorded.get(JobSchema.ORDER_NONCE));
+        }
+        return recorded;
     }
 
     /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
@@ -181,7 +201,8 @@ public final class JobRecording {
     boolean sameJob(Document found, EncodedJob job) {
         return Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
                 && (RecordReleases.isCompacted(found) || samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD)))
-                && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE));
+                && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE))
+                && Objects.equals(found.get(JobSchema.ORDER_KEY), job.fields().get(JobSchema.ORDER_KEY));
     }
 
     /** Equal as stored: both sides compared in BSON, as the database's codecs encode them. */

@@ -65,6 +65,7 @@ public final class JobRecovery implements PatternRecovery {
     private final JobRunner runner;
     private final JobOutbox outbox;
     private final JobSchedules schedules;
+    private final JobOrdering ordering;
     private final JobCounters counters;
     private final ServerClock clock;
     private final JobQueueListener listener;
@@ -72,15 +73,18 @@ public final class JobRecovery implements PatternRecovery {
 
     /**
      * Recovery, through the store, with the runner (recovery runs the jobs it finds due), the outbox (it finishes
-     * the relays of relayers that died holding a job) and the schedules (it fires what firers that died left).
+     * the relays of relayers that died holding a job), the schedules (it fires what firers that died left) and the
+     * ordering keys (it moves on the lines their movers left).
      */
     JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobSchedules schedules,
-                JobCounters counters, ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
+                JobOrdering ordering, JobCounters counters, ServerClock clock, JobQueueListener listener,
+                Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.runner = runner;
         this.outbox = outbox;
         this.schedules = schedules;
+        this.ordering = ordering;
         this.counters = counters;
         this.clock = clock;
         this.listener = listener;
@@ -211,6 +215,8 @@ public final class JobRecovery implements PatternRecovery {
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
         // occurrences whose firer died after its write are relayed, those it died before are fired
         schedules.recover(staleAfter);
+        // waiting jobs that joined no line, lines whose head ended and nothing moved them on
+        ordering.recover(staleAfter);
         int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
         int back = held.withdrawn();

@@ -80,6 +80,7 @@ public final class JobRunner {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRecording recording;
+    private final JobOrdering ordering;
     private final Map<String, JobHandler> handlers;
     private final JobCounters counters;
     private final ServerClock clock;
@@ -87,12 +88,17 @@ public final class JobRunner {
     private final Supplier<String> ownerIds;
     private final FailureLog failures;
 
-    /** The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}. */
-    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, Map<String, JobHandler> handlers,
-              JobCounters counters, ServerClock clock, JobQueueListener listener, Supplier<String> ownerIds) {
+    /**
+     * The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}; a job with
+     * an ordering key moves its key's line on when it is done.
+     */
+    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, JobOrdering ordering,
+              Map<String, JobHandler> handlers, JobCounters counters, ServerClock clock, JobQueueListener listener,
+              Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.recording = recording;
+        this.ordering = ordering;
         this.handlers = Map.copyOf(handlers);
         this.counters = counters;
         this.clock = clock;
@@ -174,6 +180,9 @@ public final class JobRunner {
         if (isOurs(r, claimed, JobState.DONE)) {
             if (effects) {
                 settleEffects(claimed.id(), r.document().orElse(null));
+            }
+            if (claimed.job().get(JobSchema.ORDER_KEY) instanceof String key) {
+                ordering.ended(claimed.id(), key);   // the next job of its key may run
             }
             counters.done.increment();
             Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()),

@@ -56,6 +56,18 @@ public final class JobSchema {
      */
     static final String HELD_FROM = "heldFrom";
 
+    /** On a job with an ordering key: the key. */
+    static final String ORDER_KEY = "orderKey";
+    /**
+     * On a job with an ordering key: the nonce of the call that recorded it, which its entry in its key's line
+     * carries, so that an entry left by a job of that id long gone (pruned, enqueued again) is told apart.
+     */
+    static final String ORDER_NONCE = "orderNonce";
+    /** On an ordering key's document: its line, {@code [{j: job id, n: order nonce}]}, in the order jobs arrived. */
+    static final String LINE = "line";
+    /** On an ordering key's document: when it last moved, for recovery to look at a key nothing moved for a while. */
+    static final String MOVED = "movedAt";
+
     /** On a schedule: the revision of its definition, a new value at each change, which every firing is guarded by. */
     static final String REVISION = "revision";
     /** On a schedule: {@code cron} (with {@link #CRON}, {@link #ZONE}, {@link #MISSED}) or {@code fixedDelay}. */

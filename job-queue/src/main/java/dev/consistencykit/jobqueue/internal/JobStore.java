@@ -47,6 +47,7 @@ import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.CountOptions;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
@@ -90,6 +91,7 @@ public final class JobStore implements PatternSetup {
     private final MongoDatabase database;
     private final MongoCollection<Document> jobs;
     private final MongoCollection<Document> schedules;
+    private final MongoCollection<Document> keys;
     private final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
     /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
     private final RequiredIndexes requiredIndexes;
@@ -106,6 +108,7 @@ public final class JobStore implements PatternSetup {
         this.retry = config.retryPolicy();
         this.jobs = this.database.getCollection(config.collection());
         this.schedules = this.database.getCollection(config.schedulesCollection());
+        this.keys = this.database.getCollection(config.keysCollection());
         this.releases = new RecordReleases(name, jobs, retry);
         this.outboxHolds = new RecordReleases(name, jobs, retry, OUTBOX_NONCE);
         this.requiredIndexes = new RequiredIndexes(name, List.of(new RequiredIndexes.Unique(jobs, "dedupe",
@@ -132,11 +135,13 @@ public final class JobStore implements PatternSetup {
         schedules.createIndex(Indexes.ascending(NEXT), new IndexOptions().name("due_schedules").sparse(true));
         schedules.createIndex(Indexes.ascending(REMOVED), new IndexOptions().name("removed_schedules").sparse(true));
         ensureOutboxIndex(schedules);
+        keys.createIndex(Indexes.ascending(JobSchema.MOVED), new IndexOptions().name("key_moved"));
         for (String collection : effectCollections()) {
             ensureEffectIndexes(collection(collection));
         }
         PatternRegistry.register(database, new PatternRegistry.Registration("job-queue", config.name(),
-                Map.of("jobs", config.collection(), "schedules", config.schedulesCollection()), Map.of()));
+                Map.of("jobs", config.collection(), "schedules", config.schedulesCollection(),
+                "keys", config.keysCollection()), Map.of()));
     }
 
     /** The index a business collection's outbox relay needs. */
@@ -265,7 +270,8 @@ public final class JobStore implements PatternSetup {
     /** Withdraws a held job whose outbox entry is gone, if {@code nonce} still holds it and it never ran. */
     long withdrawHeld(Object jobId, String nonce) {
         return retry.execute(name, jobId, "withdraw held job", () -> jobs.deleteOne(and(eq("_id", jobId),
-                eq(HELD, nonce), eq(STATE, JobState.TODO.stored()))).getDeletedCount());
+                eq(HELD, nonce), in(STATE, JobState.TODO.stored(), JobState.WAITING.stored())))
+                .getDeletedCount());
     }
 
     // ---------------------------------------------------------------- claims and runs
@@ -368,6 +374,63 @@ public final class JobStore implements PatternSetup {
     /** The result of {@code pipeline} over the jobs. */
     List<Document> aggregate(List<Bson> pipeline) {
         return jobs.aggregate(pipeline).into(new ArrayList<>());
+    }
+
+    // ---------------------------------------------------------------- ordering keys' lines
+
+    /**
+     * Puts job {@code jobId}, recorded with order nonce {@code nonce}, at the end of key {@code key}'s line unless the
+     * line holds it already (creating the key's document if there is none). Not retried: a duplicate-key error (the
+     * key's document was created by another writer, or holds the entry already) is the caller's to settle.
+     */
+    void joinLine(String key, Object jobId, String nonce) {
+        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce)),
+                Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
+                        Updates.currentDate(JobSchema.MOVED)), new UpdateOptions().upsert(true));
+    }
+
+    /** Key {@code key}'s document, from the primary; {@code null} if none. Not retried. */
+    Document line(String key) {
+        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key)).first();
+    }
+
+    /** Takes the entry {@code j, n} out of key {@code key}'s line, wherever it is. Idempotent. */
+    void leaveLine(String key, Object jobId, Object nonce) {
+        retry.run(name, jobId, "leave line", () -> keys.updateOne(eq("_id", key), Updates.combine(Updates.pull(
+                JobSchema.LINE, new Document("j", jobId).append("n", nonce)), Updates.currentDate(JobSchema.MOVED))));
+    }
+
+    /** Deletes key {@code key}'s document if its line is empty. */
+    void deleteEmptyLine(String key) {
+        retry.run(name, key, "delete empty line", () -> keys.deleteOne(and(eq("_id", key),
+                Filters.size(JobSchema.LINE, 0))));
+    }
+
+    /** Notes that recovery looked at key {@code key}, so that the next passes look at others first. */
+    void lookedAtLine(String key) {
+        retry.run(name, key, "note line looked at", () -> keys.updateOne(eq("_id", key),
+                Updates.currentDate(JobSchema.MOVED)));
+    }
+
+    /** Keys nothing moved since {@code cutoff}, at most {@code limit}, least recently moved first. */
+    List<String> linesBefore(Date cutoff, int limit) {
+        List<String> out = new ArrayList<>();
+        for (Document d : retry.execute(name, null, "find quiet lines", () -> keys.find(lte(JobSchema.MOVED, cutoff))
+                .projection(Projections.include("_id")).sort(Sorts.ascending(JobSchema.MOVED)).limit(limit)
+                .into(new ArrayList<>()))) {
+            if (d.get("_id") instanceof String key) {
+                out.add(key);
+            }
+        }
+        return out;
+    }
+
+    /** Lets waiting job {@code jobId} run, if it still waits under order nonce {@code nonce}. */
+    void endWait(Object jobId, Object nonce) {
+        retry.run(name, jobId, "release waiting job", () -> jobs.updateOne(and(eq("_id", jobId),
+                eq(STATE, JobState.WAITING.stored()), eq(JobSchema.ORDER_NONCE, nonce)),
+                Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
+                        Updates.currentDate(JobSchema.LAST_MODIFIED))));
     }
 
     // ---------------------------------------------------------------- schedules of recurring jobs
