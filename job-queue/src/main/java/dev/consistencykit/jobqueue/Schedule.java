@@ -20,10 +20,10 @@ import com.cronutils.parser.CronParser;
  * registration (nothing written) from a change.
  *
  * <pre>{@code
- * Schedule.cron("0 3 * * *", ZoneId.of("Europe/Paris"))          // 03:00 every day, Paris time (crontab's fields)
- * Schedule.cron("*\/30 * * * * *")                               // every 30 seconds, UTC (seconds first, as Spring's)
- * Schedule.cron("0 * * * *").missedRuns(MissedRuns.EACH)         // hourly, catching up every missed hour
- * Schedule.fixedDelay(Duration.ofMinutes(5))                     // 5 minutes after the previous run finished
+ * Schedule nightly = Schedule.cron("0 3 * * *", ZoneId.of("Europe/Paris"));   // 03:00 daily in Paris (crontab's fields)
+ * Schedule often = Schedule.cron("0/30 * * * * *");                          // every 30 s, UTC (seconds first)
+ * Schedule hourly = Schedule.cron("0 * * * *").missedRuns(Schedule.MissedRuns.EACH);   // every missed hour caught up
+ * Schedule sweep = Schedule.fixedDelay(Duration.ofMinutes(5));               // 5 minutes after the previous run ended
  * }</pre>
  */
 public final class Schedule {

@@ -26,6 +26,20 @@ class ScheduleTest {
     }
 
     @Test
+    void shouldReadTheJavadocsSchedules() {
+        // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/Schedule.java
+        Schedule nightly = Schedule.cron("0 3 * * *", ZoneId.of("Europe/Paris"));   // 03:00 daily in Paris (crontab's fields)
+        Schedule often = Schedule.cron("0/30 * * * * *");                          // every 30 s, UTC (seconds first)
+        Schedule hourly = Schedule.cron("0 * * * *").missedRuns(Schedule.MissedRuns.EACH);   // every missed hour caught up
+        Schedule sweep = Schedule.fixedDelay(Duration.ofMinutes(5));               // 5 minutes after the previous run ended
+        // javadoc:end
+        assertThat(nightly.nextAfter(AT)).contains(Instant.parse("2030-03-31T01:00:00Z"));
+        assertThat(often.nextAfter(AT)).contains(Instant.parse("2030-03-31T00:00:00Z"));
+        assertThat(hourly.missed()).contains(Schedule.MissedRuns.EACH);
+        assertThat(sweep.delay()).contains(Duration.ofMinutes(5));
+    }
+
+    @Test
     void shouldCountAFixedDelayFromWhereItIsAsked() {
         assertThat(Schedule.fixedDelay(Duration.ofMinutes(5)).nextAfter(AT)).contains(AT.plusSeconds(300));
         assertThat(Schedule.fixedDelay(Duration.ofMinutes(5)).missed()).isEmpty();
