@@ -108,6 +108,10 @@ class DocumentedRoundTripsTest {
             new Claim("job-queue/src/main/java/dev/consistencykit/jobqueue/internal/JobSchedules.java",
                     "One round trip when nothing is due", "fire nothing due"),
             new Claim("docs/recurring-jobs.md", "fired in 9 round trips", "fire occurrence"),
+            new Claim("docs/ordering-keys.md", "is enqueued in 5 round trips", "ordered enqueue"),
+            new Claim("docs/ordering-keys.md", "enqueued and run in 12 round trips", "ordered job own work"),
+            new Claim("docs/ordering-keys.md", "against 3 round trips for", "job own work"),
+            new Claim("docs/ordering-keys.md", "against 1 round trip for", "enqueue"),
             new Claim("docs/recurring-jobs.md", "(3 round trips of the queue's own", "job own work"),
             new Claim("docs/recurring-jobs.md", "costs 1 round trip when nothing is due", "fire nothing due"),
             new Claim("log-reconciliation/src/main/java/dev/consistencykit/logreconciliation/Ledger.java",
@@ -253,6 +257,10 @@ class DocumentedRoundTripsTest {
         // clear the entry
         long relay = 5;
         MEASURED.put("enqueueWith extra", withJob - plainUpdate - relay);
+        MEASURED.put("ordered enqueue", measure(jobs, db -> queue[0].enqueue(JobRequest.of("none", new Document())
+                .withOrderingKey("k"))));
+        MEASURED.put("ordered job own work", measure(jobs, db -> queue[0].apply(JobRequest.of("none",
+                new Document()).withOrderingKey("k"))));
         Consumer<MongoDatabase> schedule = db -> {
             jobs.accept(db);
             queue[0].schedule("hourly", Schedule.fixedDelay(Duration.ofHours(1)), JobRequest.of("none", null));

@@ -190,6 +190,11 @@ class SamplesTest {
     }
 
     @Test
+    void shouldRunTheOrderingKeysSample(MongoDatabase db) {
+        OrderingKeysSample.run(db);
+    }
+
+    @Test
     void shouldRunTheCoreHelpersSample(MongoDatabase db) {
         CoreHelpersSample.seed(db);
         CoreHelpersSample.run(db);
