@@ -28,9 +28,11 @@ import dev.consistencykit.core.OperationId;
  * @param maxAttempts attempts before it goes {@code DEAD}; the queue's default when empty
  * @param dedupeKey   at most one job per key: a second enqueue with the key returns the first job
  * @param orderingKey jobs with the same key run one at a time, in the order they reached the queue
+ * @param concurrency at most so many jobs with its key run at once
  */
 public record JobRequest(OperationId id, String type, Object payload, int priority, Duration delay,
-                         OptionalInt maxAttempts, Optional<String> dedupeKey, Optional<String> orderingKey) {
+                         OptionalInt maxAttempts, Optional<String> dedupeKey, Optional<String> orderingKey,
+                         Optional<ConcurrencyLimit> concurrency) {
 
     /** Checks for nulls; everything else is checked when the job is enqueued. */
     public JobRequest {
@@ -39,6 +41,7 @@ public record JobRequest(OperationId id, String type, Object payload, int priori
         Objects.requireNonNull(maxAttempts, "maxAttempts");
         Objects.requireNonNull(dedupeKey, "dedupeKey");
         Objects.requireNonNull(orderingKey, "orderingKey");
+        Objects.requireNonNull(concurrency, "concurrency");
     }
 
     /**
@@ -49,32 +52,32 @@ public record JobRequest(OperationId id, String type, Object payload, int priori
     public static JobRequest of(String type, Object payload) {
         return new JobRequest(OperationId.random(), type, payload, 0, Duration.ZERO, OptionalInt.empty(),
                 Optional.empty(),
-                Optional.empty());
+                Optional.empty(), Optional.empty());
     }
 
     /** This job with a caller-supplied id. */
     public JobRequest withId(OperationId value) {
-        return new JobRequest(value, type, payload, priority, delay, maxAttempts, dedupeKey, orderingKey);
+        return new JobRequest(value, type, payload, priority, delay, maxAttempts, dedupeKey, orderingKey, concurrency);
     }
 
     /** This job with a priority (higher runs first). */
     public JobRequest withPriority(int value) {
-        return new JobRequest(id, type, payload, value, delay, maxAttempts, dedupeKey, orderingKey);
+        return new JobRequest(id, type, payload, value, delay, maxAttempts, dedupeKey, orderingKey, concurrency);
     }
 
     /** This job due {@code value} after it is enqueued. */
     public JobRequest delayedBy(Duration value) {
-        return new JobRequest(id, type, payload, priority, value, maxAttempts, dedupeKey, orderingKey);
+        return new JobRequest(id, type, payload, priority, value, maxAttempts, dedupeKey, orderingKey, concurrency);
     }
 
     /** This job with its own number of attempts. */
     public JobRequest withMaxAttempts(int value) {
-        return new JobRequest(id, type, payload, priority, delay, OptionalInt.of(value), dedupeKey, orderingKey);
+        return new JobRequest(id, type, payload, priority, delay, OptionalInt.of(value), dedupeKey, orderingKey, concurrency);
     }
 
     /** This job deduplicated by {@code key}. */
     public JobRequest withDedupeKey(String key) {
-        return new JobRequest(id, type, payload, priority, delay, maxAttempts, Optional.ofNullable(key), orderingKey);
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, Optional.ofNullable(key), orderingKey, concurrency);
     }
 
     /**
@@ -83,6 +86,20 @@ public record JobRequest(OperationId id, String type, Object payload, int priori
      * operator replays or discards it. Priority does not reorder them.
      */
     public JobRequest withOrderingKey(String key) {
-        return new JobRequest(id, type, payload, priority, delay, maxAttempts, dedupeKey, Optional.ofNullable(key));
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, dedupeKey, Optional.ofNullable(key),
+                concurrency);
+    }
+
+    /**
+     * This job limited by {@code key}: at most {@code limit} jobs with the key run at once, across every worker and
+     * process ({@code limit} 1: a mutex). They start in the order they reached the queue; one that fails keeps its
+     * place while it waits for its retry, one that dies leaves it. A job has an ordering key or a concurrency key, not
+     * both (an ordering key is a limit of 1 that a dead job blocks).
+     *
+     * @throws IllegalArgumentException if {@code limit} is not between 1 and {@value ConcurrencyLimit#MAX_LIMIT}
+     */
+    public JobRequest withConcurrencyKey(String key, int limit) {
+        return new JobRequest(id, type, payload, priority, delay, maxAttempts, dedupeKey, orderingKey,
+                Optional.of(new ConcurrencyLimit(key, limit)));
     }
 }

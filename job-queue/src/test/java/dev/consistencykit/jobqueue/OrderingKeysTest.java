@@ -52,6 +52,11 @@ class OrderingKeysTest {
         });
     }
 
+    /** Makes job {@code id} fail its next {@code times} attempts. */
+    static void failNext(String id, int times) {
+        FAILURES.put(id, times);
+    }
+
     static JobRequest step(String log, int n) {
         return JobRequest.of("step", new Document("log", log).append("n", n)).withId(OperationId.of(log + "-" + n))
                 .withOrderingKey(log);
@@ -160,13 +165,18 @@ class OrderingKeysTest {
 
     /** Two jobs of one key enqueued, then run. */
     static FriendsWorkload twoInLine() {
+        return twoInLine(OrderingKeysTest::step);
+    }
+
+    /** Two jobs made by {@code jobs} (a log and a number: {@code k-1}, {@code k-2}) enqueued, then run. */
+    static FriendsWorkload twoInLine(java.util.function.BiFunction<String, Integer, JobRequest> jobs) {
         return FriendsWorkload.on().seededBy(db -> {
             seedLogs(db, "k");
             queue(db).build().ensureIndexes();
         }).operation((db, ignored, random) -> {
             JobQueue queue = queue(db).build();
-            queue.enqueue(step("k", 1));
-            queue.enqueue(step("k", 2));
+            queue.enqueue(jobs.apply("k", 1));
+            queue.enqueue(jobs.apply("k", 2));
             queue.processNext();
             queue.processNext();
         }).recoveredBy(db -> queue(db).build().recover(Duration.ZERO)).checkedBy(OrderingKeysTest::inOrder);
@@ -215,8 +225,17 @@ class OrderingKeysTest {
 
     @Test
     void shouldKeepTheOrderWhateverRunsBesideIt(MongoTarget target) {
-        InterleavingExplorer.Report report = InterleavingExplorer.builder(target).name("ordering-key")
-                .workload(twoInLine())
+        InterleavingExplorer.Report report = actors(target, "ordering-key", twoInLine(), OrderingKeysTest::step)
+                .build().explore();
+
+        assertThat(report.schedules()).isGreaterThan(report.calls().size());
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    /** The actors of a key's line: a worker, a recoverer, a second enqueuer of the same jobs, a pruner days ahead. */
+    static InterleavingExplorer.Builder actors(MongoTarget target, String name, FriendsWorkload workload,
+                                               java.util.function.BiFunction<String, Integer, JobRequest> jobs) {
+        return InterleavingExplorer.builder(target).name(name).workload(workload)
                 .actor("worker", db -> {
                     queue(db).build().processNext();
                     return List.of();
@@ -227,18 +246,14 @@ class OrderingKeysTest {
                 })
                 .actor("second enqueuer", db -> {
                     JobQueue queue = queue(db).build();
-                    queue.enqueue(step("k", 1));
-                    queue.enqueue(step("k", 2));
+                    queue.enqueue(jobs.apply("k", 1));
+                    queue.enqueue(jobs.apply("k", 2));
                     return List.of();
                 })
                 .actor("pruner days ahead", db -> {
                     queue(db).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(Clock.offset(
                             Clock.systemUTC(), Duration.ofDays(3)))).build().prune();
                     return List.of();
-                })
-                .build().explore();
-
-        assertThat(report.schedules()).isGreaterThan(report.calls().size());
-        assertThat(report.violations()).as(report.toString()).isEmpty();
+                });
     }
 }

@@ -101,7 +101,7 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document job : store.find(eq(STATE, JobState.DEAD.stored()), Sorts.ascending(RUN_AT), skip, limit,
                 TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
-                JobSchema.ORDER_KEY)) {
+                JobSchema.LINE_KEY)) {
             out.add(deadJob(job));
         }
         return out;
@@ -113,7 +113,8 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         return new InterruptedOperation(job.get("_id"), JobState.DEAD.stored(),
                 at == null ? Duration.ZERO : clock.ageOf(at.toInstant()), "type " + job.getString(TYPE)
                 + ", dead after " + job.get(ATTEMPTS) + " attempts (replayDead runs it again)"
-                + (job.get(JobSchema.ORDER_KEY) instanceof String key ? ", blocks ordering key " + Values.show(key)
+                + (job.get(JobSchema.LINE_KEY) instanceof String key && key.startsWith(JobSchema.ORDER_LINE)
+                ? ", blocks ordering key " + Values.show(key.substring(JobSchema.ORDER_LINE.length()))
                 + " until replayed or discarded" : "")
                 + (error == null ? "" : ", last error: " + Values.show(error)));
     }
@@ -158,7 +159,7 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         if (out.size() < limit) {
             for (Document job : store.find(eq(STATE, JobState.DEAD.stored()), Sorts.ascending(RUN_AT), 0,
                     limit - out.size(), TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
-                JobSchema.ORDER_KEY)) {
+                JobSchema.LINE_KEY)) {
                 out.add(deadJob(job));
             }
         }
@@ -242,7 +243,7 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         List<InterruptedOperation> out = new ArrayList<>();
         for (Document job : store.find(JobDeadLetters.deadFilter(config.name(), which, JobState.DEAD),
                 Sorts.ascending(RUN_AT), skip, limit, TYPE, ATTEMPTS, LAST_ERROR, LAST_MODIFIED,
-                JobSchema.ORDER_KEY)) {
+                JobSchema.LINE_KEY)) {
             out.add(deadJob(job));
         }
         return out;

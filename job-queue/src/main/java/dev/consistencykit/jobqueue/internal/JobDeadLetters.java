@@ -50,14 +50,14 @@ public final class JobDeadLetters {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRunner runner;
-    private final JobOrdering ordering;
+    private final JobLines lines;
     private final ServerClock clock;
 
-    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, JobOrdering ordering, ServerClock clock) {
+    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, JobLines lines, ServerClock clock) {
         this.config = config;
         this.store = store;
         this.runner = runner;
-        this.ordering = ordering;
+        this.lines = lines;
         this.clock = clock;
     }
 
@@ -100,7 +100,7 @@ public final class JobDeadLetters {
         while (true) {
             List<Document> batch = config.retryPolicy().execute(config.name(), null, "find " + which,
                     () -> store.find(filter, Sorts.ascending(RUN_AT), 0, DISCARD_BATCH, EFFECTS,
-                            JobSchema.ORDER_KEY));
+                            JobSchema.LINE_KEY));
             long before = discarded;
             for (Document job : batch) {
                 if (discardOne(job)) {
@@ -131,8 +131,8 @@ public final class JobDeadLetters {
         if (effects && discarded) {
             runner.settleEffects(id, job);
         }
-        if (discarded && job.get(JobSchema.ORDER_KEY) instanceof String key) {
-            ordering.ended(id, key);   // it blocked its key: the next job of the key may run
+        if (discarded && job.get(JobSchema.LINE_KEY) instanceof String key) {
+            lines.ended(id, key);   // it blocked its key: the next job of the key may run
         }
         return ours;
     }

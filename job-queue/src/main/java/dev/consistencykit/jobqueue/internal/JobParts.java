@@ -26,29 +26,30 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * @param recovery    jobs taken back from quiet workers, held jobs of quiet relayers, due jobs run
  * @param deadLetters dead jobs replayed, discarded or deleted
  * @param schedules   recurring jobs: schedules defined, their occurrences fired through the outbox
- * @param ordering    ordering keys: jobs of one key let run one at a time, in the order they joined its line
+ * @param lines       ordering and concurrency keys: the jobs of a key let run in the order they joined its line, one
+ *                    at a time or as many as its limit
  * @param pruner      done and discarded jobs past retention removed
  * @param audit       the operator's reads: describe, interrupted, dead, status, backlog, counters
  */
 public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox, JobRunner runner,
                        JobRecovery recovery, JobDeadLetters deadLetters, JobSchedules schedules,
-                       JobOrdering ordering, JobPruner pruner, JobAudit audit) {
+                       JobLines lines, JobPruner pruner, JobAudit audit) {
 
     /** The parts over {@code database} (already checked for an acknowledged write concern). */
     public static JobParts of(JobQueueConfig config, MongoDatabase database, ServerClock clock,
                               JobQueueListener listener, Supplier<String> ownerIds, Map<String, JobHandler> handlers) {
         JobStore store = new JobStore(config, database);
         JobCounters counters = new JobCounters();
-        JobOrdering ordering = new JobOrdering(config, store, clock);
-        JobRecording recording = new JobRecording(config, store, ordering, counters, clock, ownerIds);
+        JobLines lines = new JobLines(config, store, clock);
+        JobRecording recording = new JobRecording(config, store, lines, counters, clock, ownerIds);
         JobOutbox outbox = new JobOutbox(config, store, recording, counters, ownerIds);
-        JobRunner runner = new JobRunner(config, store, recording, ordering, handlers, counters, clock, listener,
+        JobRunner runner = new JobRunner(config, store, recording, lines, handlers, counters, clock, listener,
                 ownerIds);
         JobSchedules schedules = new JobSchedules(config, store, recording, outbox, clock);
         return new JobParts(store, recording, outbox, runner,
-                new JobRecovery(config, store, runner, outbox, schedules, ordering, counters, clock, listener,
+                new JobRecovery(config, store, runner, outbox, schedules, lines, counters, clock, listener,
                         ownerIds),
-                new JobDeadLetters(config, store, runner, ordering, clock), schedules, ordering,
+                new JobDeadLetters(config, store, runner, lines, clock), schedules, lines,
                 new JobPruner(config, store, counters, clock),
                 new JobAudit(config, store, counters, clock));
     }

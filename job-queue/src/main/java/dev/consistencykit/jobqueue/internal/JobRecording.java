@@ -46,17 +46,17 @@ public final class JobRecording {
 
     private final JobQueueConfig config;
     private final JobStore store;
-    private final JobOrdering ordering;
+    private final JobLines lines;
     private final JobCounters counters;
     private final ServerClock clock;
     private final Supplier<String> ownerIds;
 
     /** The recording of jobs, through the store; a job's due time runs on {@code clock}. */
-    JobRecording(JobQueueConfig config, JobStore store, JobOrdering ordering, JobCounters counters, ServerClock clock,
+    JobRecording(JobQueueConfig config, JobStore store, JobLines lines, JobCounters counters, ServerClock clock,
                  Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
-        this.ordering = ordering;
+        this.lines = lines;
         this.counters = counters;
         this.clock = clock;
         this.ownerIds = ownerIds;
@@ -97,23 +97,37 @@ public final class JobRecording {
             Ids.operationId(config.name(), "dedupeKey", key);   // kept in a unique index: an id's rules and limit
             fields.append(DEDUPE, key);
         }
+        if (job.orderingKey().isPresent() && job.concurrency().isPresent()) {
+            throw new InvalidInputException(config.name(), "orderingKey", "a job has an ordering key or a concurrency"
+                    + " key, not both (an ordering key is a limit of 1 that a dead job blocks)");
+        }
         if (job.orderingKey().isPresent()) {
-            String key = job.orderingKey().get();
-            if (key.isBlank()) {
-                throw new InvalidInputException(config.name(), "orderingKey", "orderingKey must not be blank");
-            }
-            Ids.operationId(config.name(), "orderingKey", key);   // the _id of the key's line: an id's rules and limit
-            fields.append(JobSchema.ORDER_KEY, key).append(STATE, JobState.WAITING.stored());
+            fields.append(JobSchema.LINE_KEY, JobSchema.ORDER_LINE + lineKey("orderingKey", job.orderingKey().get()))
+                    .append(STATE, JobState.WAITING.stored());
+        }
+        if (job.concurrency().isPresent()) {
+            fields.append(JobSchema.LINE_KEY, JobSchema.LIMIT_LINE + lineKey("concurrencyKey",
+                    job.concurrency().get().key())).append(JobSchema.LINE_LIMIT, job.concurrency().get().limit())
+                    .append(STATE, JobState.WAITING.stored());
         }
         return new EncodedJob(id, fields, job.delay());
+    }
+
+    /** An ordering or concurrency key: the id of its line, with an id's rules and limit. */
+    private String lineKey(String field, String key) {
+        if (key.isBlank()) {
+            throw new InvalidInputException(config.name(), field, field + " must not be blank");
+        }
+        Ids.operationId(config.name(), field, JobSchema.ORDER_LINE + key);
+        return key;
     }
 
     Bson recordUpdate(EncodedJob job, String nonce) {
         Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job
                 .delay())))
                 .append(RecordReleases.FIELD, nonce);
-        if (job.fields().containsKey(JobSchema.ORDER_KEY)) {
-            fields.append(JobSchema.ORDER_NONCE, nonce);
+        if (job.fields().containsKey(JobSchema.LINE_KEY)) {
+            fields.append(JobSchema.LINE_NONCE, nonce);
         }
         return Updates.combine(Updates.setOnInsert(fields), Updates.currentDate(ENQUEUED),
                 Updates.currentDate(LAST_MODIFIED));
@@ -149,20 +163,21 @@ public final class JobRecording {
                 }
                 counters.enqueued.increment();
                 return new Document("_id", job.id()).append(RecordReleases.FIELD, nonce)
-                        .append(JobSchema.ORDER_NONCE, nonce);
+                        .append(JobSchema.LINE_NONCE, nonce);
             } catch (MongoException e) {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
                 Document found = existing(job);
                 return new Document("_id", found.get("_id")).append(RecordReleases.FIELD,
-                        found.get(RecordReleases.FIELD)).append(JobSchema.ORDER_NONCE,
-                        found.get(JobSchema.ORDER_NONCE));
+                        found.get(RecordReleases.FIELD)).append(JobSchema.LINE_NONCE,
+                        found.get(JobSchema.LINE_NONCE));
             }
         });
-        if (job.fields().get(JobSchema.ORDER_KEY) instanceof String key) {
-            // recorded waiting: it runs once it heads its key's line (at once, if it does now)
-            ordering.join(key, recorded.get("_id"), recorded.get(JobSchema.ORDER_NONCE));
+        if (job.fields().get(JobSchema.LINE_KEY) instanceof String key) {
+            // recorded waiting: it runs once its turn in its key's line comes (at once, if it has come)
+            lines.join(key, job.fields().get(JobSchema.LINE_LIMIT), recorded.get("_id"),
+                    recorded.get(JobSchema.LINE_NONCE));
         }
         return recorded;
     }
@@ -202,7 +217,7 @@ public final class JobRecording {
         return Objects.equals(found.getString(TYPE), job.fields().getString(TYPE))
                 && (RecordReleases.isCompacted(found) || samePayload(found.get(PAYLOAD), job.fields().get(PAYLOAD)))
                 && Objects.equals(found.getString(DEDUPE), job.fields().getString(DEDUPE))
-                && Objects.equals(found.get(JobSchema.ORDER_KEY), job.fields().get(JobSchema.ORDER_KEY));
+                && Objects.equals(found.get(JobSchema.LINE_KEY), job.fields().get(JobSchema.LINE_KEY));
     }
 
     /** Equal as stored: both sides compared in BSON, as the database's codecs encode them. */

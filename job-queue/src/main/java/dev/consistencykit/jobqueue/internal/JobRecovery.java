@@ -65,7 +65,7 @@ public final class JobRecovery implements PatternRecovery {
     private final JobRunner runner;
     private final JobOutbox outbox;
     private final JobSchedules schedules;
-    private final JobOrdering ordering;
+    private final JobLines lines;
     private final JobCounters counters;
     private final ServerClock clock;
     private final JobQueueListener listener;
@@ -77,14 +77,14 @@ public final class JobRecovery implements PatternRecovery {
      * ordering keys (it moves on the lines their movers left).
      */
     JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobSchedules schedules,
-                JobOrdering ordering, JobCounters counters, ServerClock clock, JobQueueListener listener,
+                JobLines lines, JobCounters counters, ServerClock clock, JobQueueListener listener,
                 Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.runner = runner;
         this.outbox = outbox;
         this.schedules = schedules;
-        this.ordering = ordering;
+        this.lines = lines;
         this.counters = counters;
         this.clock = clock;
         this.listener = listener;
@@ -216,7 +216,7 @@ public final class JobRecovery implements PatternRecovery {
         // occurrences whose firer died after its write are relayed, those it died before are fired
         schedules.recover(staleAfter);
         // waiting jobs that joined no line, lines whose head ended and nothing moved them on
-        ordering.recover(staleAfter);
+        lines.recover(staleAfter);
         int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
         int back = held.withdrawn();

@@ -80,7 +80,7 @@ public final class JobRunner {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRecording recording;
-    private final JobOrdering ordering;
+    private final JobLines lines;
     private final Map<String, JobHandler> handlers;
     private final JobCounters counters;
     private final ServerClock clock;
@@ -90,15 +90,15 @@ public final class JobRunner {
 
     /**
      * The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}; a job with
-     * an ordering key moves its key's line on when it is done.
+     * an ordering or concurrency key moves its key's line on when it ends.
      */
-    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, JobOrdering ordering,
+    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, JobLines lines,
               Map<String, JobHandler> handlers, JobCounters counters, ServerClock clock, JobQueueListener listener,
               Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.recording = recording;
-        this.ordering = ordering;
+        this.lines = lines;
         this.handlers = Map.copyOf(handlers);
         this.counters = counters;
         this.clock = clock;
@@ -181,8 +181,8 @@ public final class JobRunner {
             if (effects) {
                 settleEffects(claimed.id(), r.document().orElse(null));
             }
-            if (claimed.job().get(JobSchema.ORDER_KEY) instanceof String key) {
-                ordering.ended(claimed.id(), key);   // the next job of its key may run
+            if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
+                lines.ended(claimed.id(), key);   // the next job of its key may run
             }
             counters.done.increment();
             Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()),
@@ -219,6 +219,9 @@ public final class JobRunner {
         GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
         if (isOurs(r, claimed, JobState.DEAD)) {
+            if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
+                lines.ended(claimed.id(), key);   // a concurrency key's next job may run; an ordering key stays blocked
+            }
             counters.dead.increment();
             failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
                     claimed.job().getInteger(MAX_ATTEMPTS), error);

@@ -56,17 +56,28 @@ public final class JobSchema {
      */
     static final String HELD_FROM = "heldFrom";
 
-    /** On a job with an ordering key: the key. */
-    static final String ORDER_KEY = "orderKey";
     /**
-     * On a job with an ordering key: the nonce of the call that recorded it, which its entry in its key's line
-     * carries, so that an entry left by a job of that id long gone (pruned, enqueued again) is told apart.
+     * On a job with an ordering or a concurrency key: the id of its key's line, {@code order:<key>} or
+     * {@code limit:<key>}.
      */
-    static final String ORDER_NONCE = "orderNonce";
-    /** On an ordering key's document: its line, {@code [{j: job id, n: order nonce}]}, in the order jobs arrived. */
+    static final String LINE_KEY = "lineKey";
+    /** On a job with a concurrency key: how many jobs of its key may run at once (its line's limit when it joins). */
+    static final String LINE_LIMIT = "lineLimit";
+    /**
+     * On a job with a line: the nonce of the call that recorded it, which its entry in the line carries, so that an
+     * entry left by a job of that id long gone (pruned, enqueued again) is told apart.
+     */
+    static final String LINE_NONCE = "lineNonce";
+    /** On a key's document: its line, {@code [{j: job id, n: line nonce}]}, in the order jobs arrived. */
     static final String LINE = "line";
-    /** On an ordering key's document: when it last moved, for recovery to look at a key nothing moved for a while. */
+    /** On a concurrency key's document: how many of the line's first jobs may run at once. */
+    static final String LIMIT = "limit";
+    /** On a key's document: when it last moved, for recovery to look at a key nothing moved for a while. */
     static final String MOVED = "movedAt";
+    /** The prefix of an ordering key's line id. */
+    static final String ORDER_LINE = "order:";
+    /** The prefix of a concurrency key's line id. */
+    static final String LIMIT_LINE = "limit:";
 
     /** On a schedule: the revision of its definition, a new value at each change, which every firing is guarded by. */
     static final String REVISION = "revision";

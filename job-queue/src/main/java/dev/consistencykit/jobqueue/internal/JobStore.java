@@ -383,10 +383,17 @@ public final class JobStore implements PatternSetup {
      * line holds it already (creating the key's document if there is none). Not retried: a duplicate-key error (the
      * key's document was created by another writer, or holds the entry already) is the caller's to settle.
      */
-    void joinLine(String key, Object jobId, String nonce) {
-        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce)),
-                Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
-                        Updates.currentDate(JobSchema.MOVED)), new UpdateOptions().upsert(true));
+    void joinLine(String key, Object jobId, String nonce, Integer limit) {
+        Bson join = Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
+                Updates.currentDate(JobSchema.MOVED));
+        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce)), limit == null ? join
+                : Updates.combine(join, Updates.set(JobSchema.LIMIT, limit)), new UpdateOptions().upsert(true));
+    }
+
+    /** The jobs of {@code ids}, with their state and line nonce, from the primary. Not retried. */
+    List<Document> linedJobs(List<Object> ids) {
+        return jobs.withReadPreference(ReadPreference.primary()).find(in("_id", ids))
+                .projection(Projections.include(STATE, JobSchema.LINE_NONCE)).into(new ArrayList<>());
     }
 
     /** Key {@code key}'s document, from the primary; {@code null} if none. Not retried. */
@@ -394,10 +401,10 @@ public final class JobStore implements PatternSetup {
         return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key)).first();
     }
 
-    /** Takes the entry {@code j, n} out of key {@code key}'s line, wherever it is. Idempotent. */
-    void leaveLine(String key, Object jobId, Object nonce) {
-        retry.run(name, jobId, "leave line", () -> keys.updateOne(eq("_id", key), Updates.combine(Updates.pull(
-                JobSchema.LINE, new Document("j", jobId).append("n", nonce)), Updates.currentDate(JobSchema.MOVED))));
+    /** Takes the entries of line nonces {@code nonces} out of line {@code key}, wherever they are. Idempotent. */
+    void leaveLine(String key, List<Object> nonces) {
+        retry.run(name, key, "leave line", () -> keys.updateOne(eq("_id", key), Updates.combine(Updates.pull(
+                JobSchema.LINE, in("n", nonces)), Updates.currentDate(JobSchema.MOVED))));
     }
 
     /** Deletes key {@code key}'s document if its line is empty. */
@@ -428,7 +435,7 @@ public final class JobStore implements PatternSetup {
     /** Lets waiting job {@code jobId} run, if it still waits under order nonce {@code nonce}. */
     void endWait(Object jobId, Object nonce) {
         retry.run(name, jobId, "release waiting job", () -> jobs.updateOne(and(eq("_id", jobId),
-                eq(STATE, JobState.WAITING.stored()), eq(JobSchema.ORDER_NONCE, nonce)),
+                eq(STATE, JobState.WAITING.stored()), eq(JobSchema.LINE_NONCE, nonce)),
                 Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
                         Updates.currentDate(JobSchema.LAST_MODIFIED))));
     }
