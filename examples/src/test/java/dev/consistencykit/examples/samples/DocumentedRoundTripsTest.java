@@ -109,6 +109,8 @@ class DocumentedRoundTripsTest {
                     "One round trip when nothing is due", "fire nothing due"),
             new Claim("docs/recurring-jobs.md", "fired in 9 round trips", "fire occurrence"),
             new Claim("docs/ordering-keys.md", "is enqueued in 5 round trips", "ordered enqueue"),
+            new Claim("docs/concurrency-keys.md", "is enqueued in 5 round trips", "limited enqueue"),
+            new Claim("docs/concurrency-keys.md", "enqueued and run in 12 round trips", "limited job own work"),
             new Claim("docs/ordering-keys.md", "enqueued and run in 12 round trips", "ordered job own work"),
             new Claim("docs/ordering-keys.md", "against 3 round trips for", "job own work"),
             new Claim("docs/ordering-keys.md", "against 1 round trip for", "enqueue"),
@@ -261,6 +263,10 @@ class DocumentedRoundTripsTest {
                 .withOrderingKey("k"))));
         MEASURED.put("ordered job own work", measure(jobs, db -> queue[0].apply(JobRequest.of("none",
                 new Document()).withOrderingKey("k"))));
+        MEASURED.put("limited enqueue", measure(jobs, db -> queue[0].enqueue(JobRequest.of("none", new Document())
+                .withConcurrencyKey("k", 2))));
+        MEASURED.put("limited job own work", measure(jobs, db -> queue[0].apply(JobRequest.of("none",
+                new Document()).withConcurrencyKey("k", 2))));
         Consumer<MongoDatabase> schedule = db -> {
             jobs.accept(db);
             queue[0].schedule("hourly", Schedule.fixedDelay(Duration.ofHours(1)), JobRequest.of("none", null));

@@ -195,6 +195,11 @@ class SamplesTest {
     }
 
     @Test
+    void shouldRunTheConcurrencyKeysSample(MongoDatabase db) {
+        ConcurrencyKeysSample.run(db);
+    }
+
+    @Test
     void shouldRunTheCoreHelpersSample(MongoDatabase db) {
         CoreHelpersSample.seed(db);
         CoreHelpersSample.run(db);
