@@ -426,7 +426,19 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
 
     /** Starts {@code workers} worker threads; close the returned handle to stop them gracefully. */
     public JobWorkers startWorkers(int workers) {
-        return startWorkers(workers, JobWorkers.defaultThreadFactory(name()));
+        return startWorkers(workers, WorkerThreads.PLATFORM);
+    }
+
+    /**
+     * Starts {@code workers} workers on threads of kind {@code threads}: {@link WorkerThreads#VIRTUAL} lets a pool of
+     * many workers wait on the server without a platform thread each (Java 21 or later).
+     *
+     * @throws UnsupportedOperationException for virtual threads on a runtime before Java 21 (nothing started)
+     * @throws IllegalArgumentException if {@code workers < 1}
+     */
+    public JobWorkers startWorkers(int workers, WorkerThreads threads) {
+        Objects.requireNonNull(threads, "threads");
+        return startWorkers(workers, threads.factory(name()));
     }
 
     /**

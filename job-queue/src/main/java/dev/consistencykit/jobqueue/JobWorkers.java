@@ -138,16 +138,6 @@ public final class JobWorkers implements AutoCloseable {
                 TimeUnit.MILLISECONDS);
     }
 
-    /** Daemon threads named {@code <name>-worker-<n>}. */
-    static ThreadFactory defaultThreadFactory(String name) {
-        AtomicLong count = new AtomicLong();
-        return r -> {
-            Thread t = new Thread(r, name + "-worker-" + count.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        };
-    }
-
     private synchronized void spawn(int slot) {
         if (stopping) {
             return;

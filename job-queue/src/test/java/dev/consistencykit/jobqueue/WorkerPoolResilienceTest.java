@@ -2,6 +2,9 @@ package dev.consistencykit.jobqueue;
 
 import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -14,6 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -66,7 +71,17 @@ class WorkerPoolResilienceTest {
     }
 
     @Test
-    void shouldReplaceAThreadKilledByAnErrorFromAHandlerAndRunItsJobAgain(MongoDatabase db) throws Exception {
+    void shouldRefuseVirtualThreadsTypedBeforeJava21AndStartNothing(MongoDatabase db) {
+        assumeFalse(WorkerThreads.virtualAvailable(), "this runtime has virtual threads");
+        JobQueue queue = JobQueue.builder(db).handler("none", ctx -> { }).build();
+        assertThatThrownBy(() -> queue.startWorkers(2, WorkerThreads.VIRTUAL))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("Java 21");
+    }
+
+    @ParameterizedTest
+    @EnumSource(WorkerThreads.class)
+    void shouldReplaceAThreadKilledByAnErrorFromAHandlerAndRunItsJobAgain(WorkerThreads threads, MongoDatabase db) throws Exception {
+        assumeTrue(threads == WorkerThreads.PLATFORM || WorkerThreads.virtualAvailable(), "virtual threads: Java 21+");
         AtomicInteger boom = new AtomicInteger();
         CountDownLatch allDone = new CountDownLatch(4);
         Reports reports = new Reports();
@@ -84,7 +99,7 @@ class WorkerPoolResilienceTest {
             queue.enqueue(JobRequest.of("fine", new Document()));
         }
 
-        JobWorkers workers = queue.startWorkers(1);
+        JobWorkers workers = queue.startWorkers(1, threads);
         try {
             assertThat(allDone.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("every job ran").isTrue();
             assertThat(reports.aDeath.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
@@ -101,8 +116,10 @@ class WorkerPoolResilienceTest {
         assertThat(job.getInteger("attempts")).as("the attempt that killed its worker counts").isEqualTo(2);
     }
 
-    @Test
-    void shouldCountAnAttemptThatKilledItsWorkerAndRunTheHealthyJobsBehindIt(MongoDatabase db) throws Exception {
+    @ParameterizedTest
+    @EnumSource(WorkerThreads.class)
+    void shouldCountAnAttemptThatKilledItsWorkerAndRunTheHealthyJobsBehindIt(WorkerThreads threads, MongoDatabase db) throws Exception {
+        assumeTrue(threads == WorkerThreads.PLATFORM || WorkerThreads.virtualAvailable(), "virtual threads: Java 21+");
         CountDownLatch healthy = new CountDownLatch(3);
         CountDownLatch buried = new CountDownLatch(1);
         JobQueue queue = JobQueue.builder(db).maxAttempts(3).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
@@ -121,7 +138,7 @@ class WorkerPoolResilienceTest {
             queue.enqueue(JobRequest.of("fine", new Document()));
         }
 
-        JobWorkers workers = queue.startWorkers(1);
+        JobWorkers workers = queue.startWorkers(1, threads);
         try {
             assertThat(healthy.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the healthy jobs ran").isTrue();
             assertThat(buried.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the poisoned job died").isTrue();
@@ -136,14 +153,16 @@ class WorkerPoolResilienceTest {
         assertThat(workers.health().threadDeaths()).isEqualTo(3);
     }
 
-    @Test
-    void shouldKeepRunningAndReportWhenEveryClaimFailsWithANonMongoException(MongoDatabase db) throws Exception {
+    @ParameterizedTest
+    @EnumSource(WorkerThreads.class)
+    void shouldKeepRunningAndReportWhenEveryClaimFailsWithANonMongoException(WorkerThreads threads, MongoDatabase db) throws Exception {
+        assumeTrue(threads == WorkerThreads.PLATFORM || WorkerThreads.virtualAvailable(), "virtual threads: Java 21+");
         Reports reports = new Reports();
         MongoClient client = fastClient(MongoTarget.fromEnvironment().connectionString().getConnectionString());
         JobQueue queue = JobQueue.builder(client.getDatabase(db.getName())).listener(reports)
                 .handler("fine", ctx -> { }).build();
         queue.enqueue(JobRequest.of("fine", new Document()));
-        JobWorkers workers = queue.startWorkers(2);
+        JobWorkers workers = queue.startWorkers(2, threads);
         // a closed client: every call now fails with the driver's IllegalStateException ("state should be: open")
         client.close();
 
@@ -156,14 +175,16 @@ class WorkerPoolResilienceTest {
         assertThat(report.stillAlive()).isZero();
     }
 
-    @Test
-    void shouldShutDownInBoundedTimeWithoutThrowingWhenTheServerIsGone() throws Exception {
+    @ParameterizedTest
+    @EnumSource(WorkerThreads.class)
+    void shouldShutDownInBoundedTimeWithoutThrowingWhenTheServerIsGone(WorkerThreads threads) throws Exception {
+        assumeTrue(threads == WorkerThreads.PLATFORM || WorkerThreads.virtualAvailable(), "virtual threads: Java 21+");
         EmbeddedMongo server = EmbeddedMongo.start();
         Reports reports = new Reports();
         MongoClient client = fastClient(server.connectionString());
         JobQueue queue = JobQueue.builder(client.getDatabase("gone")).listener(reports)
                 .operationTimeout(Duration.ofSeconds(1)).handler("fine", ctx -> { }).build();
-        JobWorkers workers = queue.startWorkers(2);
+        JobWorkers workers = queue.startWorkers(2, threads);
         server.close();
 
         assertThat(reports.anError.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
@@ -176,8 +197,10 @@ class WorkerPoolResilienceTest {
         client.close();
     }
 
-    @Test
-    void shouldShutDownInBoundedTimeAndReportTheJobItLeftWhenTheServerHangs(MongoDatabase db) throws Exception {
+    @ParameterizedTest
+    @EnumSource(WorkerThreads.class)
+    void shouldShutDownInBoundedTimeAndReportTheJobItLeftWhenTheServerHangs(WorkerThreads threads, MongoDatabase db) throws Exception {
+        assumeTrue(threads == WorkerThreads.PLATFORM || WorkerThreads.virtualAvailable(), "virtual threads: Java 21+");
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         try (FaultyNetwork network = FaultyNetwork.inFrontOf(MongoTarget.fromEnvironment());
@@ -188,7 +211,7 @@ class WorkerPoolResilienceTest {
                         finish.await(WAIT_SECONDS, TimeUnit.SECONDS);
                     }).build();
             queue.enqueue(JobRequest.of("slow", new Document()).withId(OperationId.of("slow")));
-            JobWorkers workers = queue.startWorkers(1);
+            JobWorkers workers = queue.startWorkers(1, threads);
             assertThat(running.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
             network.hang();
 

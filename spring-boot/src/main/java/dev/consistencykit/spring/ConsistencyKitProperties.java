@@ -305,6 +305,11 @@ public class ConsistencyKitProperties {
         /** How long a stop waits for running jobs before it gives the rest back to the queue. */
         private Duration shutdownGrace = Duration.ofSeconds(10);
         /**
+         * The threads the workers run on: {@code platform}, or {@code virtual} (Java 21 or later: many workers
+         * waiting on the server without a platform thread each). The start fails on an older runtime.
+         */
+        private WorkerThreadType workerThreads = WorkerThreadType.PLATFORM;
+        /**
          * Business collections the application writes jobs with ({@code insertWith}, {@code upsertWith},
          * {@code enqueueWith}): each gets its outbox index and a relay in maintenance.
          */
@@ -343,6 +348,22 @@ public class ConsistencyKitProperties {
         public void setShutdownGrace(Duration shutdownGrace) {
             this.shutdownGrace = shutdownGrace;
         }
+
+        public WorkerThreadType getWorkerThreads() {
+            return workerThreads;
+        }
+
+        public void setWorkerThreads(WorkerThreadType workerThreads) {
+            this.workerThreads = workerThreads;
+        }
+    }
+
+    /** The threads a job queue's workers run on. */
+    public enum WorkerThreadType {
+        /** Platform threads. */
+        PLATFORM,
+        /** Virtual threads (Java 21 or later). */
+        VIRTUAL
     }
 
     /** A sync flag's master collection and where its fields are copied. */

@@ -15,6 +15,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.consistencykit.core.MaintenanceStep;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobWorkers;
+import dev.consistencykit.jobqueue.WorkerThreads;
 
 /**
  * The job workers the properties ask for, per job queue bean. Its own class, so that the lifecycle loads nothing of
@@ -36,7 +37,8 @@ final class JobQueueWorkers {
         properties.getJobQueue().forEach((key, p) -> {
             if (p.getWorkers() > 0 && beans.containsBean(key)) {
                 JobQueue queue = beans.getBean(key, JobQueue.class);
-                started.pools.add(new Pool(key, queue.startWorkers(p.getWorkers()), p.getShutdownGrace()));
+                started.pools.add(new Pool(key, queue.startWorkers(p.getWorkers(),
+                        WorkerThreads.valueOf(p.getWorkerThreads().name())), p.getShutdownGrace()));
             }
         });
         return started;

@@ -191,6 +191,29 @@ class ConsistencyKitAutoConfigurationTest {
         assertThat(db.getCollection("counters").find(Filters.eq("_id", "c0")).first().getInteger("n")).isEqualTo(1);
     }
 
+    /** {@code worker-threads=virtual}: the workers run on virtual threads, or the start says why not (before 21). */
+    @Test
+    void shouldRunTheWorkersOnTheThreadsThePropertyNames() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<Thread> on = new java.util.concurrent.atomic.AtomicReference<>();
+        runner().withPropertyValues("consistency-kit.job-queue.jobs.workers=1",
+                        "consistency-kit.job-queue.jobs.worker-threads=virtual")
+                .withBean("mark", JobHandler.class, () -> job -> {
+                    on.set(Thread.currentThread());
+                    ran.countDown();
+                })
+                .run(context -> {
+                    if (!dev.consistencykit.jobqueue.WorkerThreads.virtualAvailable()) {
+                        assertThat(context).hasFailed();
+                        assertThat(context.getStartupFailure()).hasStackTraceContaining("Java 21");
+                        return;
+                    }
+                    context.getBean(JobQueue.class).enqueue(JobRequest.of("mark", new Document()));
+                    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+                    assertThat(Thread.class.getMethod("isVirtual").invoke(on.get())).isEqualTo(true);
+                });
+    }
+
     @Test
     void shouldBindEveryInstancesCountersToTheApplicationsMeterRegistry() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
