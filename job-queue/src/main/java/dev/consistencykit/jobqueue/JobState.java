@@ -6,8 +6,8 @@ import java.util.Set;
 /**
  * The states of a job, stored in its {@code state} field under their lower-case names ({@link #stored()}), like every
  * pattern's states: {@code todo → processing → done}; a failed attempt goes to {@code failed} (due again after a
- * back-off) and the last failed attempt to {@code dead}; a job with an ordering key starts {@code waiting} and becomes
- * {@code todo} when every job before it with its key has ended. The same names key {@code status().counts()} and are the
+ * back-off) and the last failed attempt to {@code dead}; a job with an ordering or concurrency key starts {@code awaiting}
+ * and becomes {@code todo} when its turn in its key's line comes. The same names key {@code status().counts()} and are the
  * {@code state} of an {@link dev.consistencykit.core.OperationResult}.
  */
 public enum JobState {
@@ -27,13 +27,14 @@ public enum JobState {
      */
     DISCARDED,
     /**
-     * A job with an ordering key whose turn has not come: the jobs before it with its key are not all done (or
-     * discarded). No worker claims it; it becomes {@code TODO} when it heads its key.
+     * A job with an ordering or concurrency key whose turn has not come: it is not yet among the first jobs of its
+     * key's line that the key lets run (the first one for an ordering key, as many as its limit for a concurrency
+     * key). No worker claims it; it becomes {@code TODO} when its turn comes.
      */
-    WAITING;
+    AWAITING;
 
-    /** States a job leaves only by being worked on (or, waiting, by the jobs before it). */
-    public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED, WAITING);
+    /** States a job leaves only by being worked on (or, awaiting, by the jobs before it). */
+    public static final Set<JobState> IN_FLIGHT = Set.of(TODO, PROCESSING, FAILED, AWAITING);
 
     /** The name stored in the database, in status counts and in results: the constant's name in lower case. */
     public String stored() {

@@ -59,7 +59,7 @@ class ConcurrencyKeysTest {
         for (int i = 0; i < jobs; i++) {
             queue.enqueue(JobRequest.of("busy", null).withConcurrencyKey("printer", 2));
         }
-        assertThat(queue.status().countsByState()).containsEntry("todo", 2L).containsEntry("waiting", 10L);
+        assertThat(queue.status().countsByState()).containsEntry("todo", 2L).containsEntry("awaiting", 10L);
         try (JobWorkers workers = queue.startWorkers(4)) {
             assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
             assertThat(most.get()).as("jobs of the key running at once").isBetween(1, 2);
@@ -77,7 +77,7 @@ class ConcurrencyKeysTest {
         queue.enqueue(limited("k", 2));
         assertThat(queue.processNext()).isPresent();
         assertThat(List.of(state(db, "k-1"), state(db, "k-2"))).as("failed, due tomorrow: still holds the slot")
-                .containsExactly("failed", "waiting");
+                .containsExactly("failed", "awaiting");
 
         OrderingKeysTest.failNext("k-3", 1);
         queue.enqueue(limited("k", 3).withMaxAttempts(1));

@@ -93,8 +93,8 @@ class OrderingKeysTest {
         queue.enqueue(step("other", 1));
 
         assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "k-3"), state(db, "other-1")))
-                .containsExactly("todo", "waiting", "waiting", "todo");
-        assertThat(queue.status().countsByState()).containsEntry("waiting", 2L);
+                .containsExactly("todo", "awaiting", "awaiting", "todo");
+        assertThat(queue.status().countsByState()).containsEntry("awaiting", 2L);
         drain(queue);
 
         assertThat(seen(db, "k")).containsExactly(1, 2, 3);
@@ -117,8 +117,8 @@ class OrderingKeysTest {
         queue.enqueue(step("other", 1));
         drain(queue);
 
-        assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "j-2"))).containsExactly("dead", "waiting",
-                "waiting");
+        assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "j-2"))).containsExactly("dead", "awaiting",
+                "awaiting");
         assertThat(seen(db, "other")).containsExactly(1);
         assertThat(queue.dead(0, 10)).extracting(op -> op.detail()).allMatch(d -> d.contains("blocks ordering key"));
 

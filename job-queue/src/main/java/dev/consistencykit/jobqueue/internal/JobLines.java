@@ -39,9 +39,9 @@ import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
- * The lines of ordering and concurrency keys. A job with a key is recorded {@code WAITING} (no worker claims it), then
+ * The lines of ordering and concurrency keys. A job with a key is recorded {@code AWAITING} (no worker claims it), then
  * joins its key's line, an array on the key's own document ({@code {j: job id, n: its line nonce}}), in the order jobs
- * arrive. Only jobs among the first {@code limit} entries of a line are ever let run ({@code WAITING} to
+ * arrive. Only jobs among the first {@code limit} entries of a line are ever let run ({@code AWAITING} to
  * {@code TODO}): 1 for an ordering key, the key's limit for a concurrency key. An entry leaves the line only once its
  * job ended: done or discarded, or, on a concurrency key, dead. So at any moment the jobs let run and not ended are
  * among the first {@code limit} entries: never more than {@code limit} run at once, and an ordering key's jobs run one
@@ -153,7 +153,7 @@ public final class JobLines {
                 if (!ours || JobState.DONE.stored().equals(state) || JobState.DISCARDED.stored().equals(state)
                         || (!ordering && JobState.DEAD.stored().equals(state))) {
                     ended.add(entry.get("n"));
-                } else if (JobState.WAITING.stored().equals(state)) {
+                } else if (JobState.AWAITING.stored().equals(state)) {
                     waiting.add(entry);
                 }
             }
@@ -190,11 +190,11 @@ public final class JobLines {
         Date cutoff = clock.cutoff(staleAfter);
         Map<String, Boolean> moved = new LinkedHashMap<>();
         // waiting jobs, oldest first by the due index ({state, runAt}): each joins its line if it has not
-        for (Document job : config.retryPolicy().execute(config.name(), null, "find waiting jobs",
-                () -> store.find(and(eq(STATE, JobState.WAITING.stored()), lte(RUN_AT, cutoff)),
+        for (Document job : config.retryPolicy().execute(config.name(), null, "find awaiting jobs",
+                () -> store.find(and(eq(STATE, JobState.AWAITING.stored()), lte(RUN_AT, cutoff)),
                         Sorts.ascending(RUN_AT), 0, PER_PASS, LINE_KEY, LINE_LIMIT, LINE_NONCE))) {
             if (job.get(LINE_KEY) instanceof String key && !moved.containsKey(key)) {
-                Passes.orLeftToNextPass(config.name(), "waiting job " + Values.show(job.get("_id")), null, () -> {
+                Passes.orLeftToNextPass(config.name(), "awaiting job " + Values.show(job.get("_id")), null, () -> {
                     join(key, job.get(LINE_LIMIT), job.get("_id"), job.get(LINE_NONCE));
                     return null;
                 });

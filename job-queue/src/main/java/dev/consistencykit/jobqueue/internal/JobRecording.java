@@ -103,12 +103,12 @@ public final class JobRecording {
         }
         if (job.orderingKey().isPresent()) {
             fields.append(JobSchema.LINE_KEY, JobSchema.ORDER_LINE + lineKey("orderingKey", job.orderingKey().get()))
-                    .append(STATE, JobState.WAITING.stored());
+                    .append(STATE, JobState.AWAITING.stored());
         }
         if (job.concurrency().isPresent()) {
             fields.append(JobSchema.LINE_KEY, JobSchema.LIMIT_LINE + lineKey("concurrencyKey",
                     job.concurrency().get().key())).append(JobSchema.LINE_LIMIT, job.concurrency().get().limit())
-                    .append(STATE, JobState.WAITING.stored());
+                    .append(STATE, JobState.AWAITING.stored());
         }
         return new EncodedJob(id, fields, job.delay());
     }

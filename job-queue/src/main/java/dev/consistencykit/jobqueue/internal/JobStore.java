@@ -270,7 +270,7 @@ public final class JobStore implements PatternSetup {
     /** Withdraws a held job whose outbox entry is gone, if {@code nonce} still holds it and it never ran. */
     long withdrawHeld(Object jobId, String nonce) {
         return retry.execute(name, jobId, "withdraw held job", () -> jobs.deleteOne(and(eq("_id", jobId),
-                eq(HELD, nonce), in(STATE, JobState.TODO.stored(), JobState.WAITING.stored())))
+                eq(HELD, nonce), in(STATE, JobState.TODO.stored(), JobState.AWAITING.stored())))
                 .getDeletedCount());
     }
 
@@ -434,8 +434,8 @@ public final class JobStore implements PatternSetup {
 
     /** Lets waiting job {@code jobId} run, if it still waits under order nonce {@code nonce}. */
     void endWait(Object jobId, Object nonce) {
-        retry.run(name, jobId, "release waiting job", () -> jobs.updateOne(and(eq("_id", jobId),
-                eq(STATE, JobState.WAITING.stored()), eq(JobSchema.LINE_NONCE, nonce)),
+        retry.run(name, jobId, "release awaiting job", () -> jobs.updateOne(and(eq("_id", jobId),
+                eq(STATE, JobState.AWAITING.stored()), eq(JobSchema.LINE_NONCE, nonce)),
                 Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
                         Updates.currentDate(JobSchema.LAST_MODIFIED))));
     }
