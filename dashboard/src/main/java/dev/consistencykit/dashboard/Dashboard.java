@@ -388,7 +388,8 @@ public final class Dashboard {
                     List<Document> backlog = new ArrayList<>();
                     for (JobBacklog b : instance.queue().get().backlog()) {
                         backlog.add(new Document("type", b.type()).append("waiting", b.waiting())
-                                .append("scheduled", b.scheduled()).append("oldestWaitingSeconds",
+                                .append("scheduled", b.scheduled()).append("awaiting", b.awaiting())
+                                .append("running", b.running()).append("dead", b.dead()).append("oldestWaitingSeconds",
                                         b.oldestWaiting().map(Dashboard::seconds).orElse(null)));
                     }
                     d.append("backlog", backlog);

@@ -484,14 +484,20 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     }
 
     /** The most jobs {@link #backlog()} reads per aggregation: its counts are "at least" beyond. */
-    public static final int BACKLOG_CAP = 100_000;
+    public static final int BACKLOG_CAP = 10_000;
 
     /**
-     * Waiting (due now) and scheduled (due later) jobs per type, with the age of the oldest waiting one: the queue's
-     * backlog, as an operator watches it. Reads by the {@code due} index, at most {@link #BACKLOG_CAP} jobs twice.
+     * Jobs per type by where they stand, waiting (due now), scheduled (due later), awaiting their key's turn, running
+     * and dead, with the age of the oldest waiting one: the queue's backlog, as an operator watches it and the gauges
+     * show it. Five aggregations over indexes led by the state, each reading at most {@link #BACKLOG_CAP} jobs.
      */
     public List<JobBacklog> backlog() {
         return calls.idempotent("backlog", () -> audit.backlog(BACKLOG_CAP));
+    }
+
+    /** The job types this instance has a handler for. */
+    public Set<String> handlerTypes() {
+        return Set.copyOf(runner.types());
     }
 
     /** Counts per state and job type. */

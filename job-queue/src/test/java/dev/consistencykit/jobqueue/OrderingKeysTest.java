@@ -95,6 +95,11 @@ class OrderingKeysTest {
         assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "k-3"), state(db, "other-1")))
                 .containsExactly("todo", "awaiting", "awaiting", "todo");
         assertThat(queue.status().countsByState()).containsEntry("awaiting", 2L);
+        assertThat(queue.backlog()).singleElement().satisfies(b -> {
+            assertThat(List.of(b.waiting(), b.scheduled(), b.awaiting(), b.running(), b.dead()))
+                    .containsExactly(2L, 0L, 2L, 0L, 0L);
+            assertThat(b.oldestWaiting()).isPresent();
+        });
         drain(queue);
 
         assertThat(seen(db, "k")).containsExactly(1, 2, 3);

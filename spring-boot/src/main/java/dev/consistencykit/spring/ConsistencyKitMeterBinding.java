@@ -10,8 +10,9 @@ import dev.consistencykit.core.ConsistencyStrategy;
 import dev.consistencykit.micrometer.ConsistencyKitMeters;
 
 /**
- * Binds every instance's counters ({@code consistencykit.*}, tagged with the instance and the pattern) to the
- * application's meter registry once every bean exists: the primary registry, or the only one.
+ * Binds every instance's counters ({@code consistencykit.*}, tagged with the instance and the pattern), and each job
+ * queue's gauges of its jobs by type and state ({@link JobQueueGauges}), to the application's meter registry once every
+ * bean exists: the primary registry, or the only one.
  */
 final class ConsistencyKitMeterBinding implements SmartInitializingSingleton {
 
@@ -31,6 +32,9 @@ final class ConsistencyKitMeterBinding implements SmartInitializingSingleton {
         }
         for (ConsistencyStrategy<?> instance : beans.getBeansOfType(ConsistencyStrategy.class).values()) {
             ConsistencyKitMeters.bind(target, instance);
+            if ("job-queue".equals(instance.pattern())) {
+                JobQueueGauges.bind(target, instance);
+            }
         }
     }
 }

@@ -229,6 +229,31 @@ class ConsistencyKitAutoConfigurationTest {
                 });
     }
 
+    /** A job queue's jobs by type and state as gauges, read from its backlog when the registry is scraped. */
+    @Test
+    void shouldShowAJobQueuesJobsByTypeAndStateAsGauges() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        runner().withBean(MeterRegistry.class, () -> registry)
+                .withPropertyValues("consistency-kit.job-queue.jobs.name=jobs")
+                .withBean("report", JobHandler.class, () -> job -> { })
+                .run(context -> {
+                    JobQueue queue = context.getBean(JobQueue.class);
+                    queue.enqueue(JobRequest.of("report", new Document()));
+                    queue.enqueue(JobRequest.of("report", new Document()).delayedBy(Duration.ofHours(1)));
+                    queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
+                    queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
+                    java.util.function.Function<String, Double> jobs = state -> registry.find("consistencykit.jobs")
+                            .tag("type", "report").tag("state", state).gauge().value();
+                    assertThat(jobs.apply("waiting")).isEqualTo(2.0);
+                    assertThat(jobs.apply("scheduled")).isEqualTo(1.0);
+                    assertThat(jobs.apply("awaiting")).isEqualTo(1.0);
+                    assertThat(jobs.apply("running")).isZero();
+                    assertThat(jobs.apply("dead")).isZero();
+                    assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge())
+                            .isNotNull();
+                });
+    }
+
     /**
      * This module's tests run on the driver Spring Boot 4.0.7 manages (its pom takes that version, as an application on
      * Boot's dependency management does), which is above the library's floor: the starter needs no driver of its own.

@@ -227,12 +227,15 @@ async function loadInstance(scroll) {
       row.appendChild(el('td', b.waiting, 'num'));
       row.appendChild(el('td', age(b.oldestWaitingSeconds), 'num'));
       row.appendChild(el('td', b.scheduled, 'num'));
+      row.appendChild(el('td', b.awaiting, 'num'));
+      row.appendChild(el('td', b.running, 'num'));
+      row.appendChild(el('td', b.dead, 'num'));
       backlogBody.appendChild(row);
     }
     if (!(i.backlog || []).length) {
       const row = el('tr');
-      const cell = el('td', 'no job waiting or scheduled', 'muted');
-      cell.colSpan = 4;
+      const cell = el('td', 'no job waiting, scheduled, awaiting, running or dead', 'muted');
+      cell.colSpan = 7;
       row.appendChild(cell);
       backlogBody.appendChild(row);
     }

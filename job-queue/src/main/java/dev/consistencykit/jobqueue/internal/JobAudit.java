@@ -189,31 +189,36 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
     }
 
     /**
-     * Waiting and scheduled jobs per type: two aggregations over the {@code due} index ({@code state}, {@code runAt}),
-     * each reading at most {@code cap} jobs (the counts then say "at least").
+     * Jobs per type by where they stand: waiting and scheduled from two aggregations over the {@code due} index
+     * ({@code state}, {@code runAt}), awaiting, running and dead from one each over its {@code state} prefix; each
+     * reads at most {@code cap} jobs (the counts then say "at least").
      */
     public List<JobBacklog> backlog(int cap) {
         Date now = Date.from(clock.now());
         Map<String, long[]> counts = new java.util.TreeMap<>();
         Map<String, Date> oldest = new HashMap<>();
-        for (boolean due : new boolean[] {true, false}) {
+        List<Bson> filters = List.of(and(in(STATE, DUE_STATES), lte(RUN_AT, now)),
+                and(in(STATE, DUE_STATES), Filters.gt(RUN_AT, now)), eq(STATE, JobState.AWAITING.stored()),
+                eq(STATE, JobState.PROCESSING.stored()), eq(STATE, JobState.DEAD.stored()));
+        for (int i = 0; i < filters.size(); i++) {
+            int column = i;
             for (Document d : store.aggregate(List.of(
-                    com.mongodb.client.model.Aggregates.match(and(in(STATE, DUE_STATES), due ? lte(RUN_AT, now)
-                            : Filters.gt(RUN_AT, now))),
+                    com.mongodb.client.model.Aggregates.match(filters.get(i)),
                     com.mongodb.client.model.Aggregates.limit(cap),
                     com.mongodb.client.model.Aggregates.group("$" + TYPE,
                             com.mongodb.client.model.Accumulators.sum("n", 1L),
                             com.mongodb.client.model.Accumulators.min("oldest", "$" + RUN_AT))))) {
                 String type = String.valueOf(d.get("_id"));
-                counts.computeIfAbsent(type, k -> new long[2])[due ? 0 : 1] = ((Number) d.get("n")).longValue();
-                if (due && d.get("oldest") instanceof Date at) {
+                counts.computeIfAbsent(type, k -> new long[filters.size()])[column] = d.get("n") instanceof Number n
+                        ? n.longValue() : 0;
+                if (column == 0 && d.get("oldest") instanceof Date at) {
                     oldest.put(type, at);
                 }
             }
         }
         List<JobBacklog> out = new ArrayList<>();
-        counts.forEach((type, n) -> out.add(new JobBacklog(type, n[0], n[1], Optional.ofNullable(oldest.get(type))
-                .map(at -> clock.ageOf(at.toInstant())))));
+        counts.forEach((type, n) -> out.add(new JobBacklog(type, n[0], n[1], n[2], n[3], n[4],
+                Optional.ofNullable(oldest.get(type)).map(at -> clock.ageOf(at.toInstant())))));
         return out;
     }
 
