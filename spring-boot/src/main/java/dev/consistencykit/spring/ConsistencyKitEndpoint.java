@@ -42,12 +42,7 @@ public final class ConsistencyKitEndpoint {
      */
     public record InstanceView(String instance, String pattern, Map<String, Long> counts, long inFlight,
                                String oldestInFlight, List<InterruptedView> interrupted,
-                               List<RecurringView> recurring) {
-    }
-
-    /** One recurring job of a job queue: its schedule, and its next and last runs (ISO-8601, or null). */
-    public record RecurringView(String name, String schedule, String type, String nextRun, String lastRun,
-                                String lastJob) {
+                               List<RecurringJobView> recurring) {
     }
 
     /** One interrupted operation. */
