@@ -44,6 +44,10 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
     /** Default longest wait of an idle worker between two looks for due jobs: 500 ms. */
     public static final Duration DEFAULT_MAX_IDLE = Duration.ofMillis(500);
+    /** Default attempts kept in a job's history: {@value}. */
+    public static final int DEFAULT_ATTEMPT_HISTORY = 10;
+    /** The most attempts a job's history may keep: {@value}. */
+    public static final int MAX_ATTEMPT_HISTORY = 100;
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
@@ -57,6 +61,7 @@ public final class JobQueueConfig extends StrategyConfig {
     Duration retention = DEFAULT_RETENTION;
     Duration staleAfter = DEFAULT_STALE_AFTER;
     Duration maxIdle = DEFAULT_MAX_IDLE;
+    int attemptHistory = DEFAULT_ATTEMPT_HISTORY;
 
     JobQueueConfig() {
         super(DEFAULT_NAME);
@@ -114,6 +119,14 @@ public final class JobQueueConfig extends StrategyConfig {
     /** Returns the longest an idle worker waits before it looks for due jobs again. */
     public Duration maxIdle() {
         return maxIdle;
+    }
+
+    /**
+     * Returns how many of its last attempts a job keeps in its {@code history} (when each started, how long it took,
+     * the worker, the outcome and the error); 0 keeps none.
+     */
+    public int attemptHistory() {
+        return attemptHistory;
     }
 
     @Override
@@ -207,6 +220,20 @@ public final class JobQueueConfig extends StrategyConfig {
         /** How long a job must have been due before {@link JobQueue#recover()} runs it (default 60 s). */
         public B staleAfter(Duration value) {
             config.staleAfter = Checks.notNegative("staleAfter", value);
+            return self();
+        }
+
+        /**
+         * How many of its last attempts a job keeps in its history, 0 to {@value JobQueueConfig#MAX_ATTEMPT_HISTORY}
+         * (default {@value JobQueueConfig#DEFAULT_ATTEMPT_HISTORY}): written with each attempt's outcome, in the same
+         * write.
+         */
+        public B attemptHistory(int value) {
+            if (value < 0 || value > MAX_ATTEMPT_HISTORY) {
+                throw new IllegalArgumentException("attemptHistory must be 0 to " + MAX_ATTEMPT_HISTORY + ", was "
+                        + value);
+            }
+            config.attemptHistory = value;
             return self();
         }
 

@@ -143,6 +143,18 @@ public final class JobRecovery implements PatternRecovery {
         }
     }
 
+    /** The attempt of a worker that lost its lease, for the job's history: when it started, who, and the loss. */
+    private Bson lostAttempt(Document job, boolean last, String error) {
+        int keep = config.attemptHistory();
+        if (keep == 0) {
+            return new Document();
+        }
+        Document entry = new Document("start", job.get(JobSchema.CLAIMED)).append("worker", job.get(OWNER))
+                .append("outcome", (last ? JobState.DEAD : JobState.TODO).stored()).append("error", error);
+        return Updates.pushEach(JobSchema.HISTORY, List.of(entry), new com.mongodb.client.model.PushOptions()
+                .slice(-keep));
+    }
+
     /**
      * {@link #sweep(Leases)} of the job {@code only} alone when it is not {@code null} (an id checked by the caller).
      */
@@ -154,16 +166,14 @@ public final class JobRecovery implements PatternRecovery {
         int requeued = 0;
         int dead = 0;
         int skipped = 0;
-        for (Document job : store.findAll(filter, TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS)) {
+        for (Document job : store.findAll(filter, TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS, OWNER, JobSchema.CLAIMED,
+                JobSchema.LINE_KEY)) {
             Object id = job.get("_id");
             boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
-            Bson update = last
-                    ? Updates.combine(Updates.set(STATE, JobState.DEAD.stored()), Updates.set(LAST_ERROR,
-                    "the worker lost its lease on the last attempt"), Updates.unset(OWNER), Updates.unset(LEASE),
-                    Updates.inc(TOKEN, 1L))
-                    : Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.set(LAST_ERROR,
-                    "the worker lost its lease"), Updates.unset(OWNER), Updates.unset(LEASE),
-                    Updates.inc(TOKEN, 1L));
+            String error = last ? "the worker lost its lease on the last attempt" : "the worker lost its lease";
+            Bson update = Updates.combine(Updates.set(STATE, (last ? JobState.DEAD : JobState.TODO).stored()),
+                    Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
+                    Updates.inc(TOKEN, 1L), lostAttempt(job, last, error));
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it
             Bson guard = all ? eq(STATE, JobState.PROCESSING.stored())
@@ -184,6 +194,9 @@ public final class JobRecovery implements PatternRecovery {
             } else if (last) {
                 dead++;
                 counters.dead.increment();
+                if (job.get(JobSchema.LINE_KEY) instanceof String key) {
+                    lines.ended(id, key);   // a concurrency key's next job may run; an ordering key stays blocked
+                }
                 Listeners.call(config.name(), () -> listener.onDead(new OperationId(id), job.getString(TYPE),
                         "the worker lost its lease on the last attempt"));
             } else {

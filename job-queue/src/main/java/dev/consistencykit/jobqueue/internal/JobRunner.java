@@ -43,6 +43,7 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
@@ -139,7 +140,7 @@ public final class JobRunner {
         filters.add(lte(RUN_AT, Date.from(clock.now())));
         filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
         return store.claim(onlyId, and(filters), owner, config.lease(), clock, claimUpdate())
-                .map(c -> new ClaimedJob(c, c.document()));
+                .map(c -> new ClaimedJob(c, c.document(), System.nanoTime()));
     }
 
     /** Runs a claimed job's handler and records the outcome, fenced by the claim's token. */
@@ -166,15 +167,20 @@ public final class JobRunner {
         return fail(claimed, error);
     }
 
+    /** The most characters of an error's text a job keeps: a handler's message can be as long as it likes. */
+    static final int MAX_ERROR_CHARS = 4_000;
+
     static String errorText(Throwable e) {
-        return e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? "" : ": "
+        String text = e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? "" : ": "
                 + e.getMessage());
+        return text.length() <= MAX_ERROR_CHARS ? text : text.substring(0, MAX_ERROR_CHARS) + "… ("
+                + (text.length() - MAX_ERROR_CHARS) + " characters more)";
     }
 
     RanJob complete(ClaimedJob claimed, boolean recordedEffects) {
         boolean effects = recordedEffects || !claimed.job().getList(EFFECTS, Object.class, List.of()).isEmpty();
         Bson toDone = Updates.combine(Updates.set(STATE, JobState.DONE.stored()), Updates.currentDate(COMPLETED),
-                Updates.unset(OWNER), Updates.unset(LEASE));
+                Updates.unset(OWNER), Updates.unset(LEASE), attempt(claimed, JobState.DONE, null));
         GuardedResult r = fenced(claimed, "complete", effects ? Updates.combine(toDone,
                 Updates.set(UNSETTLED, true)) : toDone);
         if (isOurs(r, claimed, JobState.DONE)) {
@@ -202,7 +208,7 @@ public final class JobRunner {
         Date runAt = Date.from(clock.now().plus(delay));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
-                Updates.unset(LEASE)));
+                Updates.unset(LEASE), attempt(claimed, JobState.FAILED, error)));
         if (isOurs(r, claimed, JobState.FAILED)) {
             counters.failed.increment();
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
@@ -217,7 +223,8 @@ public final class JobRunner {
 
     RanJob finishDead(ClaimedJob claimed, String error) {
         GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
-                Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE)));
+                Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
+                attempt(claimed, JobState.DEAD, error)));
         if (isOurs(r, claimed, JobState.DEAD)) {
             if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
                 lines.ended(claimed.id(), key);   // a concurrency key's next job may run; an ordering key stays blocked
@@ -231,6 +238,25 @@ public final class JobRunner {
             return new RanJob(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
+    }
+
+    /**
+     * The attempt this claim made, appended to the job's history in the write that records its outcome (the oldest
+     * dropped beyond {@link JobQueueConfig#attemptHistory}): when it started (the claim's server time), how long it
+     * took (this process's clock), the worker, the outcome and the error.
+     */
+    Bson attempt(ClaimedJob claimed, JobState outcome, String error) {
+        int keep = config.attemptHistory();
+        if (keep == 0) {
+            return new Document();
+        }
+        Document entry = new Document("start", claimed.job().get(CLAIMED))
+                .append("ms", (System.nanoTime() - claimed.claimedAt()) / 1_000_000)
+                .append("worker", claimed.claim().owner()).append("outcome", outcome.stored());
+        if (error != null) {
+            entry.append("error", error);
+        }
+        return Updates.pushEach(JobSchema.HISTORY, List.of(entry), new PushOptions().slice(-keep));
     }
 
     /**

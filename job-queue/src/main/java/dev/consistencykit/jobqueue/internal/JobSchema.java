@@ -27,6 +27,11 @@ public final class JobSchema {
     static final String TOKEN = "fencingToken";
     static final String DEDUPE = "dedupeKey";
     static final String COMPLETED = "completedAt";
+    /**
+     * On a job: its last attempts, oldest first, at most {@link dev.consistencykit.jobqueue.JobQueueConfig#attemptHistory}:
+     * {@code {start, ms, worker, outcome, error}}.
+     */
+    static final String HISTORY = "history";
     /** The array on business documents holding jobs not yet moved to the queue. */
     public static final String OUTBOX = "jobOutbox";
     /** The reservations of {@code enqueueWith} calls on a business document, {@code {o: job id, n: call}}. */
@@ -112,7 +117,7 @@ public final class JobSchema {
      * what a late retry of its enqueue reads.
      */
     static final List<String> COMPACTED_AWAY = List.of(PAYLOAD, PRIORITY, RUN_AT, ATTEMPTS, MAX_ATTEMPTS, LAST_ERROR,
-            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS);
+            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS, HISTORY);
 
     private JobSchema() {
     }
