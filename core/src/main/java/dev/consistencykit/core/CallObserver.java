@@ -25,6 +25,32 @@ public interface CallObserver {
      */
     Observed start(String pattern, String instance, String operation);
 
+    /**
+     * A call begins in this thread that sends work on to be done later, elsewhere (a job enqueued): the observer may
+     * give it, through {@link #carried()}, what continues it there. By default, as any call.
+     */
+    default Observed startSending(String pattern, String instance, String operation) {
+        return start(pattern, instance, operation);
+    }
+
+    /**
+     * What the sending call observed in this thread hands on to the work it sends (W3C {@code traceparent} and the
+     * like), stored with that work: names are field names (no {@code .}, no leading {@code $}), values text. Empty
+     * by default, and outside a sending call.
+     */
+    default java.util.Map<String, String> carried() {
+        return java.util.Map.of();
+    }
+
+    /**
+     * A call begins in this thread that does work a sending call sent ({@link #startSending}), with what that call
+     * carried: the observer may continue it (a job's run under its enqueue's trace). By default, as any call.
+     */
+    default Observed startReceiving(String pattern, String instance, String operation,
+                                    java.util.Map<String, String> carried) {
+        return start(pattern, instance, operation);
+    }
+
     /** One call being observed. */
     interface Observed {
 

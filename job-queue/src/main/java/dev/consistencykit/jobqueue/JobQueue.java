@@ -154,7 +154,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public OperationId enqueue(JobRequest job) {
         EncodedJob encoded = recording.encode(job);
-        return calls.operation("enqueue", encoded.id(), () -> recording.enqueue(encoded));
+        return calls.sending("enqueue", encoded.id(), () -> recording.enqueue(encoded.carrying(calls.carried())));
     }
 
     /**
@@ -200,8 +200,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         EncodedJob encoded = recording.encode(job);
         WriteConcerns.acknowledged(name(), business);
         MongoCollection<Document> bounded = Calls.bounded(business, calls.operationTimeout());
-        return calls.operation("enqueue with a business write", encoded.id(),
-                () -> outbox.enqueueWith(bounded, id, filter, update, encoded));
+        return calls.sending("enqueue with a business write", encoded.id(),
+                () -> outbox.enqueueWith(bounded, id, filter, update, encoded.carrying(calls.carried())));
     }
 
     /**
@@ -271,8 +271,9 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         }
         MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
                 .withDocumentClass(Document.class)), calls.operationTimeout());
-        return calls.operation("insert with jobs", encodedJobs.get(0).id(),
-                () -> outbox.insertWith(bounded, id, encoded, encodedJobs));
+        return calls.sending("insert with jobs", encodedJobs.get(0).id(),
+                () -> outbox.insertWith(bounded, id, encoded, encodedJobs.stream()
+                        .map(j -> j.carrying(calls.carried())).toList()));
     }
 
     /**
@@ -302,8 +303,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         EncodedJob encoded = recording.encode(job);
         MongoCollection<Document> bounded = Calls.bounded(WriteConcerns.acknowledged(name(), business
                 .withDocumentClass(Document.class)), calls.operationTimeout());
-        return calls.operation("upsert with job", encoded.id(),
-                () -> outbox.upsertWith(bounded, id, filter, update, encoded));
+        return calls.sending("upsert with job", encoded.id(),
+                () -> outbox.upsertWith(bounded, id, filter, update, encoded.carrying(calls.carried())));
     }
 
     /**

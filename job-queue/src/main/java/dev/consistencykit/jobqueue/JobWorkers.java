@@ -22,6 +22,7 @@ import dev.consistencykit.core.spi.Calls;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.jobqueue.internal.ClaimedJob;
+import dev.consistencykit.jobqueue.internal.EncodedJob;
 import dev.consistencykit.jobqueue.internal.JobRunner;
 import dev.consistencykit.jobqueue.internal.JobSchedules;
 import dev.consistencykit.jobqueue.internal.JobStore;
@@ -189,8 +190,9 @@ public final class JobWorkers implements AutoCloseable {
                 ScheduledFuture<?> beat = heartbeats.scheduleAtFixedRate(() -> heartbeat(claimed.get()), every,
                         every, TimeUnit.MILLISECONDS);
                 try {
+                    // the run continues what its enqueue carried (its trace): observed as the work that call sent
                     calls.applicationCode("run job", claimed.get().claim().id(),
-                            () -> runner.run(claimed.get()).result());
+                            EncodedJob.carriedBy(claimed.get().job()), () -> runner.run(claimed.get()).result());
                     processed.incrementAndGet();
                     current.set(null);
                 } finally {

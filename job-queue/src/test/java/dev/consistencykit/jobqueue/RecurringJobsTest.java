@@ -130,14 +130,21 @@ class RecurringJobsTest {
 
         assertThat(queue.fireSchedules()).as("the first is due at once").isEqualTo(1);
         assertThat(queue.fireSchedules()).as("then not before it ended").isZero();
+        assertThat(queue.schedule("one-at-a-time", Schedule.fixedDelay(Duration.ofHours(1)),
+                COUNT.withConcurrencyKey("counting", 1)).name()).isEqualTo("one-at-a-time");
+        assertThat(queue.fireSchedules()).isEqualTo(1);
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("lineKey", "limit:counting"))
+                .first()).as("an occurrence carries its template's concurrency key").isNotNull();
+        assertThat(queue.processNext()).isPresent();
         assertThat(queue.processNext()).isPresent();
         clock.advance(Duration.ofMinutes(2));
         assertThat(queue.fireSchedules()).as("ended two minutes ago: three to go").isZero();
         clock.advance(Duration.ofMinutes(4));
         assertThat(queue.fireSchedules()).isEqualTo(1);
+        queue.unschedule("one-at-a-time");
         clock.advance(Duration.ofMinutes(30));
         assertThat(queue.fireSchedules()).as("the previous run has not ended").isZero();
-        assertThat(jobIds(db)).hasSize(2);
+        assertThat(jobIds(db)).filteredOn(id -> id.toString().startsWith("every-5m@")).hasSize(2);
     }
 
     @Test

@@ -123,6 +123,36 @@ public final class Calls {
         return guarded(what, operationId, body, true, false);
     }
 
+    /**
+     * {@link #operation}, for a call that sends work on (a job enqueued): observed as sending, so that
+     * {@link #carried()} within it gives what continues it where the work is done.
+     */
+    public <T> T sending(String what, Object operationId, Supplier<T> body) {
+        return guarded(what, operationId, body, true, true, Kind.SENDING, java.util.Map.of());
+    }
+
+    /**
+     * {@link #applicationCode}, for the work a sending call sent, continuing what that call {@code carried}.
+     */
+    public <T> T applicationCode(String what, Object operationId, java.util.Map<String, String> carried,
+                                 Supplier<T> body) {
+        return guarded(what, operationId, body, true, false, carried.isEmpty() ? Kind.PLAIN : Kind.RECEIVING,
+                carried);
+    }
+
+    /**
+     * What the sending call observed in this thread hands on to the work it sends ({@link CallObserver#carried});
+     * empty outside one, or when the observer fails.
+     */
+    public java.util.Map<String, String> carried() {
+        try {
+            return observer.carried();
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] the call observer failed to say what a call carries: {}", instanceName, e.toString());
+            return java.util.Map.of();
+        }
+    }
+
     /** {@link #operation(String, Object, Supplier)} without a result. */
     public void operation(String what, Object operationId, Runnable body) {
         guarded(what, operationId, () -> {
@@ -155,13 +185,25 @@ public final class Calls {
         return guarded(what, null, body, false, true);
     }
 
+    /** How a call is observed: as any call, as one that sends work on, as the work one sent. */
+    private enum Kind { PLAIN, SENDING, RECEIVING }
+
     private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes, boolean deadline) {
+        return guarded(what, operationId, body, writes, deadline, Kind.PLAIN, java.util.Map.of());
+    }
+
+    private <T> T guarded(String what, Object operationId, Supplier<T> body, boolean writes, boolean deadline,
+                          Kind kind, java.util.Map<String, String> carried) {
         if (observer == CallObserver.NONE || OBSERVED.get() != null) {
             return typed(what, operationId, body, writes, deadline);
         }
         CallObserver.Observed observed = CallObserver.Observed.NONE;
         try {
-            observed = observer.start(pattern, instanceName, what);
+            observed = switch (kind) {
+                case PLAIN -> observer.start(pattern, instanceName, what);
+                case SENDING -> observer.startSending(pattern, instanceName, what);
+                case RECEIVING -> observer.startReceiving(pattern, instanceName, what, carried);
+            };
         } catch (RuntimeException e) {
             LOG.warn("[{}] the call observer failed to start '{}': {}", instanceName, what, e.toString());
         }

@@ -627,7 +627,17 @@ public final class JobOutbox {
             if (entry.get("delayMillis") instanceof Number delay && delay.longValue() > 0) {
                 request = request.delayedBy(Duration.ofMillis(delay.longValue()));
             }
-            EncodedJob encoded = recording.encode(request);
+            if (fields.get(JobSchema.LINE_KEY) instanceof String line && line.startsWith(JobSchema.ORDER_LINE)) {
+                request = request.withOrderingKey(line.substring(JobSchema.ORDER_LINE.length()));
+            } else if (fields.get(JobSchema.LINE_KEY) instanceof String line && line.startsWith(JobSchema.LIMIT_LINE)
+                    && fields.get(JobSchema.LINE_LIMIT) instanceof Integer limit) {
+                request = request.withConcurrencyKey(line.substring(JobSchema.LIMIT_LINE.length()), limit);
+            } else if (fields.containsKey(JobSchema.LINE_KEY)) {
+                throw new InvalidInputException(config.name(), OUTBOX, "an outbox entry's line key must be an"
+                        + " ordering or a concurrency key this queue wrote");
+            }
+            // what its call carried to the run (its trace) goes with it, checked again like the rest
+            EncodedJob encoded = recording.encode(request).carrying(EncodedJob.carriedBy(fields));
             if (entry.get("n") instanceof String nonce) {
                 encoded.fields().append(OUTBOX_NONCE, nonce);
             }

@@ -74,6 +74,10 @@ public final class JobSchedules {
     static final int REMOVED_PER_PASS = 100;
     /** The longest a fixed-delay schedule waits before it looks again whether its last run ended. */
     static final Duration LONGEST_RECHECK = Duration.ofMinutes(1);
+    /** On a schedule's job: the keys its occurrences carry (a concurrency key of 1: occurrences never overlap). */
+    private static final String ORDERING_KEY = "orderingKey";
+    private static final String CONCURRENCY_KEY = "concurrencyKey";
+    private static final String CONCURRENCY_LIMIT = "concurrencyLimit";
     /** The longest schedule name, in characters. */
     public static final int MAX_NAME_LENGTH = 200;
 
@@ -123,6 +127,9 @@ public final class JobSchedules {
         Document job = new Document(TYPE, template.type()).append(PAYLOAD, encoded.fields().get(PAYLOAD))
                 .append(PRIORITY, template.priority());
         template.maxAttempts().ifPresent(n -> job.append(MAX_ATTEMPTS, n));
+        template.orderingKey().ifPresent(k -> job.append(ORDERING_KEY, k));
+        template.concurrency().ifPresent(c -> job.append(CONCURRENCY_KEY, c.key()).append(CONCURRENCY_LIMIT,
+                c.limit()));
         Document definition = definition(schedule).append(JOB, job);
         for (int round = 0; ; round++) {
             Document existing = config.retryPolicy().execute(config.name(), name, "read schedule",
@@ -266,6 +273,12 @@ public final class JobSchedules {
                 throw foreign(id, "its kind " + Values.show(kind) + " comes without the fields this queue writes", null);
             }
             JobRequest request = JobRequest.of(type, payload).withPriority(p);
+            if (job.get(ORDERING_KEY) instanceof String key) {
+                request = request.withOrderingKey(key);
+            }
+            if (job.get(CONCURRENCY_KEY) instanceof String key && job.get(CONCURRENCY_LIMIT) instanceof Integer n) {
+                request = request.withConcurrencyKey(key, n);
+            }
             if (job.containsKey(MAX_ATTEMPTS)) {
                 if (!(job.get(MAX_ATTEMPTS) instanceof Integer n)) {
                     throw foreign(id, "its job's maxAttempts is not an integer", null);

@@ -62,6 +62,16 @@ public final class JobSchema {
     static final String HELD_FROM = "heldFrom";
 
     /**
+     * On a job: what the call that enqueued it carried on to its run ({@code traceparent} and the like, from the
+     * instance's {@link dev.consistencykit.core.CallObserver}), {@code {name: text}}.
+     */
+    public static final String TRACE = "trace";
+    /** The most entries a job's {@link #TRACE} keeps. */
+    static final int MAX_TRACE_ENTRIES = 16;
+    /** The longest text of one entry of a job's {@link #TRACE}. */
+    static final int MAX_TRACE_CHARS = 1_024;
+
+    /**
      * On a job with an ordering or a concurrency key: the id of its key's line, {@code order:<key>} or
      * {@code limit:<key>}.
      */
@@ -117,7 +127,7 @@ public final class JobSchema {
      * what a late retry of its enqueue reads.
      */
     static final List<String> COMPACTED_AWAY = List.of(PAYLOAD, PRIORITY, RUN_AT, ATTEMPTS, MAX_ATTEMPTS, LAST_ERROR,
-            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS, HISTORY);
+            OWNER, CLAIMED, LEASE, TOKEN, EFFECTS, HISTORY, TRACE);
 
     private JobSchema() {
     }
