@@ -80,6 +80,82 @@ class ScaleAndChaosTest {
         assertThat(summary.failures()).as(summary.toString()).isEmpty();
     }
 
+    /** Seeds of the keyed chaos: fewer, each runs more jobs through lines. */
+    static final int KEYED_SEEDS = 50;
+
+    /**
+     * Crashing processes each enqueue a pair of jobs on an ordering key and a pair on a concurrency key of 1, then run
+     * two jobs, while recoverers run beside them: every job runs once, the second of each pair after the first, and no
+     * line is left.
+     */
+    static ChaosRunner keyedRunner(MongoClient client) {
+        return ChaosRunner.builder(client)
+                .name("keyed-jobs")
+                .workers(6).operationsPerWorker(3).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
+                .workload(FriendsWorkload.on().seededBy(db -> OrderingKeysTest.seedLogs(db, "a", "b"))
+                        .operation((db, ignored, random) -> {
+                            JobQueue queue = OrderingKeysTest.queue(db).maxAttempts(50).build();
+                            String pair = Long.toHexString(random.nextLong());
+                            String log = random.nextBoolean() ? "a" : "b";
+                            boolean ordering = random.nextBoolean();
+                            for (int n = 1; n <= 2; n++) {
+                                JobRequest step = JobRequest.of("step", new Document("log", log)
+                                        .append("n", pair + "-" + n)).withId(OperationId.of(pair + "-" + n))
+                                        .withMaxAttempts(50);
+                                queue.enqueue(ordering ? step.withOrderingKey(log)
+                                        : step.withConcurrencyKey("limit-" + log, 1));
+                            }
+                            queue.processNext();
+                            queue.processNext();
+                        })
+                        .recoveredBy(db -> OrderingKeysTest.queue(db).maxAttempts(50).build().recover(Duration.ZERO))
+                        .checkedBy(ScaleAndChaosTest::pairsInOrder))
+                .build();
+    }
+
+    /** Every job done and its effect logged once; each pair's second after its first; no line left. */
+    static java.util.List<String> pairsInOrder(MongoDatabase db) {
+        java.util.List<String> problems = new java.util.ArrayList<>();
+        java.util.Map<Object, Integer> at = new java.util.HashMap<>();
+        for (String log : java.util.List.of("a", "b")) {
+            java.util.List<Object> seen = OrderingKeysTest.seen(db, log);
+            for (int i = 0; i < seen.size(); i++) {
+                if (at.put(seen.get(i), i) != null) {
+                    problems.add("log " + log + " holds " + seen.get(i) + " twice");
+                }
+            }
+        }
+        for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
+            String id = String.valueOf(job.get("_id"));
+            if (!"done".equals(job.getString("state"))) {
+                problems.add("job " + id + " is " + job.getString("state"));
+            }
+            if (!at.containsKey(id)) {
+                problems.add("job " + id + " left no effect");
+            }
+            if (id.endsWith("-2")) {
+                Integer first = at.get(id.substring(0, id.length() - 2) + "-1");
+                Integer second = at.get(id);
+                if (second != null && (first == null || first > second)) {
+                    problems.add("job " + id + " ran before the job enqueued before it with its key");
+                }
+            }
+        }
+        for (Document line : db.getCollection(JobQueueConfig.DEFAULT_KEYS_COLLECTION).find()) {
+            problems.add("a line is left: " + line.toJson());
+        }
+        return problems;
+    }
+
+    @Test
+    void shouldKeepEveryKeysOrderAcrossCrashingProcesses(MongoClient client) {
+        ChaosRunner.Summary summary = keyedRunner(client).runSeeds(1, KEYED_SEEDS);
+
+        assertThat(summary.seeds()).isEqualTo(KEYED_SEEDS);
+        assertThat(summary.crashes()).isPositive();
+        assertThat(summary.failures()).as(summary.toString()).isEmpty();
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -83,20 +83,26 @@ public final class JobLines {
                     + " line nonce this queue wrote");
         }
         Integer newLimit = limit instanceof Integer l ? l : null;
-        config.retryPolicy().run(config.name(), jobId, "join line", () -> {
+        for (int attempt = 1; ; attempt++) {
             try {
-                store.joinLine(key, jobId, n, newLimit);
+                config.retryPolicy().run(config.name(), jobId, "join line",
+                        () -> store.joinLine(key, jobId, n, newLimit));
+                break;
             } catch (MongoException e) {
-                // the key's document was created meanwhile (the next attempt pushes onto it), or it holds the entry
+                // a duplicate key: the line's document holds the entry already (a retry of a join whose reply was
+                // lost), or another writer created it between this upsert's look and its insert: push onto it
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
-                Document line = store.line(key);
-                if (line == null || !holds(line, n)) {
-                    throw e;   // transient: retried
+                Document line = config.retryPolicy().execute(config.name(), key, "read line", () -> store.line(key));
+                if (line != null && holds(line, n)) {
+                    break;
+                }
+                if (attempt >= 5) {
+                    throw e;
                 }
             }
-        });
+        }
         advance(key);
     }
 
@@ -188,18 +194,34 @@ public final class JobLines {
      */
     public int recover(Duration staleAfter) {
         Date cutoff = clock.cutoff(staleAfter);
-        Map<String, Boolean> moved = new LinkedHashMap<>();
-        // waiting jobs, oldest first by the due index ({state, runAt}): each joins its line if it has not
+        Map<String, List<Document>> awaiting = new LinkedHashMap<>();
+        // awaiting jobs, oldest first by the due index ({state, runAt}), by key
         for (Document job : config.retryPolicy().execute(config.name(), null, "find awaiting jobs",
                 () -> store.find(and(eq(STATE, JobState.AWAITING.stored()), lte(RUN_AT, cutoff)),
                         Sorts.ascending(RUN_AT), 0, PER_PASS, LINE_KEY, LINE_LIMIT, LINE_NONCE))) {
-            if (job.get(LINE_KEY) instanceof String key && !moved.containsKey(key)) {
-                Passes.orLeftToNextPass(config.name(), "awaiting job " + Values.show(job.get("_id")), null, () -> {
-                    join(key, job.get(LINE_LIMIT), job.get("_id"), job.get(LINE_NONCE));
-                    return null;
-                });
-                moved.put(key, true);
+            if (job.get(LINE_KEY) instanceof String key) {
+                awaiting.computeIfAbsent(key, k -> new ArrayList<>()).add(job);
             }
+        }
+        Map<String, Boolean> moved = new LinkedHashMap<>();
+        for (Map.Entry<String, List<Document>> e : awaiting.entrySet()) {
+            String key = e.getKey();
+            Passes.orLeftToNextPass(config.name(), "line " + Values.show(key), null, () -> {
+                Document line = config.retryPolicy().execute(config.name(), key, "read line", () -> store.line(key));
+                boolean joined = false;
+                for (Document job : e.getValue()) {
+                    // one whose enqueuer died before it joined its line joins it now (the rest are in it already)
+                    if (line == null || !(job.get(LINE_NONCE) instanceof String n) || !holds(line, n)) {
+                        join(key, job.get(LINE_LIMIT), job.get("_id"), job.get(LINE_NONCE));
+                        joined = true;
+                    }
+                }
+                if (!joined) {
+                    advance(key);
+                }
+                return null;
+            });
+            moved.put(key, true);
         }
         for (String key : store.linesBefore(cutoff, PER_PASS)) {
             if (!moved.containsKey(key)) {
