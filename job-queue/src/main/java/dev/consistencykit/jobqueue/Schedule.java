@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -143,12 +144,16 @@ public final class Schedule {
         return Optional.ofNullable(delay);
     }
 
-    /** The first occurrence strictly after {@code after}; empty once a cron expression names no later time. */
+    /**
+     * The first occurrence strictly after {@code after}; empty once a cron expression names no later time. A cron
+     * occurrence is a whole second (cron-utils would keep the fraction of a second {@code after} has).
+     */
     public Optional<Instant> nextAfter(Instant after) {
         if (times == null) {
             return Optional.of(after.plus(delay));
         }
-        return times.nextExecution(after.atZone(zone)).map(t -> t.toInstant());
+        return times.nextExecution(after.truncatedTo(ChronoUnit.SECONDS).atZone(zone))
+                .map(t -> t.toInstant().truncatedTo(ChronoUnit.SECONDS));
     }
 
     @Override

@@ -49,7 +49,7 @@ class OrderingKeysTest {
             }
             Document p = ctx.payload();
             ctx.applyOnce(LOGS, p.get("log"), Updates.push("seen", p.get("n")));
-        });
+        }).handler("tick", ctx -> ctx.applyOnce(LOGS, "ticks", Updates.push("seen", ctx.id().value())));
     }
 
     /** Makes job {@code id} fail its next {@code times} attempts. */

@@ -3,6 +3,8 @@ package dev.consistencykit.jobqueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Tag;
@@ -84,17 +86,29 @@ class ScaleAndChaosTest {
     static final int KEYED_SEEDS = 50;
 
     /**
-     * Crashing processes each enqueue a pair of jobs on an ordering key and a pair on a concurrency key of 1, then run
-     * two jobs, while recoverers run beside them: every job runs once, the second of each pair after the first, and no
-     * line is left.
+     * Crashing processes each fire a schedule of every second (missed occurrences each run), enqueue a pair of jobs on
+     * an ordering key or on a concurrency key of 1, then run two jobs, while recoverers run beside them: every job runs
+     * once, the second of each pair after the first, no line is left, and every occurrence fired runs once.
      */
     static ChaosRunner keyedRunner(MongoClient client) {
         return ChaosRunner.builder(client)
                 .name("keyed-jobs")
                 .workers(6).operationsPerWorker(3).faultRate(0.08).maxPause(Duration.ofMillis(15)).recoverers(2)
-                .workload(FriendsWorkload.on().seededBy(db -> OrderingKeysTest.seedLogs(db, "a", "b"))
-                        .operation((db, ignored, random) -> {
+                .workload(FriendsWorkload.on().seededBy(db -> {
+                    OrderingKeysTest.seedLogs(db, "a", "b", "ticks");
+                    JobQueue queue = OrderingKeysTest.queue(db).build();
+                    queue.ensureIndexes();
+                    Instant next = queue.schedule("tick", EVERY_SECOND, JobRequest.of("tick", null)).nextRun()
+                            .orElseThrow();
+                    // ten occurrences already due, for the crashing processes to fire
+                    Instant first = next.minusSeconds(10);
+                    db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).updateOne(
+                            com.mongodb.client.model.Filters.eq("_id", "tick"),
+                            com.mongodb.client.model.Updates.set("next", Date.from(first)));
+                    db.getCollection("firstTick").insertOne(new Document("_id", "tick").append("at", Date.from(first)));
+                }).operation((db, ignored, random) -> {
                             JobQueue queue = OrderingKeysTest.queue(db).maxAttempts(50).build();
+                            queue.fireSchedules();
                             String pair = Long.toHexString(random.nextLong());
                             String log = random.nextBoolean() ? "a" : "b";
                             boolean ordering = random.nextBoolean();
@@ -113,10 +127,31 @@ class ScaleAndChaosTest {
                 .build();
     }
 
-    /** Every job done and its effect logged once; each pair's second after its first; no line left. */
+    /** A schedule every second whose missed occurrences each run: what the keyed chaos fires beside its jobs. */
+    static final Schedule EVERY_SECOND = Schedule.cron("* * * * * *").missedRuns(Schedule.MissedRuns.EACH);
+
+    /**
+     * Every job done and its effect logged once; each pair's second after its first; no line left; every occurrence
+     * of the schedule from its first to its last fired has its job, run once, and none other.
+     */
     static java.util.List<String> pairsInOrder(MongoDatabase db) {
         java.util.List<String> problems = new java.util.ArrayList<>();
         java.util.Map<Object, Integer> at = new java.util.HashMap<>();
+        Document schedule = db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find().first();
+        Instant firstTick = db.getCollection("firstTick").find().first().getDate("at").toInstant();
+        java.util.Set<Object> occurrences = new java.util.HashSet<>();
+        if (schedule.get("lastRun") instanceof Date last) {
+            for (Instant t = firstTick; !t.isAfter(last.toInstant()); t = EVERY_SECOND.nextAfter(t).orElseThrow()) {
+                occurrences.add(RecurringJob.occurrenceId("tick", t).value());
+            }
+        }
+        java.util.Set<Object> ticks = new java.util.HashSet<>(OrderingKeysTest.seen(db, "ticks"));
+        if (ticks.size() != OrderingKeysTest.seen(db, "ticks").size()) {
+            problems.add("an occurrence ran twice: " + OrderingKeysTest.seen(db, "ticks"));
+        }
+        if (!ticks.equals(occurrences)) {
+            problems.add("occurrences fired " + occurrences + " but ran " + ticks);
+        }
         for (String log : java.util.List.of("a", "b")) {
             java.util.List<Object> seen = OrderingKeysTest.seen(db, log);
             for (int i = 0; i < seen.size(); i++) {
@@ -129,6 +164,9 @@ class ScaleAndChaosTest {
             String id = String.valueOf(job.get("_id"));
             if (!"done".equals(job.getString("state"))) {
                 problems.add("job " + id + " is " + job.getString("state"));
+            }
+            if (id.startsWith("tick@")) {
+                continue;   // checked against the schedule above
             }
             if (!at.containsKey(id)) {
                 problems.add("job " + id + " left no effect");

@@ -23,6 +23,11 @@ class ScheduleTest {
                 .as("03:00 in Paris on the day summer time starts is 01:00 UTC")
                 .contains(Instant.parse("2030-03-31T01:00:00Z"));
         assertThat(Schedule.cron("0 0 1 1 *").nextAfter(AT)).contains(Instant.parse("2031-01-01T00:00:00Z"));
+        assertThat(Schedule.cron("0 * * * *").nextAfter(Instant.parse("2030-03-30T10:00:00.795Z")))
+                .as("a whole second, whatever fraction of one the time asked from has")
+                .contains(Instant.parse("2030-03-30T11:00:00Z"));
+        assertThat(Schedule.cron("* * * * * *").nextAfter(Instant.parse("2030-03-30T10:00:00.795Z")))
+                .contains(Instant.parse("2030-03-30T10:00:01Z"));
     }
 
     @Test
