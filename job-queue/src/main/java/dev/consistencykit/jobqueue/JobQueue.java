@@ -586,7 +586,10 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
                 "eventually all: once enqueued, a job runs to done (every effect applied once) or dead (kept with its"
                         + " error, for replay)",
                 "the job's effects one document at a time until it is done; never an effect twice",
-                "by priority, then run-at time; no order between jobs of equal priority run by different workers",
+                "by priority, then run-at time; no order between jobs of equal priority run by different workers, but"
+                        + " the jobs of an ordering key run one at a time in the order they reached the queue, and at"
+                        + " most a concurrency key's limit of its jobs run at once; each occurrence of a recurring job"
+                        + " is enqueued once",
                 "expired leases requeued by a fenced compare-and-set; due jobs run by recovery");
     }
 
