@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.client.model.Updates;
 
+import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.ForeignRecordException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.LeaseLostException;
@@ -148,15 +149,15 @@ public final class JobSchedules {
             Object revision = existing == null ? null : existing.get(REVISION);
             if (config.retryPolicy().execute(config.name(), name, "define schedule",
                     () -> store.defineSchedule(name, revision, update))) {
-                Document now2 = config.retryPolicy().execute(config.name(), name, "read schedule",
+                Document defined = config.retryPolicy().execute(config.name(), name, "read schedule",
                         () -> store.schedule(name));
-                if (now2 != null) {
-                    return read(now2).view();
+                if (defined != null) {
+                    return read(defined).view();
                 }
             }
             if (round >= 5) {
-                throw new IllegalStateException("schedule '" + name + "' changed under every one of 6 attempts to"
-                        + " define it");
+                throw new ConsistencyException(config.name(), name, "schedule '" + name + "' changed under every one"
+                        + " of 6 attempts to define it");
             }
         }
     }
@@ -208,6 +209,7 @@ public final class JobSchedules {
             Document existing = config.retryPolicy().execute(config.name(), name, "read schedule",
                     () -> store.schedule(name));
             if (existing == null || existing.containsKey(REMOVED)) {
+                // none, or removed already: by this call's earlier round only if there was one
                 return existing != null && round > 0;
             }
             Object revision = existing.get(REVISION);
