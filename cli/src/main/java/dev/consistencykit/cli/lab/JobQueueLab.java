@@ -24,6 +24,8 @@ import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobState;
+import dev.consistencykit.jobqueue.RecurringJob;
+import dev.consistencykit.jobqueue.Schedule;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
@@ -58,7 +60,99 @@ public final class JobQueueLab implements PatternLab {
                         Updates.combine(Updates.inc("n", 1L), Updates.push(WITNESS, ctx.id().value()))))
                 .handler("hit", ctx -> ctx.applyOnce(COUNTERS, ctx.payload().get("counter"), Updates.inc("n", 1L)))
                 .handler("noop", ctx -> { })
+                .handler("step", ctx -> ctx.applyOnce(LOGS, ctx.payload().get("log"), Updates.push("seen",
+                        ctx.id().value())))
+                .handler("tick", ctx -> ctx.applyOnce(LOGS, TICKS, Updates.push("seen", ctx.id().value())))
                 .build();
+    }
+
+    /** The logs keyed jobs and a schedule's occurrences write to: their order, and each effect once. */
+    private static final String LOGS = "logs";
+    private static final String TICKS = "ticks";
+    private static final String TICK = "tick";
+    /** The soak's schedule: every second, every missed occurrence run. */
+    static final Schedule EVERY_SECOND = Schedule.cron("* * * * * *").missedRuns(Schedule.MissedRuns.EACH);
+
+    /**
+     * The logs of keyed jobs, and a schedule of every second whose first occurrence is noted: what
+     * {@link #enqueueKeyedPair} and {@link #keyedInvariants} work on.
+     */
+    static void seedKeyed(MongoDatabase db) {
+        db.getCollection(LOGS).insertMany(List.of(new Document("_id", "a").append("seen", List.of()),
+                new Document("_id", "b").append("seen", List.of()), new Document("_id", TICKS)
+                        .append("seen", List.of())));
+        java.time.Instant first = queue(db).schedule(TICK, EVERY_SECOND, JobRequest.of(TICK, null)).nextRun()
+                .orElseThrow();
+        db.getCollection(LOGS).updateOne(eq("_id", TICKS), Updates.set("first", java.util.Date.from(first)));
+    }
+
+    /**
+     * Two jobs, one after the other, on an ordering key or on a concurrency key of 1 (log {@code a} or {@code b}): the
+     * second must run after the first.
+     */
+    static void enqueueKeyedPair(JobQueue queue, java.util.Random random) {
+        String pair = Long.toHexString(random.nextLong());
+        String log = random.nextBoolean() ? "a" : "b";
+        boolean ordering = random.nextBoolean();
+        for (int n = 1; n <= 2; n++) {
+            JobRequest step = JobRequest.of("step", new Document("log", log)).withId(OperationId.of(pair + "-" + n));
+            queue.enqueue(ordering ? step.withOrderingKey(log) : step.withConcurrencyKey("limit-" + log, 1));
+        }
+    }
+
+    /**
+     * Every keyed job's effect once, the second of each pair after the first, no line left; every occurrence of the
+     * schedule from its first to the last fired run once, and no other.
+     */
+    static List<String> keyedInvariants(MongoDatabase db) {
+        List<String> problems = new ArrayList<>();
+        Map<Object, Integer> at = new HashMap<>();
+        for (String log : List.of("a", "b")) {
+            List<Object> seen = db.getCollection(LOGS).find(eq("_id", log)).first().getList("seen", Object.class);
+            for (int i = 0; i < seen.size(); i++) {
+                if (at.put(seen.get(i), i) != null) {
+                    problems.add("log " + log + " holds " + seen.get(i) + " twice");
+                }
+            }
+        }
+        for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("type", "step"))) {
+            String id = String.valueOf(job.get("_id"));
+            if (!at.containsKey(id)) {
+                problems.add("keyed job " + id + " left no effect");
+            } else if (id.endsWith("-2")) {
+                Integer first = at.get(id.substring(0, id.length() - 2) + "-1");
+                if (first == null || first > at.get(id)) {
+                    problems.add("keyed job " + id + " ran before the job enqueued before it with its key");
+                }
+            }
+        }
+        for (Document line : db.getCollection(JobQueueConfig.DEFAULT_KEYS_COLLECTION).find()) {
+            problems.add("a line is left: " + line.toJson());
+        }
+        Document ticks = db.getCollection(LOGS).find(eq("_id", TICKS)).first();
+        Document schedule = db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find(eq("_id", TICK))
+                .first();
+        java.util.Set<Object> fired = new java.util.HashSet<>();
+        if (schedule != null && schedule.get("lastRun") instanceof java.util.Date last) {
+            for (java.time.Instant t = ticks.getDate("first").toInstant(); !t.isAfter(last.toInstant());
+                 t = EVERY_SECOND.nextAfter(t).orElseThrow()) {
+                fired.add(RecurringJob.occurrenceId(TICK, t).value());
+            }
+        }
+        List<Object> ran = ticks.getList("seen", Object.class);
+        if (ran.size() != new java.util.HashSet<>(ran).size() || !new java.util.HashSet<>(ran).equals(fired)) {
+            problems.add("the schedule fired " + fired.size() + " occurrences up to its last run, which ran "
+                    + ran.size() + " times (" + (ran.size() - new java.util.HashSet<>(ran).size()) + " twice)");
+        }
+        return problems;
+    }
+
+    /** How many keyed jobs and occurrences ran: what a soak reports beside its operations. */
+    static Map<String, Long> keyedCounts(MongoDatabase db) {
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        out.put("keyed jobs", db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments(eq("type", "step")));
+        out.put("occurrences", db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments(eq("type", TICK)));
+        return out;
     }
 
     static void seed(MongoDatabase db) {

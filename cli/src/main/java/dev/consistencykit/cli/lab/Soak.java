@@ -231,6 +231,7 @@ public final class Soak {
         TwoPhaseCommit.on(db).ensureIndexes();
         JobQueueLab.seed(db);
         JobQueueLab.queue(db).ensureIndexes();
+        JobQueueLab.seedKeyed(db);
         LedgerLab.open(db, ACCOUNTS, OPENING);
     }
 
@@ -247,6 +248,7 @@ public final class Soak {
         List<String> problems = new ArrayList<>();
         TwoPhaseLab.invariants(db, Accounts.named(ACCOUNTS, OPENING), true).forEach(p -> problems.add("two-phase: " + p));
         JobQueueLab.invariants(db).forEach(p -> problems.add("job-queue: " + p));
+        JobQueueLab.keyedInvariants(db).forEach(p -> problems.add("job-queue: " + p));
         LedgerLab.invariants(db, Accounts.named(ACCOUNTS, OPENING)).forEach(p -> problems.add("log-reconciliation: "
                 + p));
         return problems;
@@ -256,6 +258,7 @@ public final class Soak {
         Map<String, Long> ops = new LinkedHashMap<>();
         ops.put("two-phase", db.getCollection(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION).countDocuments());
         ops.put("job-queue", db.getCollection("jobs").countDocuments());
+        JobQueueLab.keyedCounts(db).forEach((what, n) -> ops.put("job-queue " + what, n));
         ops.put("log-reconciliation", db.getCollection("ledger").countDocuments());
         return ops;
     }
@@ -326,10 +329,15 @@ public final class Soak {
                     }
                     case "job-queue" -> {
                         var queue = JobQueueLab.queue(db);
-                        queue.enqueue(random.nextBoolean()
-                                ? JobRequest.of("count", new Document("counter", "c" + random.nextInt(4)))
-                                : JobRequest.of("befriend", new Document("a", "u" + a % 4).append("b",
-                                        "u" + (a + 1) % 4)));
+                        queue.fireSchedules();
+                        switch (random.nextInt(3)) {
+                            case 0 -> queue.enqueue(JobRequest.of("count", new Document("counter", "c"
+                                    + random.nextInt(4))));
+                            case 1 -> queue.enqueue(JobRequest.of("befriend", new Document("a", "u" + a % 4)
+                                    .append("b", "u" + (a + 1) % 4)));
+                            default -> JobQueueLab.enqueueKeyedPair(queue, random);
+                        }
+                        queue.processNext();
                         queue.processNext();
                         if (n % 20 == 19) {
                             queue.recover(WORKER_RECOVERY_AFTER);
