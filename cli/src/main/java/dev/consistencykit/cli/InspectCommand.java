@@ -11,6 +11,7 @@ import org.bson.Document;
 
 import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.KeptRecord;
+import dev.consistencykit.dashboard.Dashboard;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.jobqueue.RecurringJob;
 import dev.consistencykit.testkit.MongoTarget;
@@ -64,11 +65,8 @@ final class InspectCommand implements Callable<Integer> {
             for (DashboardInstance p : present) {
                 if (p.queue().isPresent()) {
                     for (RecurringJob r : p.queue().get().recurringJobs(0, limit)) {
-                        recurring.add(new Document("name", p.strategy().name()).append("recurringJob", r.name())
-                                .append("schedule", r.schedule().toString()).append("type", r.type())
-                                .append("nextRun", r.nextRun().map(Object::toString).orElse(null))
-                                .append("lastRun", r.lastRun().map(Object::toString).orElse(null))
-                                .append("lastJob", r.lastJob().map(j -> String.valueOf(j.value())).orElse(null)));
+                        recurring.add(new Document("queue", p.strategy().name())
+                                .append("recurringJob", Dashboard.recurringView(r)));
                     }
                 }
                 for (KeptRecord k : p.strategy().kept(options.staleAfter, limit)) {
@@ -109,10 +107,11 @@ final class InspectCommand implements Callable<Integer> {
             if (!recurring.isEmpty()) {
                 out.printf("%d recurring job(s):%n", recurring.size());
                 for (Document d : recurring) {
-                    out.printf("  %-24s next %-24s last %-24s %s (%s)%n", d.getString("recurringJob"),
-                            Objects.requireNonNullElse(d.getString("nextRun"), "none"),
-                            Objects.requireNonNullElse(d.getString("lastRun"), "never"), d.getString("schedule"),
-                            d.getString("type"));
+                    Document r = d.get("recurringJob", Document.class);
+                    out.printf("  %-24s next %-24s last %-24s %s (%s)%n", r.getString("name"),
+                            Objects.requireNonNullElse(r.getString("nextRun"), "none"),
+                            Objects.requireNonNullElse(r.getString("lastRun"), "never"), r.getString("schedule"),
+                            r.getString("type"));
                 }
             }
             if (parent.json()) {

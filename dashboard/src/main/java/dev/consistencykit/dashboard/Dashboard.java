@@ -395,11 +395,7 @@ public final class Dashboard {
                     d.append("backlog", backlog);
                     List<Document> recurring = new ArrayList<>();
                     for (RecurringJob r : instance.queue().get().recurringJobs(0, RECURRING_CAP)) {
-                        recurring.add(new Document("name", r.name()).append("schedule", r.schedule().toString())
-                                .append("type", r.type())
-                                .append("nextRun", r.nextRun().map(Object::toString).orElse(null))
-                                .append("lastRun", r.lastRun().map(Object::toString).orElse(null))
-                                .append("lastJob", r.lastJob().map(j -> String.valueOf(j.value())).orElse(null)));
+                        recurring.add(recurringView(r));
                     }
                     d.append("recurring", recurring);
                 }
@@ -427,6 +423,17 @@ public final class Dashboard {
                         .append("recurringCap", RECURRING_CAP)
                         .append("finishedCap", FINISHED_CAP).append("maxDepth", MAX_DEPTH).append("maxPage", MAX_PAGE))
                 .append("instances", listed).append("series", series.samples());
+    }
+
+    /**
+     * A recurring job as the overview shows it (and {@code inspect}): {@code name}, {@code schedule}, {@code type},
+     * {@code nextRun}, {@code lastRun} (ISO-8601 or null) and {@code lastJob}.
+     */
+    public static Document recurringView(RecurringJob r) {
+        return new Document("name", r.name()).append("schedule", r.schedule().toString()).append("type", r.type())
+                .append("nextRun", r.nextRun().map(Object::toString).orElse(null))
+                .append("lastRun", r.lastRun().map(Object::toString).orElse(null))
+                .append("lastJob", r.lastJob().map(j -> String.valueOf(j.value())).orElse(null));
     }
 
     private Document status(DashboardInstance instance) {

@@ -47,10 +47,14 @@ class ConcurrencyKeysTest {
         AtomicInteger running = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(jobs);
+        CountDownLatch twoStarted = new CountDownLatch(2);
         JobQueue queue = JobQueue.builder(db).maxIdle(Duration.ofMillis(5)).handler("busy", ctx -> {
             most.accumulateAndGet(running.incrementAndGet(), Math::max);
+            twoStarted.countDown();
             try {
-                Thread.sleep(3);   // long enough for another worker to try; the limit holds however long
+                // the first job holds its place until a second runs beside it: the other two workers try for a third
+                // meanwhile, and the limit must refuse them
+                assertThat(twoStarted.await(60, TimeUnit.SECONDS)).isTrue();
             } finally {
                 running.decrementAndGet();
                 done.countDown();

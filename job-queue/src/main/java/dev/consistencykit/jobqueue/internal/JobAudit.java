@@ -140,8 +140,7 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
         }
         // jobs a relayer recorded held and went quiet on: recovery releases or withdraws them (the held index)
         if (out.size() < limit) {
-            Date cutoff = staleAfter.isZero() ? Date.from(clock.now().plusSeconds(1))
-                    : clock.cutoff(staleAfter);
+            Date cutoff = clock.cutoff(staleAfter);   // zero: every one, whatever the clock says
             for (Document job : store.heldBefore(cutoff, limit - out.size(), TYPE, JobSchema.HELD,
                     JobSchema.HELD_FROM, ENQUEUED)) {
                 Date enqueued = job.getDate(ENQUEUED);

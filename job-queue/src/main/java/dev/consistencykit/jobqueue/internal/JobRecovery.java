@@ -145,14 +145,9 @@ public final class JobRecovery implements PatternRecovery {
 
     /** The attempt of a worker that lost its lease, for the job's history: when it started, who, and the loss. */
     private Bson lostAttempt(Document job, boolean last, String error) {
-        int keep = config.attemptHistory();
-        if (keep == 0) {
-            return new Document();
-        }
-        Document entry = new Document("start", job.get(JobSchema.CLAIMED)).append("worker", job.get(OWNER))
-                .append("outcome", (last ? JobState.DEAD : JobState.TODO).stored()).append("error", error);
-        return Updates.pushEach(JobSchema.HISTORY, List.of(entry), new com.mongodb.client.model.PushOptions()
-                .slice(-keep));
+        return JobRunner.history(config, new Document("start", job.get(JobSchema.CLAIMED)).append("worker",
+                job.get(OWNER)).append("outcome", (last ? JobState.DEAD : JobState.TODO).stored()).append("error",
+                error));
     }
 
     /**
@@ -223,8 +218,7 @@ public final class JobRecovery implements PatternRecovery {
         store.close();
         long start = System.nanoTime();
         Swept swept = sweep(staleAfter.isZero() ? Leases.ALL : Leases.EXPIRED);
-        Date heldBefore = staleAfter.isZero() ? Date.from(clock.now().plusSeconds(1))
-                : clock.cutoff(staleAfter);
+        Date heldBefore = clock.cutoff(staleAfter);   // zero: every one, whatever the clock says
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
         // occurrences whose firer died after its write are relayed, those it died before are fired
         schedules.recover(staleAfter);

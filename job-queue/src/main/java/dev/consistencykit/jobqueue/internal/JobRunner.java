@@ -246,17 +246,20 @@ public final class JobRunner {
      * took (this process's clock), the worker, the outcome and the error.
      */
     Bson attempt(ClaimedJob claimed, JobState outcome, String error) {
-        int keep = config.attemptHistory();
-        if (keep == 0) {
-            return new Document();
-        }
         Document entry = new Document("start", claimed.job().get(CLAIMED))
                 .append("ms", (System.nanoTime() - claimed.claimedAt()) / 1_000_000)
                 .append("worker", claimed.claim().owner()).append("outcome", outcome.stored());
         if (error != null) {
             entry.append("error", error);
         }
-        return Updates.pushEach(JobSchema.HISTORY, List.of(entry), new PushOptions().slice(-keep));
+        return history(config, entry);
+    }
+
+    /** {@code entry} appended to a job's history, the oldest dropped beyond the setting; nothing when it is 0. */
+    static Bson history(JobQueueConfig config, Document entry) {
+        int keep = config.attemptHistory();
+        return keep == 0 ? new Document()
+                : Updates.pushEach(JobSchema.HISTORY, List.of(entry), new PushOptions().slice(-keep));
     }
 
     /**
