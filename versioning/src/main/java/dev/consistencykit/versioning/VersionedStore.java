@@ -40,9 +40,10 @@ import dev.consistencykit.versioning.internal.VersionWrites;
  * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
  *
  * <p>A change set's items are written as new version documents, then committed by one compare-and-set on the root
- * (three round trips). A reader reads the root, then the item versions that root commits, and the root again (three
- * round trips): it sees exactly one committed version of the whole tree, never part of a change set, never one that
- * lost a race or whose writer crashed, and it never waits for a writer. The package documentation explains how.
+ * ({@link #update}: the read and two writes; {@link #commit}: a stage and two writes). A reader reads the root, then the item
+ * versions that root commits, and the root again, in one aggregation (one round trip): it sees exactly one committed
+ * version of the whole tree, never part of a change set, never one that lost a race or whose writer crashed, and it
+ * never waits for a writer. The package documentation explains how.
  *
  * <p><b>What it guarantees.</b> Per root, versions are committed one at a time: 1, 2, 3…, each exactly one change
  * set made from the version before it; a writer whose base version moved gets a {@link VersionConflictException} and
@@ -144,7 +145,10 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
 
     /**
      * Commits {@code changeSet}: stage on the root, write the item versions, compare-and-set the root (three round
-     * trips). Committing a change set already committed (same id, same content) returns its result.
+     * trips). Committing a change set already committed (same id, same content) returns its result. Staged first
+     * because its id is the caller's, who may send it again: the stage finds it staged or committed before anything
+     * is written, and {@link #recover} can finish it. {@link #update}, whose change set is its own, commits without
+     * staging.
      *
      * @throws VersionConflictException     if another change set was committed on the same base first (before any
      *                                      write when it is already visible; otherwise this one's documents are
@@ -176,7 +180,8 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
     /**
      * The retry helper: reads the tree, lets {@code edit} add puts and deletes to a change set made from it, commits,
      * and on a conflict does it all again from a fresh read, up to {@link VersionedStoreConfig#conflictAttempts()}
-     * times. {@code edit} must depend only on the tree it is given.
+     * times: three round trips (the read, the item versions, the compare-and-set) when nothing conflicts. {@code edit}
+     * must depend only on the tree it is given.
      *
      * @throws VersionConflictException if every attempt lost a conflict
      * @throws InvalidInputException    if {@code edit} adds nothing, or something invalid
@@ -185,11 +190,16 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         Objects.requireNonNull(edit, "edit");
         VersionConflictException last = null;
         for (int attempt = 1; attempt <= config.conflictAttempts(); attempt++) {
-            VersionedTree tree = read(rootId);
+            VersionReads.Current current = calls.idempotent("read", () -> reads.current(rootId));
+            VersionedTree tree = current.tree();
             ChangeSet.Builder builder = ChangeSet.on(tree.rootId(), tree.version());
             edit.accept(tree, builder);
+            // a fresh id, made here: nobody can have staged or committed it, so no look-up of it is needed
+            ChangeSet changeSet = builder.build();
+            VersionWrites.Prepared p = writes.prepare(changeSet);
             try {
-                return commit(builder.build());
+                return calls.operation("commit", changeSet.id().value(),
+                        () -> new CommitResult(p.rootId(), changeSet.id(), writes.commitDirect(p, current).version()));
             } catch (VersionConflictException | ChangeSetAbandonedException e) {
                 last = e instanceof VersionConflictException c ? c
                         : new VersionConflictException(name(), e.documentId().orElse(null), tree.rootId(),
@@ -211,13 +221,13 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         }
     }
 
-    /** The whole tree at the root's committed version: three round trips. */
+    /** The whole tree at the root's committed version: one round trip. */
     public VersionedTree read(Object rootId) {
         return calls.idempotent("read", () -> reads.read(rootId));
     }
 
     /**
-     * The whole tree as it was committed at {@code version} (three round trips).
+     * The whole tree as it was committed at {@code version} (one round trip).
      *
      * @throws VersionPrunedException if the retention policy removed that version
      * @throws InvalidInputException  if {@code version} is negative or ahead of the root
@@ -226,14 +236,14 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         return calls.idempotent("read as of", () -> reads.readAsOf(rootId, version));
     }
 
-    /** Item {@code itemId} at the root's committed version, if it exists there (three round trips). */
+    /** Item {@code itemId} at the root's committed version, if it exists there (one round trip). */
     public Optional<Document> get(Object rootId, Object itemId) {
         return calls.idempotent("get", () -> reads.get(rootId, itemId));
     }
 
     /**
      * Item {@code itemId} at the root's committed version decoded as {@code type} with the database's codec registry
-     * (the record or POJO it was put as), if it exists there (three round trips).
+     * (the record or POJO it was put as), if it exists there (one round trip).
      *
      * @throws InvalidInputException if the stored item cannot be read as {@code type}
      */
@@ -297,9 +307,13 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         return calls.idempotent("settle", settlement::settle);
     }
 
-    /** Deletes the documents of abandoned change sets; returns how many. */
+    /**
+     * Deletes the documents of abandoned change sets, and of direct commits that can no longer commit (their writer
+     * quiet for {@link VersionedStoreConfig#staleAfter()} with the root still at their base: the root's fence moves
+     * on first); returns how many.
+     */
     public long cleanup() {
-        return calls.idempotent("clean up", maintenance::cleanup);
+        return calls.idempotent("clean up", () -> maintenance.cleanup());
     }
 
     /** Applies {@link VersionedStoreConfig#retention()} to every root; returns the documents deleted. */

@@ -56,6 +56,34 @@ class CrashExplorationTest {
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
+    /**
+     * The same change set made by {@code update}, which commits without staging (the read, the item versions, the
+     * compare-and-set): a writer that dies before its compare-and-set leaves documents no reader sees, and recovery's
+     * clean-up moves the root's fence on and deletes them, though the root never moved past their base.
+     */
+    @Test
+    void shouldShowTheWholeUpdateOrNoneOfItWhenCrashedAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client)
+                .name("updates")
+                .workload(CatalogueWorkload.edits(BEFORE).operation((db, random) -> Catalogue.store(db).build()
+                        .update(Catalogue.ROOT, (tree, change) -> {
+                            CHANGE.changes().forEach((item, value) -> {
+                                if (value.isPresent()) {
+                                    change.put(item, value.get());
+                                } else {
+                                    change.delete(item);
+                                }
+                            });
+                            CHANGE.meta().ifPresent(change::meta);
+                        })).endingIn(ALLOWED).readBeforeRecovery())
+                .recoveryFaults(true)
+                .build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
+                "insertMany versionItems", "updateOne versionRoots");
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
     // heavy: on a real engine only when asked (docs/servers.md): every write of maintenance over many versions, 450 s
     // there; the commit exploration beside it and the chaos runs exercise maintenance on every server
     @Tag("heavy")

@@ -58,14 +58,48 @@ class InterleavingTest {
     @Test
     void shouldNeverShowPartOfAVersionWhenAnyActorRunsAtAnyCallOfACommit(MongoTarget target) {
         Map<String, ChangeSet> changes = new HashMap<>();
-        InterleavingExplorer.Report report = InterleavingExplorer.builder(target)
+        InterleavingExplorer.Report report = actors(InterleavingExplorer.builder(target)
                 .name("versions")
                 .workload(CatalogueWorkload.edits(Catalogue.products(3)).retention(Retention.keepLast(1))
                         .seededBy(db -> {
                             Catalogue.seed(db, Catalogue.products(3));
                             changes.put(db.getName(), change(db, "first", 7));
                         })
-                        .operation((db, random) -> store(db).apply(changes.get(db.getName()))))
+                        .operation((db, random) -> store(db).apply(changes.get(db.getName())))))
+                .build().explore();
+
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    /**
+     * The same actors at every call of {@code update}, which commits without staging (read, item versions,
+     * compare-and-set): maintenance that fences the paused writer off and deletes its documents, a second writer that
+     * commits on the same base, and the readers.
+     */
+    @Test
+    void shouldNeverShowPartOfAVersionWhenAnyActorRunsAtAnyCallOfAnUpdate(MongoTarget target) {
+        InterleavingExplorer.Report report = actors(InterleavingExplorer.builder(target)
+                .name("updates")
+                .workload(CatalogueWorkload.edits(Catalogue.products(3)).retention(Retention.keepLast(1))
+                        .operation((db, random) -> store(db).update(ROOT, (tree, change) -> {
+                            Map<Object, Document> next = new HashMap<>(tree.items());
+                            for (String item : List.of("i0", "i1")) {
+                                Document value = Catalogue.product("updated-" + item, 11);
+                                change.put(item, value);
+                                next.put(item, value);
+                            }
+                            change.meta(Catalogue.checksum(next));
+                        }))))
+                .build().explore();
+
+        assertThat(report.calls()).contains("aggregate versionRoots", "insert versionItems", "update versionRoots");
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    private static InterleavingExplorer.Builder actors(InterleavingExplorer.Builder explorer) {
+        return explorer
                 .actor("maintenance", db -> {
                     store(db).recover(Duration.ZERO);
                     return List.of();
@@ -94,10 +128,6 @@ class InterleavingTest {
                         }
                     }
                     return problems;
-                })
-                .build().explore();
-
-        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
-        assertThat(report.violations()).as(report.toString()).isEmpty();
+                });
     }
 }

@@ -22,16 +22,18 @@ import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
- * A reader that read the root at version 1 and is delayed before its item query, while version 2 is committed and
- * retention ({@code keepLast(1)}) settles and prunes version 1: it must never return version 1 as a tree that was never
- * a version (only the items that version 2 did not replace).
+ * A reader that asked for version 1 (or the current version, then 1) and is delayed before its read reaches the server,
+ * while version 2 is committed and retention ({@code keepLast(1)}) settles and prunes version 1: it must never return
+ * version 1 as a tree that was never a version (only the items that version 2 did not replace). The read is one
+ * aggregation (the root, the item versions, the floor again): a prune between its stages on the server is held by
+ * the floor read last, which {@code ReadAggregationOrderTest} checks on every server.
  */
 @ExtendWith(MongoTestExtension.class)
 class ReaderVersusRetentionTest {
 
     private static final String ROOT = Catalogue.ROOT;
 
-    /** Pauses the first {@code find} on the items collection sent by the thread that arms it. */
+    /** Pauses the first read of a tree (an aggregation on the roots) sent by the thread that arms it. */
     private static final class PauseBeforeItems implements CommandListener {
         private final CountDownLatch paused = new CountDownLatch(1);
         private final CountDownLatch release = new CountDownLatch(1);
@@ -39,8 +41,8 @@ class ReaderVersusRetentionTest {
 
         @Override
         public void commandStarted(CommandStartedEvent event) {
-            if (Thread.currentThread() == armed && "find".equals(event.getCommandName())
-                    && VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION.equals(event.getCommand().getString("find")
+            if (Thread.currentThread() == armed && "aggregate".equals(event.getCommandName())
+                    && VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION.equals(event.getCommand().getString("aggregate")
                     .getValue())) {
                 armed = null;
                 paused.countDown();
@@ -65,7 +67,7 @@ class ReaderVersusRetentionTest {
                 pause.armed = Thread.currentThread();
                 return read.apply(store);
             });
-            assertThat(pause.paused.await(10, TimeUnit.SECONDS)).as("the reader read the root").isTrue();
+            assertThat(pause.paused.await(10, TimeUnit.SECONDS)).as("the reader sent its read").isTrue();
             store.commit(ChangeSet.on(ROOT, 1).put("x", Catalogue.product("X", 2)).build());
             store.recover(Duration.ZERO);
             assertThat(store.versions(ROOT)).extracting(VersionInfo::version).containsExactly(2L);

@@ -35,7 +35,7 @@ class VersionedStoreBehaviourTest {
     }
 
     @Test
-    void shouldCommitInThreeRoundTripsAndReadTheWholeTreeInThree(MongoTarget target, MongoDatabase db) {
+    void shouldCommitInThreeRoundTripsAndReadTheWholeTreeInOne(MongoTarget target, MongoDatabase db) {
         VersionedStore store = ready(db);
         ChangeSet change = ChangeSet.on(ROOT, 1).put("i0", Catalogue.product("A", 1))
                 .put("i1", Catalogue.product("B", 2)).delete("i2").build();
@@ -43,6 +43,9 @@ class VersionedStoreBehaviourTest {
 
         long commitTrips;
         long readTrips;
+        long updateTrips;
+        long readAsOfTrips;
+        long getTrips;
         VersionedTree tree;
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
             store.commit(change);
@@ -50,10 +53,22 @@ class VersionedStoreBehaviourTest {
             counter.reset();
             tree = store.read(ROOT);
             readTrips = counter.snapshot().commands();
+            counter.reset();
+            store.update(ROOT, (current, edit) -> edit.put("i3", Catalogue.product("C", 3)));
+            updateTrips = counter.snapshot().commands();
+            counter.reset();
+            store.readAsOf(ROOT, 2);
+            readAsOfTrips = counter.snapshot().commands();
+            counter.reset();
+            store.get(ROOT, "i0");
+            getTrips = counter.snapshot().commands();
         }
 
-        assertThat(commitTrips).isEqualTo(3);
-        assertThat(readTrips).as("the root, the items, the root's floor again").isEqualTo(3);
+        assertThat(commitTrips).as("stage, the item versions, the compare-and-set").isEqualTo(3);
+        assertThat(readTrips).as("one aggregation: the root, the items, the root's floor again").isEqualTo(1);
+        assertThat(updateTrips).as("the read, the item versions, the compare-and-set").isEqualTo(3);
+        assertThat(readAsOfTrips).isEqualTo(1);
+        assertThat(getTrips).isEqualTo(1);
         assertThat(tree.version()).isEqualTo(2);
         assertThat(tree.items()).containsOnlyKeys("i0", "i1");
         assertThat(tree.item("i0")).contains(Catalogue.product("A", 1));

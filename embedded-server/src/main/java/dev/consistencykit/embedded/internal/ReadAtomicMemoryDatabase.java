@@ -75,6 +75,9 @@ final class ReadAtomicMemoryDatabase extends MemoryDatabase {
         if (command.equalsIgnoreCase("dropIndexes") && "*".equals(query.get("index"))) {
             return dropAllIndexes(channel, query, databaseResolver, oplog);
         }
+        if (command.equalsIgnoreCase("aggregate") && IndexedAggregation.applies(query)) {
+            return IndexedAggregation.run(this, query, databaseResolver, oplog);
+        }
         Document result = super.handleCommand(channel, command, query, databaseResolver, oplog);
         if (command.equalsIgnoreCase("insert") && result.get("writeErrors") instanceof List<?> errors
                 && !errors.isEmpty() && query.get("documents") instanceof List<?> documents) {

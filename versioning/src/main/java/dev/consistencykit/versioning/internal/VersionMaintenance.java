@@ -9,6 +9,8 @@ import static com.mongodb.client.model.Filters.and;
 import static dev.consistencykit.versioning.internal.VersionSchema.AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
 import static dev.consistencykit.versioning.internal.VersionSchema.CS;
+import static dev.consistencykit.versioning.internal.VersionSchema.DIRECT;
+import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
@@ -124,7 +126,7 @@ public final class VersionMaintenance implements PatternRecovery {
                     Duration.ofNanos(System.nanoTime() - start));
         }
         long settled = settlement.settle();
-        long cleaned = cleanup();
+        long cleaned = cleanup(staleAfter);
         long pruned = prune();
         if (examined + settled + cleaned + pruned > 0) {
             LOG.info("[{}] recovery: {} stale change sets ({} committed, {} abandoned, {} left to others), {} versions"
@@ -161,26 +163,39 @@ public final class VersionMaintenance implements PatternRecovery {
                 ? Decision.BACK : Decision.NONE;
     }
 
+    /** {@link #cleanup(Duration)} of the direct commits quiet for the instance's {@code staleAfter}. */
+    public long cleanup() {
+        return cleanup(config.staleAfter());
+    }
+
     /**
      * Deletes item versions that no root stages or commits: those of abandoned attempts, including any a paused
-     * writer inserted after its attempt was abandoned. Reads the documents first and the roots second, and deletes
-     * only unmarked documents, so an attempt staged, committed or settled meanwhile is never touched.
+     * writer inserted after its attempt was abandoned, and those of direct commits that can no longer commit — the
+     * root moved past their base, or their writer went quiet for {@code staleAfter} with the root still at its base
+     * and clean-up moved the root's fence on first. Reads the documents first and the roots second, and deletes only
+     * unmarked documents, so an attempt staged, committed or settled meanwhile is never touched.
      */
-    public long cleanup() {
+    public long cleanup(Duration staleAfter) {
         Map<Object, Set<List<Object>>> candidates = new LinkedHashMap<>();
-        for (Document d : store.uncommittedItems("find uncommitted item versions", ROOT, VERSION, ATT)) {
+        Set<List<Object>> direct = new HashSet<>();
+        for (Document d : store.uncommittedItems("find uncommitted item versions", ROOT, VERSION, ATT, DIRECT)) {
             if (!(d.get(ATT) instanceof ObjectId att) || !(d.get(VERSION) instanceof Number version)) {
                 // not an attempt's item version: written by something else, never this clean-up's to delete
                 LOG.warn("[{}] item version {} holds no attempt's version and id; left alone", name,
                         Values.show(d.get("_id")));
                 continue;
             }
-            candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>()).add(List.of(version.longValue(), att));
+            List<Object> key = List.of(version.longValue(), att);
+            candidates.computeIfAbsent(d.get(ROOT), k -> new HashSet<>()).add(key);
+            if (Boolean.TRUE.equals(d.get(DIRECT))) {
+                direct.add(key);
+            }
         }
+        Date cutoff = clock.cutoff(staleAfter);
         long deleted = 0;
         for (Map.Entry<Object, Set<List<Object>>> e : candidates.entrySet()) {
             Object rootId = e.getKey();
-            Document root = store.root(rootId, "read root", PENDING, UNSETTLED);
+            Document root = store.root(rootId, "read root", VERSION, FENCE, PENDING, UNSETTLED);
             if (root == null) {
                 LOG.warn("[{}] {} uncommitted item versions belong to root {}, which does not exist; left alone",
                         name, e.getValue().size(), rootId);
@@ -193,13 +208,30 @@ public final class VersionMaintenance implements PatternRecovery {
             for (Object value : unsettled(root).values()) {
                 live.add(List.of(number((Document) value, V), ((Document) value).getObjectId(ATT)));
             }
+            long version = number(root, VERSION);
+            boolean fenced = false;
             long rootDeleted = 0;
             for (List<Object> key : e.getValue()) {
-                if (!live.contains(key)) {
-                    rootDeleted += Passes.orLeftToNextPass(name, "clean-up: the abandoned versions of root "
-                            + Values.show(rootId), 0L,
-                            () -> writes.deleteAttempt(rootId, (Long) key.get(0), (ObjectId) key.get(1)));
+                if (live.contains(key)) {
+                    continue;
                 }
+                if (direct.contains(key) && (Long) key.get(0) > version) {
+                    // a direct commit whose base is still the root's version: its writer may still compare-and-set,
+                    // unless the fence moved since it read the root
+                    if (!((ObjectId) key.get(1)).getDate().before(cutoff)) {
+                        continue;
+                    }
+                    if (!fenced) {
+                        fenced = Passes.orLeftToNextPass(name, "clean-up: fencing root " + Values.show(rootId),
+                                false, () -> store.moveFence(rootId, number(root, FENCE), version));
+                        if (!fenced) {
+                            continue;
+                        }
+                    }
+                }
+                rootDeleted += Passes.orLeftToNextPass(name, "clean-up: the abandoned versions of root "
+                        + Values.show(rootId), 0L,
+                        () -> writes.deleteAttempt(rootId, (Long) key.get(0), (ObjectId) key.get(1)));
             }
             if (rootDeleted > 0) {
                 long count = rootDeleted;

@@ -11,12 +11,14 @@ import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
 import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
 import static dev.consistencykit.versioning.internal.VersionSchema.META;
 import static dev.consistencykit.versioning.internal.VersionSchema.N;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.V;
 import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
 import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
@@ -73,36 +75,55 @@ public final class VersionReads {
     static final int MAX_READ_ATTEMPTS = 16;
 
     /**
-     * The committed tree at the root's current version: three round trips. The root, the items, and the root's floor
-     * again: if retention pruned the version while its items were being read (a pruner in another process, whatever
+     * The committed tree at the root's current version, with what a direct commit made from it needs: one round trip
+     * (one aggregation, which reads the root, then the item versions that may be visible, then the root's floor
+     * again). If retention pruned the version while its items were being read (a pruner in another process, whatever
      * its own settings), the tree read may be partial, so the read starts again at the then current version.
      */
-    public VersionedTree read(Object rootId) {
+    public Current current(Object rootId) {
         Object id = store.rootId(rootId);
         for (int attempt = 1; ; attempt++) {
-            Document root = findRootForRead(id);
+            VersionStore.TreeRead read = readTree(id, null, null);
+            Document root = read.root();
             long version = number(root, VERSION);
-            Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-            if (stillAbove(id, version, attempt)) {
+            Map<Object, Document> tree = visibleItems(read.items(), unsettledAtts(root));
+            if (stillAbove(id, version, read.floorAfter(), attempt)) {
                 counters.treeReads.increment();
-                return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
-                        Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
+                return new Current(new VersionedTree(id, version, tree,
+                        Optional.ofNullable(root.get(META, Document.class)),
+                        Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant)),
+                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT));
             }
         }
     }
 
     /**
-     * Whether {@code version} is still at or above the root's floor, after its items were read; false means that
+     * A tree read at the root's current version, with the root's fence and its count of unsettled versions as read
+     * with it: what {@link VersionWrites#commitDirect} needs.
+     */
+    public record Current(VersionedTree tree, long fence, int unsettledCount) {
+    }
+
+    /** The committed tree at the root's current version: one round trip ({@link #current}). */
+    public VersionedTree read(Object rootId) {
+        return current(rootId).tree();
+    }
+
+    VersionStore.TreeRead readTree(Object id, Long version, Object item) {
+        VersionStore.TreeRead read = store.readTree(id, version, item);
+        if (read == null) {
+            throw new UnknownRootException(name, id);
+        }
+        return read;
+    }
+
+    /**
+     * Whether {@code version} is still at or above the root's floor as read after its items; false means that
      * retention pruned it meanwhile and a current read must start again.
      *
      * @throws VersionPrunedException when reads kept being overtaken by pruning
      */
-    boolean stillAbove(Object id, long version, int attempt) {
-        Document again = store.root(id, "re-read root floor", FLOOR);
-        if (again == null) {
-            throw new UnknownRootException(name, id);
-        }
-        long floor = number(again, FLOOR);
+    boolean stillAbove(Object id, long version, long floor, int attempt) {
         if (version >= floor) {
             return true;
         }
@@ -114,18 +135,23 @@ public final class VersionReads {
         return false;
     }
 
-    /** The committed tree as of {@code version}: three round trips (four for the meta of a settled version). */
+    /**
+     * The committed tree as of {@code version}: one round trip (the root, the history record of that version, the
+     * item versions that may be visible at it, the root's floor again).
+     */
     public VersionedTree readAsOf(Object rootId, long version) {
         Object id = store.rootId(rootId);
-        Document root = findRootForRead(id);
+        if (version < 0) {
+            throw new InvalidInputException(name, "version", "version must be >= 0, was " + version);
+        }
+        VersionStore.TreeRead read = readTree(id, version, null);
+        Document root = read.root();
         long current = number(root, VERSION);
         checkAnswerable(id, root, version);
-        Map<Object, Document> tree = visibleItems(id, version, unsettledAtts(root));
-        Document again = store.root(id, "re-read root floor", FLOOR);
-        long floor = again == null ? Long.MAX_VALUE : number(again, FLOOR);
-        if (version < floor) {
+        Map<Object, Document> tree = visibleItems(read.items(), unsettledAtts(root));
+        if (version < read.floorAfter()) {
             // pruned while its items were read: the tree may be partial, so it is not returned
-            throw new VersionPrunedException(name, id, version, floor);
+            throw new VersionPrunedException(name, id, version, read.floorAfter());
         }
         counters.treeReads.increment();
         if (version == current) {
@@ -134,7 +160,8 @@ public final class VersionReads {
         }
         Document entry = unsettledEntry(root, version);
         if (entry == null) {
-            entry = store.recordOfVersion(id, id, version, "read version record");
+            // settled before the root was read: its record was written before it left the root
+            entry = read.record();
         }
         Optional<Document> meta = entry == null ? Optional.empty() : Optional.ofNullable(entry.get(META, Document
                 .class));
@@ -159,25 +186,19 @@ public final class VersionReads {
     }
 
     /**
-     * Item {@code itemId} at the root's current version: three round trips (the root, the item's versions, the root's
-     * floor again, so that a version pruned meanwhile is never answered from a partial read).
+     * Item {@code itemId} at the root's current version: one round trip (the root, the item's versions that may be
+     * visible, the root's floor again, so that a version pruned meanwhile is never answered from a partial read).
      */
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = store.rootId(rootId);
         Object item = normalize(Ids.documentId(name, "itemId", itemId, store.codecs()));
         for (int attempt = 1; ; attempt++) {
-            Document root = findRootForRead(id);
+            VersionStore.TreeRead read = readTree(id, null, item);
+            Document root = read.root();
             long version = number(root, VERSION);
-            Map<Long, ObjectId> unsettled = unsettledAtts(root);
-            Optional<Document> found = Optional.empty();
-            for (Document d : store.itemVersionsNewestFirst(id, item, version)) {
-                if (visible(d, unsettled)) {
-                    found = d.getBoolean(DELETED, false) ? Optional.empty() : Optional.of(d.get(VALUE, Document.class));
-                    break;
-                }
-            }
-            if (stillAbove(id, version, attempt)) {
-                return found;
+            Document found = visibleItems(read.items(), unsettledAtts(root)).get(item);
+            if (stillAbove(id, version, read.floorAfter(), attempt)) {
+                return Optional.ofNullable(found);
             }
         }
     }
@@ -224,14 +245,15 @@ public final class VersionReads {
     }
 
     /**
-     * For each item: its newest version at or below {@code version} that the root commits, unless a committed version
-     * at or below {@code version} replaced it. Newest first, so that a concurrent prune (which deletes older documents
-     * before newer ones) can never show an older value without the newer tombstone.
+     * For each item: its newest version among {@code itemVersions} (those that may be visible at the version read)
+     * that the root commits. Newest first, so that a version replaced by a newer committed one is never shown.
      */
-    Map<Object, Document> visibleItems(Object rootId, long version, Map<Long, ObjectId> unsettled) {
+    static Map<Object, Document> visibleItems(List<Document> itemVersions, Map<Long, ObjectId> unsettled) {
+        List<Document> newestFirst = new ArrayList<>(itemVersions);
+        newestFirst.sort((a, b) -> Long.compare(number(b, VERSION), number(a, VERSION)));
         Map<Object, Document> tree = new HashMap<>();
         Set<Object> decided = new HashSet<>();
-        for (Document d : store.itemsVisibleAt(rootId, version, ITEM, VERSION, ATT, COMMITTED, DELETED, VALUE)) {
+        for (Document d : newestFirst) {
             Object item = d.get(ITEM);
             if (decided.contains(item) || !visible(d, unsettled)) {
                 continue;

@@ -44,6 +44,11 @@ final class VersionSchema {
     static final String ABANDONED = "abandoned";
     static final String META = "meta";
     static final String COMMITTED_AT = "committedAt";
+    /**
+     * Moved on by clean-up before it deletes the documents of a direct commit whose writer went quiet with the root
+     * still at its base: a direct commit matches only the fence it read (absent reads as 0).
+     */
+    static final String FENCE = "fence";
     // attempt entry fields (pending, unsettled, history)
     static final String CS = "cs";
     static final String ATT = "att";
@@ -59,6 +64,8 @@ final class VersionSchema {
     static final String UNTIL = "until";
     static final String DELETED = "deleted";
     static final String VALUE = "value";
+    /** On an item version written by a direct commit (not staged on the root first). */
+    static final String DIRECT = "direct";
 
     static final DocumentCodec CODEC = new DocumentCodec(MongoClientSettings.getDefaultCodecRegistry());
 
@@ -112,6 +119,12 @@ final class VersionSchema {
             out.put(number(entry, V), entry.getObjectId(ATT));
         }
         return out;
+    }
+
+    /** The root's fence is {@code fence} (a root written before fences existed has none: that reads as 0). */
+    static org.bson.conversions.Bson fenceIs(long fence) {
+        return fence == 0 ? com.mongodb.client.model.Filters.in(FENCE, 0L, null)
+                : com.mongodb.client.model.Filters.eq(FENCE, fence);
     }
 
     static long number(Document d, String field) {

@@ -19,7 +19,9 @@ import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.META;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
+import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
 import static dev.consistencykit.versioning.internal.VersionSchema.V;
 import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
 import static dev.consistencykit.versioning.internal.VersionSchema.normalize;
@@ -43,6 +45,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
@@ -203,6 +206,101 @@ public final class VersionStore implements PatternSetup {
             throw new UnknownRootException(name, id);
         }
         return root;
+    }
+
+    /** What one aggregation read of a tree returned: the root, the item versions, the floor after, a record. */
+    record TreeRead(Document root, List<Document> items, long floorAfter, Document record) {
+    }
+
+    /**
+     * One round trip: the root, then its item versions that may be visible at {@code version} (at the current version
+     * when it is {@code null}; of item {@code item} alone when it is not {@code null}), then the root's floor again,
+     * in that order on the server, and the history record of {@code version} (when given). {@code null} if there is
+     * no such root. A tree too large for one reply comes in more batches of the same cursor.
+     */
+    TreeRead readTree(Object id, Long version, Object item) {
+        List<Bson> itemFilter = new ArrayList<>(List.of(eq(ROOT, id)));
+        if (item != null) {
+            itemFilter.add(eq(ITEM, item));
+        }
+        List<Bson> itemStages = new ArrayList<>();
+        Document lookup = new Document("from", items.getNamespace().getCollectionName());
+        if (version == null) {
+            // at the version of the root read just before, whatever is committed and settled after it: a settlement
+            // after the root was read stamps "until" with a later version, so the version read decides
+            itemStages.add(Aggregates.match(and(itemFilter)));
+            itemStages.add(Aggregates.match(Filters.expr(new Document("$and", List.of(
+                    new Document("$lte", List.of("$" + VERSION, "$$v")),
+                    new Document("$gt", List.of("$" + UNTIL, "$$v")))))));
+            lookup.append("let", new Document("v", "$" + VERSION));
+        } else {
+            itemFilter.add(lte(VERSION, version));
+            itemFilter.add(gt(UNTIL, version));
+            itemStages.add(Aggregates.match(and(itemFilter)));
+        }
+        itemStages.add(Aggregates.project(Projections.fields(Projections.excludeId(), Projections.include(ITEM,
+                VERSION, ATT, COMMITTED, DELETED, VALUE))));
+        List<Bson> pipeline = new ArrayList<>();
+        pipeline.add(Aggregates.match(eq("_id", id)));
+        if (version != null) {
+            pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
+                    .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), eq(V, version))),
+                            Aggregates.project(Projections.fields(Projections.excludeId(),
+                                    Projections.include(META, AT, ATT)))))
+                    .append("as", "record")));
+        }
+        pipeline.add(new Document("$lookup", lookup.append("pipeline", itemStages).append("as", "items")));
+        pipeline.add(new Document("$unwind", new Document("path", "$items")
+                .append("preserveNullAndEmptyArrays", true)));
+        pipeline.add(new Document("$lookup", new Document("from", roots.getNamespace().getCollectionName())
+                .append("pipeline", List.of(Aggregates.match(eq("_id", id)), Aggregates.project(
+                        Projections.fields(Projections.excludeId(), Projections.include(FLOOR)))))
+                .append("as", "again")));
+        List<Document> out = retry.execute(name, id, "read tree",
+                () -> roots.aggregate(pipeline).batchSize(READ_BATCH).into(new ArrayList<>()));
+        if (out.isEmpty()) {
+            return null;
+        }
+        List<Document> found = new ArrayList<>(out.size());
+        long floorAfter = Long.MAX_VALUE;
+        for (Document d : out) {
+            if (d.get("items") instanceof Document itemVersion) {
+                found.add(itemVersion);
+            }
+            // the floor read after the last item version: a version pruned meanwhile shows here
+            floorAfter = d.getList("again", Document.class).stream().findFirst()
+                    .map(again -> VersionSchema.number(again, FLOOR)).orElse(Long.MAX_VALUE);
+        }
+        Document first = out.get(0);
+        Document record = version == null ? null
+                : first.getList("record", Document.class).stream().findFirst().orElse(null);
+        return new TreeRead(first, found, floorAfter, record);
+    }
+
+    /** How many item versions a tree read asks for in its first reply (the server caps a reply at 16 MiB). */
+    static final int READ_BATCH = 10_000;
+
+    /**
+     * One round trip: the root and the history record of change set {@code changeSetId} (in {@code record}, empty
+     * when it has none); {@code null} if there is no such root.
+     */
+    Document rootWithRecordOf(Object id, Object changeSetId) {
+        List<Bson> pipeline = List.of(Aggregates.match(eq("_id", id)),
+                new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
+                        .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), eq(CS, changeSetId))),
+                                Aggregates.limit(1)))
+                        .append("as", "record")));
+        return retry.execute(name, changeSetId, "read root", () -> roots.aggregate(pipeline).first());
+    }
+
+    /**
+     * Moves the root's fence on from {@code fence}, so that no direct commit made from a read before it can match;
+     * whether it moved.
+     */
+    boolean moveFence(Object rootId, long fence, long version) {
+        return retry.execute(name, rootId, "fence off direct commits", () -> roots.updateOne(
+                and(eq("_id", rootId), VersionSchema.fenceIs(fence), eq(VERSION, version)),
+                Updates.inc(VersionSchema.FENCE, 1L)).getMatchedCount()) == 1;
     }
 
     /** The root's {@code fields} as read for {@code what}; {@code null} if there is none. */

@@ -18,6 +18,7 @@ import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_STATE;
 import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.DIRECT;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionSchema.FP;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
@@ -76,6 +77,7 @@ import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.ChangeSetAbandonedException;
+import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionConflictException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
@@ -228,6 +230,86 @@ public final class VersionWrites {
         return finish(p, stage(p));
     }
 
+    /**
+     * Commits {@code p} directly: writes its item versions, then compare-and-sets the root (two round trips), made
+     * from {@code read}, the root as read with the base version ({@link VersionReads#current}), for a change set
+     * nobody else may have used yet (a fresh id). Nothing is staged: a writer that goes quiet before its
+     * compare-and-set leaves documents no reader sees, which clean-up deletes once the root moved past their base
+     * or, if it did not, once it moved the root's fence on, which this commit's compare-and-set requires unmoved.
+     *
+     * @throws VersionConflictException if another change set was committed on the base first, or clean-up fenced
+     *                                  this writer off (its documents are then deleted again)
+     */
+    public Committed commitDirect(Prepared p, VersionReads.Current read) {
+        store.verifyIndexes();
+        if (read.tree().version() != p.base()) {
+            throw new IllegalArgumentException("the change set's base " + p.base() + " is not the version read, "
+                    + read.tree().version());
+        }
+        if (read.unsettledCount() >= config.settleThreshold()) {
+            settleBeforeStaging(p.rootId());
+        }
+        return writeAndSet(p, read.fence());
+    }
+
+    /** Writes the item versions of a direct commit, then compare-and-sets the root at its base and fence. */
+    Committed writeAndSet(Prepared p, long fence) {
+        Attempt a = Attempt.of(p, new ObjectId());
+        List<Document> docs = new ArrayList<>(p.size());
+        p.values().forEach((item, value) -> docs.add(itemDocument(a.rootId(), item, a.version(), a.att(), a.id(),
+                value).append(DIRECT, true)));
+        store.insertItemVersions(p.id(), docs);
+        Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()), VersionSchema.fenceIs(fence),
+                exists(PENDING + "." + a.slot(), false), exists(UNSETTLED + "." + a.slot(), false));
+        Document entry = new Document(CS, a.id()).append(ATT, a.att()).append(V, a.version()).append(N, a.size())
+                .append(FP, a.fingerprint());
+        if (a.meta() != null) {
+            entry.append(META, a.meta());
+        }
+        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
+                entry), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
+                Updates.currentDate(COMMITTED_AT), Updates.inc(UNSETTLED_COUNT, 1));
+        if (store.commit(a.id(), filter, update)) {
+            return committedNow(a);
+        }
+        return afterFailedDirect(p, a);
+    }
+
+    Committed committedNow(Attempt a) {
+        counters.committed.increment();
+        Listeners.call(name, () -> listener.onCommitted(a.rootId(), a.operationId(), a.version(), false));
+        LOG.debug("[{}] committed change set {} as version {} of root {}", name, a.id(), a.version(), a.rootId());
+        return new Committed(a.version(), true);
+    }
+
+    /**
+     * A direct compare-and-set matched nothing: committed anyway (its reply was lost), or the change set was
+     * committed by another call, or the root moved or was fenced: then this attempt's documents are deleted.
+     */
+    Committed afterFailedDirect(Prepared p, Attempt a) {
+        Document root = store.rootWithRecordOf(a.rootId(), a.id());
+        if (root == null) {
+            throw new UnknownRootException(name, a.rootId());
+        }
+        if (isCommitted(root, a)) {
+            return committedNow(a);
+        }
+        deleteAttempt(a.rootId(), a.version(), a.att());
+        Optional<Long> done = committedVersionOf(root, p, recordIn(root));
+        if (done.isPresent()) {
+            return new Committed(done.get(), false);
+        }
+        long current = number(root, VERSION);
+        counters.conflicts.increment();
+        Listeners.call(name, () -> listener.onConflict(a.rootId(), a.operationId(), a.base(), current));
+        throw new VersionConflictException(name, a.id(), a.rootId(), a.base(), current);
+    }
+
+    static Document recordIn(Document rootWithRecord) {
+        List<Document> records = rootWithRecord.getList("record", Document.class, List.of());
+        return records.isEmpty() ? null : records.get(0);
+    }
+
     /** Stages {@code p} and writes its item documents, for recovery (or a later call) to commit: two round trips. */
     public void submit(Prepared p) {
         Attempt a = stage(p);
@@ -371,6 +453,11 @@ public final class VersionWrites {
     }
 
     Optional<Long> committedVersionOf(Document root, Prepared p) {
+        return committedVersionOf(root, p, store.recordOfChangeSet(p.rootId(), p.id()));
+    }
+
+    /** The version {@code p} was committed as, from the root and the change set's record read before. */
+    Optional<Long> committedVersionOf(Document root, Prepared p, Document record) {
         for (Object value : unsettled(root).values()) {
             Document entry = (Document) value;
             if (Objects.equals(entry.get(CS), p.id())) {
@@ -378,7 +465,6 @@ public final class VersionWrites {
                 return Optional.of(number(entry, V));
             }
         }
-        Document record = store.recordOfChangeSet(p.rootId(), p.id());
         if (record != null) {
             checkFingerprint(p, record.getString(FP));
             return Optional.of(number(record, V));
