@@ -24,8 +24,17 @@
  *   still staged. It sets the version, removes the attempt from {@code pending}, and records
  *   {@code unsettled.<slot> = {v: N, att, …}}: version N is the documents of that attempt. The loser of a race, and
  *   any attempt abandoned by recovery, can never pass it again.</li>
- *   <li><b>Reading</b> (three round trips): the root gives version V and its {@code unsettled} map; then one query
- *   takes the item documents at or below V that no committed version at or below V replaced (newest first). A document
+ *   <li><b>Committing without staging</b> ({@link VersionedStore#update}, whose change set id is its own, so nobody
+ *   can have used it): the read that made the change set gave the root's version and its {@code fence}; the item
+ *   documents are written (marked {@code direct}), then one compare-and-set on the root — version still the base,
+ *   fence unmoved, no attempt of that change set staged or unsettled — commits them: three round trips with
+ *   the read. A writer that goes quiet before its compare-and-set leaves documents no reader counts; clean-up deletes
+ *   them once the root moved past their base, or, if it did not, once their writer was quiet for {@code staleAfter}:
+ *   then it first moves the root's fence on (a compare-and-set on fence and version), so that writer can never
+ *   commit them. The fence is on the root and only ever moves forward: nothing removes the evidence.</li>
+ *   <li><b>Reading</b> (one round trip, one aggregation): the root gives version V and its {@code unsettled} map;
+ *   then, in the same pipeline, a {@code $lookup} takes the item documents at or below V that no committed version at
+ *   or below V replaced, and a last {@code $lookup} reads the root's floor again. A document
  *   counts only if it is marked {@code committed}, or its (version, attempt) is the one {@code unsettled} names.
  *   Everything else, a loser's or a crashed writer's documents at any number, even at a number that was later
  *   committed by someone else, is ignored: the naive scheme ("write at root+1, then compare-and-set") exposes
@@ -45,10 +54,10 @@
  *   Both decisions are compare-and-sets on the root, so a writer and any number of recoverers agree.</li>
  *   <li><b>Retention</b> raises the root's {@code floor}, then deletes documents replaced at or below it, and
  *   committed tombstones at or below it. Time travel below the floor answers {@link VersionPrunedException}; a
- *   time-travel read re-reads the floor after its query, so a concurrent prune can never give it a partial
- *   answer.</li>
+ *   read takes the floor again after its items (the last stage of its aggregation, run on the server after the item
+ *   stage for the same root), so a concurrent prune can never give it a partial answer.</li>
  * </ul>
- * <p>Nothing depends on clocks: server time only decides when recovery may take a staged attempt over, and taking it
- * over early is safe.
+ * <p>Nothing depends on clocks: server time only decides when recovery may take a staged attempt over, or clean-up
+ * fence a quiet direct writer off, and doing either early is safe (the writer gets a conflict).
  */
 package dev.consistencykit.versioning;

@@ -26,11 +26,11 @@ public final class VersioningSample {
         VersionedStore store = VersionedStore.builder(db).retention(Retention.keepLast(100)).build();
         store.ensureIndexes();                                  // unique {root, item, version, att}; readers' and cleanup's
         store.createRoot("catalogue");                          // version 0, no items
-        VersionedTree tree = store.read("catalogue");           // 3 round trips: root, versions it commits, floor again
+        VersionedTree tree = store.read("catalogue");           // 1 round trip: root, versions it commits, floor again
         store.commit(ChangeSet.on("catalogue", tree.version())  // 3 round trips: stage, write items, compare-and-set root
                 .put("shoes", new Document("title", "Shoes").append("price", 4_900))
                 .delete("hats").meta(new Document("by", "ann")).build());   // VersionConflictException if the base moved
-        store.update("catalogue", (current, change) ->          // the retry helper: re-reads and re-applies on conflict
+        store.update("catalogue", (current, change) ->          // read, write items, compare-and-set: no stage needed
                 change.put("shoes", new Document(current.item("shoes").orElseThrow()).append("price", 3_900)));
         VersionedTree before = store.readAsOf("catalogue", 1);  // time travel; VersionPrunedException below retention
         VersionDiff diff = store.diff("catalogue", 1, 2);       // also get(root, item), history(root, item), versions(root)

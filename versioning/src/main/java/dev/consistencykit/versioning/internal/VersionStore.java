@@ -281,7 +281,7 @@ public final class VersionStore implements PatternSetup {
     static final int READ_BATCH = 10_000;
 
     /**
-     * One round trip: the root and the history record of change set {@code changeSetId} (in {@code record}, empty
+     * A single command: the root and the history record of change set {@code changeSetId} (in {@code record}, empty
      * when it has none); {@code null} if there is no such root.
      */
     Document rootWithRecordOf(Object id, Object changeSetId) {
