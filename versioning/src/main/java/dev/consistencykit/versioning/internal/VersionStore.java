@@ -11,8 +11,10 @@ import static dev.consistencykit.versioning.internal.VersionSchema.ABANDONED;
 import static dev.consistencykit.versioning.internal.VersionSchema.AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
 import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
+import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
@@ -20,6 +22,9 @@ import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
 import static dev.consistencykit.versioning.internal.VersionSchema.META;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
 import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
 import static dev.consistencykit.versioning.internal.VersionSchema.V;
@@ -242,6 +247,13 @@ public final class VersionStore implements PatternSetup {
                 VERSION, ATT, COMMITTED, DELETED, VALUE))));
         List<Bson> pipeline = new ArrayList<>();
         pipeline.add(Aggregates.match(eq("_id", id)));
+        // what a read uses of the root, no more: each item version of the reply carries it
+        List<String> rootFields = new ArrayList<>(List.of(VERSION, FLOOR, FENCE, UNSETTLED, UNSETTLED_COUNT, META,
+                COMMITTED_AT));
+        if (version != null) {
+            rootFields.add(UNSETTLED_AT);   // the commit time of an unsettled version read as of
+        }
+        pipeline.add(Aggregates.project(Projections.include(rootFields)));
         if (version != null) {
             pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
                     .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), eq(V, version))),
