@@ -263,7 +263,18 @@ public final class VersionStore implements PatternSetup {
         }
         pipeline.add(new Document("$lookup", lookup.append("pipeline", itemStages).append("as", "items")));
         pipeline.add(new Document("$unwind", new Document("path", "$items")
-                .append("preserveNullAndEmptyArrays", true)));
+                .append("preserveNullAndEmptyArrays", true).append("includeArrayIndex", "i")));
+        // the root's fields once, on the first item version, not repeated on every other (null there: the embedded
+        // server has no $$REMOVE)
+        Document once = new Document("items", 1).append("i", 1);
+        if (version != null) {
+            once.append("record", 1);
+        }
+        for (String field : rootFields) {
+            once.append(field, new Document("$cond", java.util.Arrays.asList(new Document("$gt", List.of("$i", 0)),
+                    null, "$" + field)));
+        }
+        pipeline.add(Aggregates.project(once));
         pipeline.add(new Document("$lookup", new Document("from", roots.getNamespace().getCollectionName())
                 .append("pipeline", List.of(Aggregates.match(eq("_id", id)), Aggregates.project(
                         Projections.fields(Projections.excludeId(), Projections.include(FLOOR)))))
@@ -283,7 +294,9 @@ public final class VersionStore implements PatternSetup {
             floorAfter = d.getList("again", Document.class).stream().findFirst()
                     .map(again -> VersionSchema.number(again, FLOOR)).orElse(Long.MAX_VALUE);
         }
-        Document first = out.get(0);
+        // the one that carries the root's fields: the first item version's (index 0), or the only one of an empty tree
+        Document first = out.stream().filter(d -> !(d.get("i") instanceof Number n) || n.longValue() == 0)
+                .findFirst().orElseThrow();
         Document record = version == null ? null
                 : first.getList("record", Document.class).stream().findFirst().orElse(null);
         return new TreeRead(first, found, floorAfter, record);
