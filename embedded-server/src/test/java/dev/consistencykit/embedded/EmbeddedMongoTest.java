@@ -112,6 +112,56 @@ class EmbeddedMongoTest {
         }
     }
 
+    /**
+     * An aggregation led by a {@code $match}, with {@code $lookup}s whose sub-pipelines start with a {@code $match} of
+     * constants (one with {@code let} and {@code $expr} after it), an {@code $unwind} and a {@code $project}: served
+     * from the indexes by the embedded server, it answers what the stock server's full scans answer (the same
+     * pipeline behind a leading {@code $sort}, which the indexed path leaves to the stock one).
+     */
+    @Test
+    void shouldAnswerWhatTheStockAggregationAnswersWhenALeadingMatchUsesAnIndex() {
+        try (EmbeddedMongo server = EmbeddedMongo.start(); MongoClient client = MongoClients.create(
+                server.connectionString())) {
+            MongoCollection<Document> roots = client.getDatabase("agg").getCollection("roots");
+            MongoCollection<Document> items = client.getDatabase("agg").getCollection("items");
+            items.createIndex(com.mongodb.client.model.Indexes.ascending("root", "version"));
+            for (int r = 0; r < 20; r++) {
+                roots.insertOne(new Document("_id", "r" + r).append("version", (long) (r % 4)).append("floor", 0L));
+                for (int v = 0; v < 5; v++) {
+                    items.insertOne(new Document("_id", "r" + r + "-" + v).append("root", "r" + r)
+                            .append("version", (long) v).append("until", v % 2 == 0 ? Long.MAX_VALUE : (long) v + 1));
+                }
+            }
+            for (Object rootId : List.of("r3", "r7", "missing")) {
+                List<Document> pipeline = List.of(new Document("$match", new Document("_id", rootId)),
+                        new Document("$lookup", new Document("from", "items").append("let", new Document("v",
+                                "$version")).append("pipeline", List.of(
+                                        new Document("$match", new Document("root", rootId)),
+                                        new Document("$match", new Document("$expr", new Document("$and", List.of(
+                                                new Document("$lte", List.of("$version", "$$v")),
+                                                new Document("$gt", List.of("$until", "$$v"))))))))
+                                .append("as", "items")),
+                        new Document("$unwind", new Document("path", "$items")
+                                .append("preserveNullAndEmptyArrays", true).append("includeArrayIndex", "i")),
+                        new Document("$lookup", new Document("from", "roots").append("pipeline", List.of(
+                                new Document("$match", new Document("_id", rootId)),
+                                new Document("$project", new Document("_id", 0).append("floor", 1))))
+                                .append("as", "again")),
+                        new Document("$project", new Document("items", 1).append("again", 1).append("version",
+                                new Document("$cond", java.util.Arrays.asList(
+                                        new Document("$gt", List.of("$i", 0)), null, "$version")))));
+                List<Document> indexed = roots.aggregate(pipeline).into(new ArrayList<>());
+                List<Document> stock = new ArrayList<>(List.of(new Document("$sort", new Document("_id", 1))));
+                stock.addAll(pipeline);
+                assertThat(indexed).as("pipeline on " + rootId).isEqualTo(roots.aggregate(stock)
+                        .into(new ArrayList<>()));
+                if (!rootId.equals("missing")) {
+                    assertThat(indexed).isNotEmpty();
+                }
+            }
+        }
+    }
+
     private static List<Object> ids(com.mongodb.client.FindIterable<Document> found) {
         List<Object> ids = new ArrayList<>();
         found.forEach(d -> ids.add(d.get("_id")));
