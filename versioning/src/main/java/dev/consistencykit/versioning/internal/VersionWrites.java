@@ -261,13 +261,8 @@ public final class VersionWrites {
         store.insertItemVersions(p.id(), docs);
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()), VersionSchema.fenceIs(fence),
                 exists(PENDING + "." + a.slot(), false), exists(UNSETTLED + "." + a.slot(), false));
-        Document entry = new Document(CS, a.id()).append(ATT, a.att()).append(V, a.version()).append(N, a.size())
-                .append(FP, a.fingerprint());
-        if (a.meta() != null) {
-            entry.append(META, a.meta());
-        }
         Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
-                entry), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
+                committedEntry(a)), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
                 Updates.currentDate(COMMITTED_AT), Updates.inc(UNSETTLED_COUNT, 1));
         if (store.commit(a.id(), filter, update)) {
             return committedNow(a);
@@ -489,16 +484,22 @@ public final class VersionWrites {
         return d;
     }
 
-    /** The commit: root still at the base and this attempt still staged. Whether it matched. */
-    boolean compareAndSetCommit(Attempt a) {
-        Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
-                eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
+    /** What the root records of a committed attempt under {@code unsettled.<slot>}: version N is that attempt. */
+    static Document committedEntry(Attempt a) {
         Document entry = new Document(CS, a.id()).append(ATT, a.att()).append(V, a.version()).append(N, a.size())
                 .append(FP, a.fingerprint());
         if (a.meta() != null) {
             entry.append(META, a.meta());
         }
-        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(), entry),
+        return entry;
+    }
+
+    /** The commit: root still at the base and this attempt still staged. Whether it matched. */
+    boolean compareAndSetCommit(Attempt a) {
+        Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
+                eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
+        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
+                committedEntry(a)),
                 Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
                 Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
                 Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
