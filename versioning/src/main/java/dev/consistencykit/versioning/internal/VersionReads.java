@@ -196,7 +196,10 @@ public final class VersionReads {
             VersionStore.TreeRead read = readTree(id, null, item);
             Document root = read.root();
             long version = number(root, VERSION);
-            Document found = visibleItems(read.items(), unsettledAtts(root)).get(item);
+            // every version read is of this item by the server's equality of ids (a UUID read back as the value the
+            // codecs decode it to is not equal to the id asked for in Java): take the visible one, not a lookup
+            Document found = visibleItems(read.items(), unsettledAtts(root)).values().stream().findFirst()
+                    .orElse(null);
             if (stillAbove(id, version, read.floorAfter(), attempt)) {
                 return Optional.ofNullable(found);
             }
@@ -251,14 +254,16 @@ public final class VersionReads {
     static Map<Object, Document> visibleItems(List<Document> itemVersions, Map<Long, ObjectId> unsettled) {
         List<Document> newestFirst = new ArrayList<>(itemVersions);
         newestFirst.sort((a, b) -> Long.compare(number(b, VERSION), number(a, VERSION)));
-        Map<Object, Document> tree = new HashMap<>();
+        // keyed and decided by MongoDB's equality of ids, not Java's (a document id's field order counts there)
+        Map<Object, Document> tree = new TreeMap<>(java.util.Comparator.comparing(VersionedTree::canonicalId));
         Set<Object> decided = new HashSet<>();
         for (Document d : newestFirst) {
             Object item = d.get(ITEM);
-            if (decided.contains(item) || !visible(d, unsettled)) {
+            Object key = Ids.idKey(item);
+            if (decided.contains(key) || !visible(d, unsettled)) {
                 continue;
             }
-            decided.add(item);
+            decided.add(key);
             if (!d.getBoolean(DELETED, false)) {
                 tree.put(item, d.get(VALUE, Document.class));
             }

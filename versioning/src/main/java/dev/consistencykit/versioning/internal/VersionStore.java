@@ -239,9 +239,12 @@ public final class VersionStore implements PatternSetup {
                     new Document("$gt", List.of("$" + UNTIL, "$$v")))))));
             lookup.append("let", new Document("v", "$" + VERSION));
         } else {
-            itemFilter.add(lte(VERSION, version));
+            // not replaced at or below the version, then at or below it: the real engine serves {root, until} from
+            // its index and the version bound from those documents in a fifth of the time it takes to walk
+            // {root, version} for a range (docs/peers.md); MongoDB merges the two stages
             itemFilter.add(gt(UNTIL, version));
             itemStages.add(Aggregates.match(and(itemFilter)));
+            itemStages.add(Aggregates.match(Filters.expr(new Document("$lte", List.of("$" + VERSION, version)))));
         }
         itemStages.add(Aggregates.project(Projections.fields(Projections.excludeId(), Projections.include(ITEM,
                 VERSION, ATT, COMMITTED, DELETED, VALUE))));
