@@ -8,6 +8,7 @@ import java.util.Optional;
 
 import org.bson.Document;
 
+import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
 
 /**
@@ -84,13 +85,13 @@ public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Obj
          * as that type.
          */
         public Builder put(Object itemId, Object value) {
-            changes.put(normalize(itemId), Optional.of(Objects.requireNonNull(value, "value")));
+            changes.put(distinct(normalize(itemId)), Optional.of(Objects.requireNonNull(value, "value")));
             return this;
         }
 
         /** Deletes item {@code itemId} (a tombstone version). */
         public Builder delete(Object itemId) {
-            changes.put(normalize(itemId), Optional.empty());
+            changes.put(distinct(normalize(itemId)), Optional.empty());
             return this;
         }
 
@@ -109,6 +110,27 @@ public record ChangeSet(OperationId id, Object rootId, long baseVersion, Map<Obj
         public ChangeSet build() {
             return new ChangeSet(id != null ? id : OperationId.random(), rootId, baseVersion, changes,
                     Optional.ofNullable(meta));
+        }
+
+        /**
+         * {@code itemId}, unless this change set already holds an id Java calls equal that MongoDB does not: documents
+         * with the same fields in another order are two ids there (two items), one key of a Java map here, so the
+         * second would silently replace the first.
+         *
+         * @throws InvalidInputException if it holds such an id
+         */
+        private Object distinct(Object itemId) {
+            if (changes.containsKey(itemId)) {
+                for (Object held : changes.keySet()) {
+                    if (held.equals(itemId)
+                            && !VersionedTree.canonicalId(held).equals(VersionedTree.canonicalId(itemId))) {
+                        throw new InvalidInputException(VersionedStoreConfig.DEFAULT_NAME, "itemId", "item ids "
+                                + held + " and " + itemId + " are two items for MongoDB (field order counts there) but"
+                                + " one key of this change set: change them in two change sets");
+                    }
+                }
+            }
+            return itemId;
         }
 
         private static Object normalize(Object itemId) {

@@ -46,6 +46,16 @@ class TypedItemsTest {
         assertThat(store.get("shop", new Document("a", 1).append("b", 2))).contains(new Document("n", 4));
         assertThat(store.readAsOf("shop", 2).items().values()).containsExactlyInAnyOrder(new Document("n", 1),
                 new Document("n", 2));
+
+        // one change set cannot hold both: a Java map would keep one of them, so it is refused, nothing written
+        assertThatThrownBy(() -> store.update("shop", (current, change) -> change
+                .put(new Document("a", 1).append("b", 2), new Document("n", 5))
+                .put(new Document("b", 2).append("a", 1), new Document("n", 6))))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("field order");
+        assertThat(store.read("shop").version()).isEqualTo(3);
+        assertThat(store.get("shop", "a")).isEmpty();
+        ChangeSet.Builder same = ChangeSet.on("shop", 3).put("x", new Document("n", 1)).put("x", new Document("n", 2));
+        assertThat(same.build().changes()).containsOnlyKeys("x");
     }
 
     @Test
