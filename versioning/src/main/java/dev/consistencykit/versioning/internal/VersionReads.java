@@ -31,7 +31,6 @@ import static dev.consistencykit.versioning.internal.VersionSchema.unsettledEntr
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -172,9 +171,6 @@ public final class VersionReads {
 
     void checkAnswerable(Object id, Document root, long version) {
         long current = number(root, VERSION);
-        if (version < 0) {
-            throw new InvalidInputException(name, "version", "version must be >= 0, was " + version);
-        }
         if (version > current) {
             throw new InvalidInputException(name, "version", "version " + version + " is ahead of root " + id
                     + "'s committed version " + current);

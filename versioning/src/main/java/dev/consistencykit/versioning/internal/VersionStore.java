@@ -418,22 +418,12 @@ public final class VersionStore implements PatternSetup {
                 .projection(Projections.include(ITEM, VERSION, ATT)).into(new ArrayList<>()));
     }
 
-    /** The versions of one item up to {@code version}, newest first. */
-    List<Document> itemVersionsNewestFirst(Object rootId, Object item, long version) {
-        return retry.execute(name, rootId, "read item versions", () -> items.find(and(eq(ROOT, rootId),
-                eq(ITEM, item), lte(VERSION, version))).sort(Sorts.descending(VERSION)).into(new ArrayList<>()));
-    }
 
     /** The versions of one item up to {@code version}, oldest first. */
     Iterable<Document> itemVersionsOldestFirst(Object rootId, Object item, long version) {
         return items.find(and(eq(ROOT, rootId), eq(ITEM, item), lte(VERSION, version))).sort(Sorts.ascending(VERSION));
     }
 
-    /** The item versions that may be visible at {@code version}, newest first. */
-    Iterable<Document> itemsVisibleAt(Object rootId, long version, String... fields) {
-        return items.find(and(eq(ROOT, rootId), lte(VERSION, version), gt(UNTIL, version)))
-                .sort(Sorts.descending(VERSION)).projection(Projections.include(fields));
-    }
 
     // ---------------------------------------------------------------- version records
 

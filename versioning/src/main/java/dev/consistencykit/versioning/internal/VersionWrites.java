@@ -249,27 +249,20 @@ public final class VersionWrites {
         if (read.unsettledCount() >= config.settleThreshold()) {
             settleBeforeStaging(p.rootId());
         }
-        return writeAndSet(p, read.fence());
-    }
-
-    /** Writes the item versions of a direct commit, then compare-and-sets the root at its base and fence. */
-    Committed writeAndSet(Prepared p, long fence) {
         Attempt a = Attempt.of(p, new ObjectId());
         List<Document> docs = new ArrayList<>(p.size());
         p.values().forEach((item, value) -> docs.add(itemDocument(a.rootId(), item, a.version(), a.att(), a.id(),
                 value).append(DIRECT, true)));
         store.insertItemVersions(p.id(), docs);
-        Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()), VersionSchema.fenceIs(fence),
+        Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()), VersionSchema.fenceIs(read.fence()),
                 exists(PENDING + "." + a.slot(), false), exists(UNSETTLED + "." + a.slot(), false));
-        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
-                committedEntry(a)), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
-                Updates.currentDate(COMMITTED_AT), Updates.inc(UNSETTLED_COUNT, 1));
-        if (store.commit(a.id(), filter, update)) {
+        if (store.commit(a.id(), filter, committing(a))) {
             return committedNow(a);
         }
         return afterFailedDirect(p, a);
     }
 
+    /** Counts, reports and returns an attempt this call committed. */
     Committed committedNow(Attempt a) {
         counters.committed.increment();
         Listeners.call(name, () -> listener.onCommitted(a.rootId(), a.operationId(), a.version(), false));
@@ -342,12 +335,7 @@ public final class VersionWrites {
         }
         writeItems(p, attempt);
         if (compareAndSetCommit(attempt)) {
-            counters.committed.increment();
-            Listeners.call(name, () -> listener.onCommitted(attempt.rootId(), attempt.operationId(),
-                    attempt.version(), false));
-            LOG.debug("[{}] committed change set {} as version {} of root {}", name, p.id(), p.version(), p
-                    .rootId());
-            return new Committed(p.version(), true);
+            return committedNow(attempt);
         }
         return afterFailedCommit(attempt);
     }
@@ -484,6 +472,16 @@ public final class VersionWrites {
         return d;
     }
 
+    /**
+     * What a commit sets on the root, staged or direct: the version, and under {@code unsettled.<slot>} the attempt
+     * that is that version, with its meta and time.
+     */
+    static Bson committing(Attempt a) {
+        return Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
+                committedEntry(a)), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
+                Updates.currentDate(COMMITTED_AT), Updates.inc(UNSETTLED_COUNT, 1));
+    }
+
     /** What the root records of a committed attempt under {@code unsettled.<slot>}: version N is that attempt. */
     static Document committedEntry(Attempt a) {
         Document entry = new Document(CS, a.id()).append(ATT, a.att()).append(V, a.version()).append(N, a.size())
@@ -498,12 +496,8 @@ public final class VersionWrites {
     boolean compareAndSetCommit(Attempt a) {
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
                 eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
-        Bson update = Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
-                committedEntry(a)),
-                Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
-                Updates.currentDate(COMMITTED_AT), Updates.unset(PENDING + "." + a.slot()),
-                Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1),
-                Updates.inc(UNSETTLED_COUNT, 1));
+        Bson update = Updates.combine(committing(a), Updates.unset(PENDING + "." + a.slot()),
+                Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1));
         return store.commit(a.id(), filter, update);
     }
 
