@@ -126,6 +126,66 @@ class BoundedEvidenceTest {
         }
     }
 
+    /**
+     * A late owner is refused before it changes anything, not caught afterwards: at every write it sends after it
+     * wakes (read just before the write leaves), and after it returns, the balances are what its transaction's
+     * decision made them, whether recovery rolled it back or forward and whether the record is still kept (its
+     * writer holds it, compacted) or pruned. A design that fences at the decision instead of before the prepare (one
+     * round trip fewer, docs/two-phase-round-trips.md) applies the late prepare, so the transfer is debited twice
+     * until it is taken back; every raw read and every guard on the account sees it in that time.
+     */
+    @Test
+    void shouldNeverShowALateOwnersPrepareOnAnAccountNotEvenForAMoment(MongoDatabase db) throws Exception {
+        int run = 0;
+        for (StalePendingPolicy policy : StalePendingPolicy.values()) {
+            for (boolean pruned : new boolean[] {false, true}) {
+                MongoDatabase fresh = MongoTarget.fromEnvironment().client().getDatabase(db.getName() + "_" + run++);
+                Bank.seed(fresh, ACCOUNTS);
+                String what = policy + (pruned ? ", pruned" : ", kept");
+                List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+                java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
+                java.util.concurrent.atomic.AtomicInteger reservations = new java.util.concurrent.atomic.AtomicInteger();
+                FaultInjector zombie = FaultInjector.withSchedule(site -> {
+                    if (woken.get()) {
+                        seen.add(site + ": " + Bank.balance(fresh, "a0") + ", " + Bank.balance(fresh, "a1"));
+                        return java.util.Optional.empty();
+                    }
+                    // the owner recorded t1 and pauses before its reservation
+                    boolean first = "bulkWrite".equals(site.method()) && Bank.ACCOUNTS.equals(site.collection())
+                            && reservations.incrementAndGet() == 1;
+                    return first ? java.util.Optional.of(FaultMode.PAUSE) : java.util.Optional.empty();
+                });
+                CompletableFuture<OperationResult> owner = CompletableFuture.supplyAsync(
+                        () -> tpc(zombie.wrap(fresh)).transfer(Transfer.of(OperationId.of("t1"), "a0", "a1", 100)));
+                assertThat(zombie.awaitPaused(Duration.ofSeconds(10))).as(what).isTrue();
+
+                TwoPhaseCommit.builder(fresh).retryPolicy(TestPolicies.FAST_RETRY).stalePendingPolicy(policy).build()
+                        .recover(Duration.ZERO);
+                if (pruned) {
+                    releasedByItsInstance(fresh);
+                }
+                TwoPhaseCommit.builder(fresh).retention(Duration.ofDays(1)).serverClock(ServerClock.unsynchronized(
+                        Clock.offset(Clock.systemUTC(), Duration.ofDays(2)))).build().prune();
+                boolean done = policy == StalePendingPolicy.ROLL_FORWARD;
+                String decided = done ? "900, 1100" : "1000, 1000";
+                assertThat(Bank.balance(fresh, "a0") + ", " + Bank.balance(fresh, "a1")).as(what).isEqualTo(decided);
+                assertThat(fresh.getCollection(Bank.TRANSACTIONS).countDocuments()).as(what).isEqualTo(pruned ? 0 : 1);
+                woken.set(true);
+                zombie.release();
+                OperationResult late = owner.get(30, TimeUnit.SECONDS);
+                seen.add("returned: " + Bank.balance(fresh, "a0") + ", " + Bank.balance(fresh, "a1"));
+
+                assertThat(late.isCommitted()).as(what).isEqualTo(done && !pruned);
+                assertThat(seen).as("balances before each write of the woken owner, " + what).hasSizeGreaterThan(1)
+                        .allSatisfy(s -> assertThat(s).endsWith(": " + decided));
+                // (the audit cannot count a compacted record's effects: checked on the accounts themselves)
+                assertThat(withoutEmptyArrays(accounts(fresh))).as("nothing left on an account, " + what)
+                        .allSatisfy(a -> assertThat(a.keySet()).containsExactly("_id", "balance"));
+                fresh.drop();
+            }
+        }
+    }
+
     @Test
     void shouldRefuseAZombieWhoseTransactionIdWasReusedAfterItWasPruned(MongoDatabase db) throws Exception {
         Bank.seed(db, ACCOUNTS);
