@@ -233,6 +233,17 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
         return calls.idempotent("read as of", () -> reads.readAsOf(rootId, version));
     }
 
+    /**
+     * The whole tree as it was at {@code at}: the newest version committed at or before that time (the server's time
+     * of the commit, to the millisecond), or version 0, the empty root, when none was. Read in one round trip.
+     *
+     * @throws VersionPrunedException if the retention policy removed the version of that time
+     * @throws InvalidInputException  if {@code at} is null
+     */
+    public VersionedTree readAsOf(Object rootId, java.time.Instant at) {
+        return calls.idempotent("read as of", () -> reads.readAsOf(rootId, at));
+    }
+
     /** Item {@code itemId} at the root's committed version, if it exists there (one round trip). */
     public Optional<Document> get(Object rootId, Object itemId) {
         return calls.idempotent("get", () -> reads.get(rootId, itemId));

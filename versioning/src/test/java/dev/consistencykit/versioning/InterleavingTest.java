@@ -23,7 +23,7 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
 /**
  * The actor table of versioned documents, run at every driver call of a commit: maintenance with retention of one
  * version (settle, clean up, prune), a second writer on the same base, and readers through {@code read}, {@code get}
- * and {@code readAsOf}, whose every answer must be a whole committed version (its checksum).
+ * and {@code readAsOf} (a version, and a time), whose every answer must be a whole committed version (its checksum).
  */
 @ExtendWith(MongoTestExtension.class)
 class InterleavingTest {
@@ -126,7 +126,22 @@ class InterleavingTest {
                         } catch (VersionPrunedException pruned) {
                             // pruned since it was listed: refused, never answered in part
                         }
+                        if (info.committedAt().isEmpty()) {
+                            continue;
+                        }
+                        try {
+                            VersionedTree then = store(db).readAsOf(ROOT, info.committedAt().get());
+                            problems.addAll(whole(then));
+                            if (then.version() < info.version()) {
+                                problems.add("as of the time version " + info.version() + " was committed, read "
+                                        + then.version());
+                            }
+                        } catch (VersionPrunedException pruned) {
+                            // the same, as of a time
+                        }
                     }
+                    problems.addAll(whole(store(db).readAsOf(ROOT, java.time.Instant.now().plus(
+                            Duration.ofDays(1)))));
                     return problems;
                 });
     }

@@ -276,6 +276,62 @@ class VersionedStoreBehaviourTest {
         assertThat(store.prune()).isZero();
     }
 
+    /**
+     * As of a time: the newest version committed at or before it, whether settled (its history record tells its time)
+     * or not (the root does), the empty root before the first commit, the current tree after the last, refused once
+     * pruned. What each time should answer is worked out from the commit times the store lists, so two commits
+     * stamped with the same millisecond are no special case.
+     */
+    @Test
+    void shouldReadTheTreeAsOfATimeAsTheVersionCommittedLastByThen(MongoTarget target, MongoDatabase db) {
+        ready(db);
+        VersionedStore store = Catalogue.store(db).retention(Retention.keepLast(3)).build();
+        for (int i = 0; i < 6; i++) {
+            long price = i;
+            store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("p", price)));
+            if (i == 2) {
+                assertThat(store.settle()).isPositive();   // the first versions settled, the later ones on the root
+            }
+        }
+        List<VersionInfo> versions = store.versions(ROOT);
+        assertThat(versions).extracting(VersionInfo::version).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L);
+        java.util.function.Function<java.time.Instant, Long> newestBy = t -> versions.stream()
+                .filter(v -> !v.committedAt().orElseThrow().isAfter(t)).mapToLong(VersionInfo::version).max()
+                .orElse(0L);
+
+        for (VersionInfo info : versions) {
+            java.time.Instant at = info.committedAt().orElseThrow();
+            for (java.time.Instant t : List.of(at, at.minusMillis(1))) {
+                long expected = newestBy.apply(t);
+                VersionedTree tree;
+                try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+                    tree = store.readAsOf(ROOT, t);
+                    assertThat(counter.snapshot().commands()).as("one aggregation").isEqualTo(1);
+                }
+                VersionedTree byVersion = store.readAsOf(ROOT, expected);
+                assertThat(tree.version()).as("as of %s", t).isEqualTo(expected);
+                assertThat(tree.items()).as("as of %s", t).isEqualTo(byVersion.items());
+                assertThat(tree.committedAt()).as("as of %s", t).isEqualTo(byVersion.committedAt());
+            }
+        }
+        java.time.Instant first = versions.get(0).committedAt().orElseThrow();
+        assertThat(store.readAsOf(ROOT, first.minusSeconds(1)).version()).as("before the first commit").isZero();
+        assertThat(store.readAsOf(ROOT, first.minusSeconds(1)).items()).isEmpty();
+        assertThat(store.readAsOf(ROOT, java.time.Instant.now().plus(Duration.ofDays(1))).items())
+                .isEqualTo(store.read(ROOT).items());
+        assertThatThrownBy(() -> store.readAsOf(ROOT, (java.time.Instant) null))
+                .isInstanceOf(dev.consistencykit.core.InvalidInputException.class);
+
+        store.prune();
+
+        java.time.Instant fifth = versions.get(4).committedAt().orElseThrow();
+        assertThat(store.readAsOf(ROOT, fifth).version()).isEqualTo(newestBy.apply(fifth));
+        assertThatThrownBy(() -> store.readAsOf(ROOT, fifth.minusMillis(1)))
+                .as("the version of that time is pruned").isInstanceOf(VersionPrunedException.class);
+        assertThatThrownBy(() -> store.readAsOf(ROOT, first.minusSeconds(1)))
+                .as("before the first commit, once pruned").isInstanceOf(VersionPrunedException.class);
+    }
+
     @Test
     void shouldPruneVersionsOlderThanTheRetentionAge(MongoDatabase db) {
         ready(db);

@@ -155,6 +155,10 @@ class DocumentedRoundTripsTest {
                     "current version: one round trip ({@link #current})", "versioning read"),
             new Claim("versioning/src/main/java/dev/consistencykit/versioning/internal/VersionReads.java",
                     "as of {@code version}: one round trip", "versioning read as of"),
+            new Claim("versioning/src/main/java/dev/consistencykit/versioning/VersionedStore.java",
+                    "when none was. Read in one round trip.", "versioning read as of a time"),
+            new Claim("versioning/src/main/java/dev/consistencykit/versioning/internal/VersionReads.java",
+                    "One round trip: the root, the history record of the newest settled", "versioning read as of a time"),
             new Claim("versioning/src/main/java/dev/consistencykit/versioning/internal/VersionReads.java",
                     "current version: one round trip (the root, the item's versions", "versioning get"),
             new Claim("versioning/src/main/java/dev/consistencykit/versioning/internal/VersionWrites.java",
@@ -306,6 +310,8 @@ class DocumentedRoundTripsTest {
         // update is the read and the direct commit
         MEASURED.put("versioning direct commit", MEASURED.get("versioning update") - MEASURED.get("versioning read"));
         MEASURED.put("versioning read as of", measure(catalogue, db -> store[0].readAsOf("c", 1)));
+        MEASURED.put("versioning read as of a time", measure(catalogue, db -> store[0].readAsOf("c",
+                java.time.Instant.now())));
         MEASURED.put("versioning get", measure(catalogue, db -> store[0].get("c", "a")));
 
         SyncFlag[] sync = new SyncFlag[1];

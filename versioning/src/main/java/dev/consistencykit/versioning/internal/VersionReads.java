@@ -169,6 +169,69 @@ public final class VersionReads {
         return new VersionedTree(id, version, tree, meta, at);
     }
 
+    /**
+     * The committed tree as it was at {@code at} (server time of commits): the newest version committed at or before
+     * it, version 0 (the empty root) when none was. One round trip: the root, the history record of the newest settled
+     * version committed by then, the item versions that may be visible from that version to the root's, the root's
+     * floor again. Which version that is, the root's commit times and the record tell; a commit's time is the
+     * server's, stamped by the compare-and-set that made it.
+     */
+    public VersionedTree readAsOf(Object rootId, Instant at) {
+        Object id = store.rootId(rootId);
+        if (at == null) {
+            throw new InvalidInputException(name, "at", "the time to read as of must not be null");
+        }
+        VersionStore.TreeRead read = store.readTreeAt(id, Date.from(at));
+        if (read == null) {
+            throw new UnknownRootException(name, id);
+        }
+        Document root = read.root();
+        long floor = Math.max(number(root, FLOOR), read.floorAfter() == Long.MAX_VALUE ? 0 : read.floorAfter());
+        Document record = read.record();
+        // the newest version committed by then: the root's, an unsettled one's, or the newest settled one's
+        long version = -1;
+        Document entry = null;
+        Date committed = root.getDate(COMMITTED_AT);
+        if (committed != null && !committed.toInstant().isAfter(at)) {
+            version = number(root, VERSION);
+        } else {
+            for (Object value : unsettled(root).values()) {
+                Document e = (Document) value;
+                Date when = e.getDate(AT);
+                if (when != null && !when.toInstant().isAfter(at) && number(e, V) > version) {
+                    version = number(e, V);
+                    entry = e;
+                }
+            }
+            if (record != null && number(record, V) > version) {
+                version = number(record, V);
+                entry = record;
+            }
+        }
+        if (version < 0) {
+            if (floor > 0) {
+                // committed before the oldest version kept, or before the root's first: either way not kept
+                throw new VersionPrunedException(name, id, floor - 1, floor);
+            }
+            version = 0;
+        }
+        if (version < floor) {
+            throw new VersionPrunedException(name, id, version, floor);
+        }
+        long v = version;
+        List<Document> candidates = read.items().stream().filter(d -> number(d, VERSION) <= v
+                && number(d, VersionSchema.UNTIL) > v).toList();
+        Map<Object, Document> tree = visibleItems(candidates, unsettledAtts(root));
+        counters.treeReads.increment();
+        if (version == number(root, VERSION)) {
+            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
+                    Optional.ofNullable(committed).map(Date::toInstant));
+        }
+        Document described = entry;
+        return new VersionedTree(id, version, tree, Optional.ofNullable(described).map(e -> e.get(META,
+                Document.class)), Optional.ofNullable(described).map(e -> e.getDate(AT)).map(Date::toInstant));
+    }
+
     void checkAnswerable(Object id, Document root, long version) {
         long current = number(root, VERSION);
         if (version > current) {

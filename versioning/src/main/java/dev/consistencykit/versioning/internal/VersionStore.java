@@ -224,13 +224,35 @@ public final class VersionStore implements PatternSetup {
      * no such root. A tree too large for one reply comes in more batches of the same cursor.
      */
     TreeRead readTree(Object id, Long version, Object item) {
+        return readTree(id, version, null, item);
+    }
+
+    /**
+     * {@link #readTree(Object, Long, Object)} as of time {@code at} (server time of commits), whose version only the
+     * root and the history tell: the history record of the newest settled version committed at or before
+     * {@code at} (in {@code record}), then every item version that may be visible at any version from that one to
+     * the root's, with its {@code until}; the caller places the version among them and the root's unsettled ones.
+     */
+    TreeRead readTreeAt(Object id, java.util.Date at) {
+        return readTree(id, null, at, null);
+    }
+
+    private TreeRead readTree(Object id, Long version, java.util.Date at, Object item) {
         List<Bson> itemFilter = new ArrayList<>(List.of(eq(ROOT, id)));
         if (item != null) {
             itemFilter.add(eq(ITEM, item));
         }
         List<Bson> itemStages = new ArrayList<>();
         Document lookup = new Document("from", items.getNamespace().getCollectionName());
-        if (version == null) {
+        if (at != null) {
+            // from the newest settled version at or before the time (the floor when there is none) to the root's
+            itemStages.add(Aggregates.match(and(itemFilter)));
+            itemStages.add(Aggregates.match(Filters.expr(new Document("$and", List.of(
+                    new Document("$lte", List.of("$" + VERSION, "$$v")),
+                    new Document("$gt", List.of("$" + UNTIL, "$$from")))))));
+            lookup.append("let", new Document("v", "$" + VERSION).append("from", new Document("$ifNull",
+                    java.util.Arrays.asList(new Document("$arrayElemAt", List.of("$record." + V, 0)), "$" + FLOOR))));
+        } else if (version == null) {
             // at the version of the root read just before, whatever is committed and settled after it: a settlement
             // after the root was read stamps "until" with a later version, so the version read decides
             itemStages.add(Aggregates.match(and(itemFilter)));
@@ -246,18 +268,29 @@ public final class VersionStore implements PatternSetup {
             itemStages.add(Aggregates.match(and(itemFilter)));
             itemStages.add(Aggregates.match(Filters.expr(new Document("$lte", List.of("$" + VERSION, version)))));
         }
-        itemStages.add(Aggregates.project(Projections.fields(Projections.excludeId(), Projections.include(ITEM,
-                VERSION, ATT, COMMITTED, DELETED, VALUE))));
+        List<String> itemFields = new ArrayList<>(List.of(ITEM, VERSION, ATT, COMMITTED, DELETED, VALUE));
+        if (at != null) {
+            itemFields.add(UNTIL);   // the caller places the version read among several
+        }
+        itemStages.add(Aggregates.project(Projections.fields(Projections.excludeId(), Projections.include(
+                itemFields))));
         List<Bson> pipeline = new ArrayList<>();
         pipeline.add(Aggregates.match(eq("_id", id)));
         // what a read uses of the root, no more: each item version of the reply carries it
         List<String> rootFields = new ArrayList<>(List.of(VERSION, FLOOR, FENCE, UNSETTLED, UNSETTLED_COUNT, META,
                 COMMITTED_AT));
-        if (version != null) {
+        if (version != null || at != null) {
             rootFields.add(UNSETTLED_AT);   // the commit time of an unsettled version read as of
         }
         pipeline.add(Aggregates.project(Projections.include(rootFields)));
-        if (version != null) {
+        if (at != null) {
+            pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
+                    .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), Filters.lte(AT, at))),
+                            Aggregates.sort(new Document(V, -1)), Aggregates.limit(1),
+                            Aggregates.project(Projections.fields(Projections.excludeId(),
+                                    Projections.include(V, META, AT, ATT)))))
+                    .append("as", "record")));
+        } else if (version != null) {
             pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
                     .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), eq(V, version))),
                             Aggregates.project(Projections.fields(Projections.excludeId(),
@@ -270,7 +303,7 @@ public final class VersionStore implements PatternSetup {
         // the root's fields once, on the first item version, not repeated on every other (null there: the embedded
         // server has no $$REMOVE)
         Document once = new Document("items", 1).append("i", 1);
-        if (version != null) {
+        if (version != null || at != null) {
             once.append("record", 1);
         }
         for (String field : rootFields) {
@@ -300,7 +333,7 @@ public final class VersionStore implements PatternSetup {
         // the one that carries the root's fields: the first item version's (index 0), or the only one of an empty tree
         Document first = out.stream().filter(d -> !(d.get("i") instanceof Number n) || n.longValue() == 0)
                 .findFirst().orElseThrow();
-        Document record = version == null ? null
+        Document record = version == null && at == null ? null
                 : first.getList("record", Document.class).stream().findFirst().orElse(null);
         return new TreeRead(first, found, floorAfter, record);
     }
