@@ -81,7 +81,7 @@ class VersionedStoreBehaviourTest {
         ChangeSet change = ChangeSet.on(ROOT, 0).put("i0", Catalogue.product("A", 1)).build();
 
         assertThatThrownBy(() -> store.commit(change)).isInstanceOf(MissingIndexException.class)
-                .hasMessageContaining("root_item_version_att").hasMessageContaining("ensureIndexes()");
+                .hasMessageContaining("root_v").hasMessageContaining("ensureIndexes()");
         assertThatThrownBy(() -> store.submit(change)).isInstanceOf(MissingIndexException.class);
         assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION).countDocuments()).isZero();
         assertThat(store.read(ROOT).version()).isZero();

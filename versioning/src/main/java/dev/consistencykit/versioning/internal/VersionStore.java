@@ -98,9 +98,8 @@ public final class VersionStore implements PatternSetup {
         this.roots = this.database.getCollection(config.rootsCollection());
         this.items = this.database.getCollection(config.itemsCollection());
         this.history = this.database.getCollection(config.historyCollection());
+        // an item version is one by its _id (VersionSchema.itemVersionId): no unique index of its own
         this.requiredIndexes = new RequiredIndexes(name, List.of(
-                new RequiredIndexes.Unique(items, "root_item_version_att", List.of(ROOT, ITEM, VERSION, ATT), false,
-                        null),
                 new RequiredIndexes.Unique(history, "root_v", List.of(ROOT, V), false, null)));
     }
 
@@ -110,6 +109,7 @@ public final class VersionStore implements PatternSetup {
     @Override
     public void ensureIndexes() {
         requiredIndexes.create();
+        items.createIndex(Indexes.ascending(ROOT, ITEM, VERSION), new IndexOptions().name("root_item_version"));
         items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
         items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));

@@ -465,7 +465,8 @@ public final class VersionWrites {
 
     static Document itemDocument(Object root, Object item, long version, ObjectId att, Object cs,
                                          Optional<? extends org.bson.conversions.Bson> value) {
-        Document d = new Document("_id", new ObjectId()).append(ROOT, root).append(ITEM, item)
+        Document d = new Document("_id", VersionSchema.itemVersionId(root, item, version, att)).append(ROOT, root)
+                .append(ITEM, item)
                 .append(VERSION, version).append(ATT, att).append(CS, cs).append(COMMITTED, false)
                 .append(UNTIL, OPEN).append(DELETED, value.isEmpty());
         value.ifPresent(v -> d.append(VALUE, v));
