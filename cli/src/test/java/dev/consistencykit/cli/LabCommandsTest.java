@@ -33,7 +33,9 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("two-phase");
         assertThat(json.getInteger("writeSites")).isEqualTo(6);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(60);
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
+        // three operations × their calls (the index check before the first write, the read, the writes) × before and
+        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
         assertThat(json.getInteger("seeds")).isEqualTo(5);
         assertThat(((Number) json.get("operations")).longValue()).isEqualTo(5 * 8 * 3);
         assertThat(json.getInteger("violations")).isZero();
@@ -70,7 +72,9 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("job-queue");
         assertThat(json.getInteger("writeSites")).isEqualTo(11);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(30);
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
+        // three operations × their calls (the index check before the first write, the read, the writes) × before and
+        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -147,7 +151,9 @@ class LabCommandsTest {
         Document json = run.lastLineJson();
         assertThat(json.getString("pattern")).isEqualTo("log-reconciliation");
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
+        // three operations × their calls (the index check before the first write, the read, the writes) × before and
+        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -173,7 +179,9 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("versioning");
         assertThat(json.getInteger("writeSites")).isEqualTo(3);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
+        // three operations × their calls (the index check before the first write, the read, the writes) × before and
+        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
         assertThat(json.getInteger("violations")).isZero();
     }
 
