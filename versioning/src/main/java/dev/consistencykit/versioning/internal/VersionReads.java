@@ -109,7 +109,11 @@ public final class VersionReads {
     }
 
     VersionStore.TreeRead readTree(Object id, Long version, Object item) {
-        VersionStore.TreeRead read = store.readTree(id, version, item);
+        return found(id, store.readTree(id, version, item));
+    }
+
+    /** {@code read}, unless there was no root {@code id} to read. */
+    VersionStore.TreeRead found(Object id, VersionStore.TreeRead read) {
         if (read == null) {
             throw new UnknownRootException(name, id);
         }
@@ -145,7 +149,6 @@ public final class VersionReads {
         }
         VersionStore.TreeRead read = readTree(id, version, null);
         Document root = read.root();
-        long current = number(root, VERSION);
         checkAnswerable(id, root, version);
         Map<Object, Document> tree = visibleItems(read.items(), unsettledAtts(root));
         if (version < read.floorAfter()) {
@@ -153,20 +156,26 @@ public final class VersionReads {
             throw new VersionPrunedException(name, id, version, read.floorAfter());
         }
         counters.treeReads.increment();
-        if (version == current) {
-            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
-                    Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
-        }
         Document entry = unsettledEntry(root, version);
         if (entry == null) {
             // settled before the root was read: its record was written before it left the root
             entry = read.record();
         }
-        Optional<Document> meta = entry == null ? Optional.empty() : Optional.ofNullable(entry.get(META, Document
-                .class));
-        Optional<Instant> at = entry == null ? Optional.empty() : Optional.ofNullable(entry.getDate(AT))
-                .map(Date::toInstant);
-        return new VersionedTree(id, version, tree, meta, at);
+        return treeAsOf(id, version, tree, root, entry);
+    }
+
+    /**
+     * The tree read as of {@code version}, with its meta and commit time: the root's when it is the root's version,
+     * otherwise {@code entry}'s (its unsettled entry on the root, or its history record; null if neither was read).
+     */
+    static VersionedTree treeAsOf(Object id, long version, Map<Object, Document> tree, Document root,
+                                  Document entry) {
+        if (version == number(root, VERSION)) {
+            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
+                    Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant));
+        }
+        return new VersionedTree(id, version, tree, Optional.ofNullable(entry).map(e -> e.get(META, Document.class)),
+                Optional.ofNullable(entry).map(e -> e.getDate(AT)).map(Date::toInstant));
     }
 
     /**
@@ -181,10 +190,7 @@ public final class VersionReads {
         if (at == null) {
             throw new InvalidInputException(name, "at", "the time to read as of must not be null");
         }
-        VersionStore.TreeRead read = store.readTreeAt(id, Date.from(at));
-        if (read == null) {
-            throw new UnknownRootException(name, id);
-        }
+        VersionStore.TreeRead read = found(id, store.readTreeAt(id, Date.from(at)));
         Document root = read.root();
         long floor = Math.max(number(root, FLOOR), read.floorAfter() == Long.MAX_VALUE ? 0 : read.floorAfter());
         Document record = read.record();
@@ -223,13 +229,7 @@ public final class VersionReads {
                 && number(d, VersionSchema.UNTIL) > v).toList();
         Map<Object, Document> tree = visibleItems(candidates, unsettledAtts(root));
         counters.treeReads.increment();
-        if (version == number(root, VERSION)) {
-            return new VersionedTree(id, version, tree, Optional.ofNullable(root.get(META, Document.class)),
-                    Optional.ofNullable(committed).map(Date::toInstant));
-        }
-        Document described = entry;
-        return new VersionedTree(id, version, tree, Optional.ofNullable(described).map(e -> e.get(META,
-                Document.class)), Optional.ofNullable(described).map(e -> e.getDate(AT)).map(Date::toInstant));
+        return treeAsOf(id, version, tree, root, entry);
     }
 
     void checkAnswerable(Object id, Document root, long version) {

@@ -284,18 +284,11 @@ public final class VersionStore implements PatternSetup {
         }
         pipeline.add(Aggregates.project(Projections.include(rootFields)));
         if (at != null) {
-            pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
-                    .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), Filters.lte(AT, at))),
-                            Aggregates.sort(new Document(V, -1)), Aggregates.limit(1),
-                            Aggregates.project(Projections.fields(Projections.excludeId(),
-                                    Projections.include(V, META, AT, ATT)))))
-                    .append("as", "record")));
+            // the newest settled version committed by then
+            pipeline.add(recordLookup(Aggregates.match(and(eq(ROOT, id), lte(AT, at))),
+                    Aggregates.sort(new Document(V, -1)), Aggregates.limit(1)));
         } else if (version != null) {
-            pipeline.add(new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
-                    .append("pipeline", List.of(Aggregates.match(and(eq(ROOT, id), eq(V, version))),
-                            Aggregates.project(Projections.fields(Projections.excludeId(),
-                                    Projections.include(META, AT, ATT)))))
-                    .append("as", "record")));
+            pipeline.add(recordLookup(Aggregates.match(and(eq(ROOT, id), eq(V, version)))));
         }
         pipeline.add(new Document("$lookup", lookup.append("pipeline", itemStages).append("as", "items")));
         pipeline.add(new Document("$unwind", new Document("path", "$items")
@@ -336,6 +329,15 @@ public final class VersionStore implements PatternSetup {
         Document record = version == null && at == null ? null
                 : first.getList("record", Document.class).stream().findFirst().orElse(null);
         return new TreeRead(first, found, floorAfter, record);
+    }
+
+    /** A {@code $lookup} of the history record {@code stages} select, as {@code record}: its number, meta and time. */
+    private Document recordLookup(Bson... stages) {
+        List<Bson> pipeline = new ArrayList<>(List.of(stages));
+        pipeline.add(Aggregates.project(Projections.fields(Projections.excludeId(), Projections.include(V, META, AT,
+                ATT))));
+        return new Document("$lookup", new Document("from", history.getNamespace().getCollectionName())
+                .append("pipeline", pipeline).append("as", "record"));
     }
 
     /** How many item versions a tree read asks for in its first reply (the server caps a reply at 16 MiB). */
