@@ -39,6 +39,9 @@ import io.micrometer.core.instrument.Tags;
  * ConsistencyKitMeters.bind(registry, payments);
  * }</pre>
  *
+ * <p>As every Micrometer binder, the meters hold the instance and the maintenance weakly: they read them while the
+ * application holds them, and read NaN once they are gone, without keeping them alive.
+ *
  * <p>Stateless and thread-safe.
  */
 public final class ConsistencyKitMeters {

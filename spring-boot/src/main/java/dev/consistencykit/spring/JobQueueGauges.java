@@ -24,6 +24,11 @@ import dev.consistencykit.jobqueue.JobQueue;
  * {@link JobQueue#backlog()} (bounded reads over indexes led by the state) at most every {@link #FRESH_FOR}, however
  * often the registry is scraped; a read that fails leaves the gauges at NaN until one succeeds. Its own class, so that
  * nothing of the job queue's module loads when the application has none.
+ *
+ * <p>As every Micrometer binder, the gauges hold the queue weakly and this cache strongly (their functions capture
+ * it): the cache holds no reference to the queue, so the gauges live as long as the queue and nothing keeps a closed
+ * queue alive. (A registry keeps only a weak reference to a gauge's object: the cache as that object would be
+ * collected at the first garbage collection, as nothing else holds it, and every gauge would read NaN from then on.)
  */
 final class JobQueueGauges {
 
@@ -32,43 +37,44 @@ final class JobQueueGauges {
     /** How long one read of the backlog serves the gauges. */
     static final Duration FRESH_FOR = Duration.ofSeconds(10);
 
-    private final JobQueue queue;
+    private final String name;
     private Map<String, JobBacklog> byType = Map.of();
     private long readAt = Long.MIN_VALUE;
     private boolean failed;
 
-    private JobQueueGauges(JobQueue queue) {
-        this.queue = queue;
+    private JobQueueGauges(String name) {
+        this.name = name;
     }
 
     /** Binds the gauges of {@code instance}, a job queue, to {@code registry}. */
     static void bind(MeterRegistry registry, ConsistencyStrategy<?> instance) {
         JobQueue queue = (JobQueue) instance;
-        JobQueueGauges gauges = new JobQueueGauges(queue);
+        JobQueueGauges gauges = new JobQueueGauges(queue.name());
         Set<String> types = new TreeSet<>(queue.handlerTypes());
-        types.addAll(gauges.current().keySet());
+        types.addAll(gauges.current(queue).keySet());
         gauges.stale();   // the first scrape reads afresh
         Tags tags = Tags.of("instance", queue.name(), "pattern", queue.pattern());
         for (String type : types) {
-            gauges.gauge(registry, tags, type, "waiting", JobBacklog::waiting);
-            gauges.gauge(registry, tags, type, "scheduled", JobBacklog::scheduled);
-            gauges.gauge(registry, tags, type, "awaiting", JobBacklog::awaiting);
-            gauges.gauge(registry, tags, type, "running", JobBacklog::running);
-            gauges.gauge(registry, tags, type, "dead", JobBacklog::dead);
-            Gauge.builder("consistencykit.jobs.oldest.waiting", gauges, g -> g.value(type,
+            gauges.gauge(registry, queue, tags, type, "waiting", JobBacklog::waiting);
+            gauges.gauge(registry, queue, tags, type, "scheduled", JobBacklog::scheduled);
+            gauges.gauge(registry, queue, tags, type, "awaiting", JobBacklog::awaiting);
+            gauges.gauge(registry, queue, tags, type, "running", JobBacklog::running);
+            gauges.gauge(registry, queue, tags, type, "dead", JobBacklog::dead);
+            Gauge.builder("consistencykit.jobs.oldest.waiting", queue, q -> gauges.value(q, type,
                             b -> b.oldestWaiting().map(d -> d.toMillis() / 1000.0).orElse(0.0)))
                     .tags(tags).tag("type", type).baseUnit("seconds")
                     .description("how long the oldest due job of the type has waited").register(registry);
         }
     }
 
-    private void gauge(MeterRegistry registry, Tags tags, String type, String state, ToDoubleFunction<JobBacklog> n) {
-        Gauge.builder("consistencykit.jobs", this, g -> g.value(type, n)).tags(tags).tag("type", type)
+    private void gauge(MeterRegistry registry, JobQueue queue, Tags tags, String type, String state,
+            ToDoubleFunction<JobBacklog> n) {
+        Gauge.builder("consistencykit.jobs", queue, q -> value(q, type, n)).tags(tags).tag("type", type)
                 .tag("state", state).description("jobs of the type " + state).register(registry);
     }
 
-    private double value(String type, ToDoubleFunction<JobBacklog> of) {
-        Map<String, JobBacklog> now = current();
+    private double value(JobQueue queue, String type, ToDoubleFunction<JobBacklog> of) {
+        Map<String, JobBacklog> now = current(queue);
         if (failed) {
             return Double.NaN;
         }
@@ -80,7 +86,7 @@ final class JobQueueGauges {
     }
 
     /** The backlog by type, read again when the last read is older than {@link #FRESH_FOR}. */
-    private synchronized Map<String, JobBacklog> current() {
+    private synchronized Map<String, JobBacklog> current(JobQueue queue) {
         long now = System.nanoTime();
         if (readAt == Long.MIN_VALUE || now - readAt >= FRESH_FOR.toNanos()) {
             readAt = now;
@@ -92,7 +98,7 @@ final class JobQueueGauges {
                 byType = read;
                 failed = false;
             } catch (ConsistencyException e) {
-                LOG.debug("[{}] could not read the jobs by type for the gauges: {}", queue.name(), e.toString());
+                LOG.debug("[{}] could not read the jobs by type for the gauges: {}", name, e.toString());
                 failed = true;
             }
         }

@@ -255,6 +255,38 @@ class ConsistencyKitAutoConfigurationTest {
     }
 
     /**
+     * The gauges outlive a garbage collection: a registry holds a gauge's object only weakly, so whatever the gauges
+     * read through must be held by something the application keeps (the queue), not only by the registry.
+     */
+    @Test
+    void shouldKeepShowingAJobQueuesGaugesAfterAFullGarbageCollection() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        runner().withBean(MeterRegistry.class, () -> registry)
+                .withPropertyValues("consistency-kit.job-queue.jobs.name=jobs")
+                .withBean("report", JobHandler.class, () -> job -> { })
+                .run(context -> {
+                    context.getBean(JobQueue.class).enqueue(JobRequest.of("report", new Document())
+                            .delayedBy(Duration.ofHours(1)));
+                    collectGarbage();
+                    assertThat(registry.find("consistencykit.jobs").tag("type", "report").tag("state", "scheduled")
+                            .gauge().value()).isEqualTo(1.0);
+                    assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge()
+                            .value()).isZero();
+                    assertThat(registry.find("consistencykit.enqueued").tag("instance", "jobs").functionCounter()
+                            .count()).isEqualTo(1.0);
+                });
+    }
+
+    /** Runs the collector until an object nothing holds is gone (a full collection, whatever the collector). */
+    private static void collectGarbage() {
+        java.lang.ref.WeakReference<Object> gone = new java.lang.ref.WeakReference<>(new Object());
+        for (int i = 0; i < 20 && gone.get() != null; i++) {
+            System.gc();
+        }
+        assertThat(gone.get()).as("a garbage collection ran").isNull();
+    }
+
+    /**
      * This module's tests run on the driver Spring Boot 4.0.7 manages (its pom takes that version, as an application on
      * Boot's dependency management does), which is above the library's floor: the starter needs no driver of its own.
      */
