@@ -33,9 +33,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("two-phase");
         assertThat(json.getInteger("writeSites")).isEqualTo(6);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(60);
-        // three operations × their calls (the index check before the first write, the read, the writes) × before and
-        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("seeds")).isEqualTo(5);
         assertThat(((Number) json.get("operations")).longValue()).isEqualTo(5 * 8 * 3);
         assertThat(json.getInteger("violations")).isZero();
@@ -72,9 +70,7 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("job-queue");
         assertThat(json.getInteger("writeSites")).isEqualTo(11);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(30);
-        // three operations × their calls (the index check before the first write, the read, the writes) × before and
-        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -151,9 +147,7 @@ class LabCommandsTest {
         Document json = run.lastLineJson();
         assertThat(json.getString("pattern")).isEqualTo("log-reconciliation");
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
-        // three operations × their calls (the index check before the first write, the read, the writes) × before and
-        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(200);
         assertThat(json.getInteger("violations")).isZero();
     }
 
@@ -179,9 +173,10 @@ class LabCommandsTest {
         assertThat(json.getString("pattern")).isEqualTo("versioning");
         assertThat(json.getInteger("writeSites")).isEqualTo(3);
         assertThat(json.getInteger("scenarios")).isGreaterThanOrEqualTo(20);
-        // three operations × their calls (the index check before the first write, the read, the writes) × before and
-        // after each call × six actors: 168 (204 while the item versions' unique index was checked too)
-        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(168);
+        // three operations × their calls (the read, the writes: 11 in all; no index check before the first write, as
+        // the store rests on no unique index) × before and after each call × six actors: 132 (168 while the history's
+        // unique index was checked, 204 while the item versions' was too)
+        assertThat(json.getInteger("interleavings")).as("schedules of the interleaving explorer").isGreaterThanOrEqualTo(132);
         assertThat(json.getInteger("violations")).isZero();
     }
 

@@ -11,8 +11,9 @@
  *   its item documents at {@code b + 1}: several writers can hold the same number at once, and at most one of them
  *   commits it.</li>
  *   <li><b>Every write attempt has its own identity</b>, a fresh ObjectId ({@code att}) stored in each item document
- *   it writes. The unique index is {@code {root, item, version, att}}. A version number alone never tells which
- *   documents are committed; the pair (version, attempt) does.</li>
+ *   it writes, and in its {@code _id}, {@code {r: root, i: item, v: version, a: att}}, which the primary key keeps
+ *   unique (a version record is one by {@code {r: root, v: version}} the same way). A version number alone never
+ *   tells which documents are committed; the pair (version, attempt) does.</li>
  *   <li><b>Staging</b> (round trip 1) is one conditional update of the root: only if the root is still at the base
  *   version and no attempt of the same change set is staged or unsettled, it records the attempt under
  *   {@code pending.<slot>} (the slot is a hash of the change set id; the entry holds the id, the attempt, the base,

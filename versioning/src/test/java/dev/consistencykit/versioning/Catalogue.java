@@ -109,6 +109,16 @@ final class Catalogue {
         if (dead != 0) {
             problems.add(dead + " item versions left that no version commits or stages");
         }
+        Map<Long, Integer> records = new java.util.TreeMap<>();
+        for (Document record : db.getCollection(VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION)
+                .find(Filters.eq("root", ROOT))) {
+            records.merge(((Number) record.get("v")).longValue(), 1, Integer::sum);
+        }
+        records.forEach((v, n) -> {
+            if (n != 1) {
+                problems.add(n + " records of version " + v);
+            }
+        });
         problems.addAll(readProblems(store, allowed));
         long current = ((Number) root.get("version")).longValue();
         long floor = ((Number) root.get("floor")).longValue();

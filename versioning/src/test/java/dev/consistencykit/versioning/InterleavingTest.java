@@ -98,6 +98,37 @@ class InterleavingTest {
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
 
+    /**
+     * The same actors at every call of maintenance (settle, clean up, prune to one version) on two unsettled versions:
+     * a second maintenance that settles and prunes what the paused one read, writers and readers. The paused settler's
+     * records must not double the other's (each version has one record), and every answer stays a whole version.
+     */
+    @Test
+    void shouldKeepOneRecordOfEachVersionWhenAnyActorRunsAtAnyCallOfMaintenance(MongoTarget target) {
+        InterleavingExplorer.Report report = actors(InterleavingExplorer.builder(target)
+                .name("maintenance")
+                .workload(CatalogueWorkload.edits(Catalogue.products(3)).retention(Retention.keepLast(1))
+                        .seededBy(db -> {
+                            Catalogue.seed(db, Catalogue.products(3));
+                            VersionedStore store = Catalogue.store(db).build();
+                            for (String id : List.of("second", "third")) {
+                                store.update(ROOT, (tree, change) -> {
+                                    Map<Object, Document> next = new HashMap<>(tree.items());
+                                    Document value = Catalogue.product(id, 5);
+                                    change.put("i2", value);
+                                    next.put("i2", value);
+                                    change.meta(Catalogue.checksum(next));
+                                });
+                            }
+                        })
+                        .operation((db, random) -> store(db).recover(Duration.ZERO))))
+                .build().explore();
+
+        assertThat(report.calls()).contains("update versionHistory");
+        assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
     private static InterleavingExplorer.Builder actors(InterleavingExplorer.Builder explorer) {
         return explorer
                 .actor("maintenance", db -> {

@@ -24,7 +24,7 @@ public final class VersioningSample {
     public static void run(MongoDatabase db) {
         // README:start
         VersionedStore store = VersionedStore.builder(db).retention(Retention.keepLast(100)).build();
-        store.ensureIndexes();                                  // unique {root, v} of the history; readers' and cleanup's
+        store.ensureIndexes();                                  // readers', settlement's and cleanup's (none is unique)
         store.createRoot("catalogue");                          // version 0, no items
         VersionedTree tree = store.read("catalogue");           // 1 round trip: root, versions it commits, floor again
         store.commit(ChangeSet.on("catalogue", tree.version())  // 3 round trips: stage, write items, compare-and-set root

@@ -66,7 +66,6 @@ import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.ReadSettings;
-import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
@@ -86,8 +85,6 @@ public final class VersionStore implements PatternSetup {
     private final MongoCollection<Document> roots;
     private final MongoCollection<Document> items;
     private final MongoCollection<Document> history;
-    /** The unique indexes that make a repeated item insert and a second history entry of a version collide. */
-    private final RequiredIndexes requiredIndexes;
 
     /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
     public VersionStore(VersionedStoreConfig config, MongoDatabase database) {
@@ -98,35 +95,26 @@ public final class VersionStore implements PatternSetup {
         this.roots = this.database.getCollection(config.rootsCollection());
         this.items = this.database.getCollection(config.itemsCollection());
         this.history = this.database.getCollection(config.historyCollection());
-        // an item version is one by its _id (VersionSchema.itemVersionId): no unique index of its own
-        this.requiredIndexes = new RequiredIndexes(name, List.of(
-                new RequiredIndexes.Unique(history, "root_v", List.of(ROOT, V), false, null)));
     }
 
     // ---------------------------------------------------------------- setup
 
-    /** Every index the store's queries use, then the instance's registration. */
+    /**
+     * Every index the store's queries use, then the instance's registration. None is unique: an item version and a
+     * version record are each one by its {@code _id} ({@link VersionSchema#itemVersionId},
+     * {@link VersionSchema#historyRecordId}), so the store's safety rests on no index but {@code _id}'s.
+     */
     @Override
     public void ensureIndexes() {
-        requiredIndexes.create();
         items.createIndex(Indexes.ascending(ROOT, ITEM, VERSION), new IndexOptions().name("root_item_version"));
         items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
         items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
+        history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().name("root_version"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
         PatternRegistry.register(database, new PatternRegistry.Registration("versioning", config.name(),
                 Map.of("roots", config.rootsCollection(), "items", config.itemsCollection(), "history",
                         config.historyCollection()), Map.of()));
-    }
-
-    @Override
-    public List<String> setupProblems() {
-        return requiredIndexes.problems();
-    }
-
-    /** Throws unless the unique indexes a commit's safety rests on exist (checked once, then remembered). */
-    void verifyIndexes() {
-        requiredIndexes.verify();
     }
 
     /** The codecs the application's database encodes with. */

@@ -241,7 +241,6 @@ public final class VersionWrites {
      *                                  this writer off (its documents are then deleted again)
      */
     public Committed commitDirect(Prepared p, VersionReads.Current read) {
-        store.verifyIndexes();
         if (read.tree().version() != p.base()) {
             throw new IllegalArgumentException("the change set's base " + p.base() + " is not the version read, "
                     + read.tree().version());
@@ -367,7 +366,6 @@ public final class VersionWrites {
      * committed one).
      */
     public Attempt stage(Prepared p) {
-        store.verifyIndexes();
         Bson filter = and(eq("_id", p.rootId()), eq(VERSION, p.base()), exists(PENDING + "." + p.slot(), false),
                 exists(UNSETTLED + "." + p.slot(), false), lt(UNSETTLED_COUNT, config.settleThreshold()));
         for (int round = 0; round < STAGE_ATTEMPTS; round++) {
