@@ -56,7 +56,9 @@
  *   <li><b>Retention</b> raises the root's {@code floor}, then deletes documents replaced at or below it, and
  *   committed tombstones at or below it. Time travel below the floor answers {@link VersionPrunedException}; a
  *   read takes the floor again after its items (the last stage of its aggregation, run on the server after the item
- *   stage for the same root), so a concurrent prune can never give it a partial answer.</li>
+ *   stage for the same root), so a concurrent prune can never give it a partial answer. The root is then marked
+ *   {@code pruned} to the floor; a prune pass takes up again every root whose mark is below its floor (a pruner died
+ *   between the two, or a late settler wrote version records below the floor and lowered the mark).</li>
  * </ul>
  * <p>Nothing depends on clocks: server time only decides when recovery may take a staged attempt over, or clean-up
  * fence a quiet direct writer off, and doing either early is safe (the writer gets a conflict).

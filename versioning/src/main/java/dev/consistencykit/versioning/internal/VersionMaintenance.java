@@ -12,6 +12,7 @@ import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DIRECT;
 import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
@@ -253,8 +254,10 @@ public final class VersionMaintenance implements PatternRecovery {
         long deleted = 0;
         for (Document root : all) {
             Object rootId = root.get("_id");
-            long target = targetFloor(rootId, number(root, VERSION), retention);
-            if (target > number(root, FLOOR)) {
+            long floor = number(root, FLOOR);
+            long target = Math.max(floor, targetFloor(rootId, number(root, VERSION), retention));
+            // below the floor, something may be left: a pruner died after raising it, or a settler wrote records there
+            if (target > floor || number(root, PRUNED) < floor) {
                 deleted += Passes.orLeftToNextPass(name, "prune: root " + Values.show(rootId), 0L,
                         () -> pruneRoot(rootId, target));
             }
@@ -274,13 +277,14 @@ public final class VersionMaintenance implements PatternRecovery {
 
     /**
      * Raises the root's floor to {@code floor}, then deletes the versions replaced at or below it, then the committed
-     * tombstones at or below it, then their history records.
+     * tombstones at or below it, then their history records, then marks the root pruned to it.
      */
     long pruneRoot(Object rootId, long floor) {
         settlement.settleRoot(rootId);
         store.raiseFloor(rootId, floor);
         long deleted = store.deleteBelowFloor(rootId, floor);
         store.deleteRecordsBelow(rootId, floor);
+        store.markPruned(rootId, floor);
         counters.prunedDocuments.add(deleted);
         long count = deleted;
         LOG.info("[{}] pruned root {} below version {}: {} item versions deleted", name, rootId, floor, count);

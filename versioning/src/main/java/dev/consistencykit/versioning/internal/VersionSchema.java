@@ -35,6 +35,13 @@ final class VersionSchema {
     // root fields
     static final String VERSION = "version";
     static final String FLOOR = "floor";
+    /**
+     * On a root: the floor up to which pruning has deleted everything below it. A pruner raises {@link #FLOOR} first
+     * (readers below it are refused from then on), then deletes, then raises this; a pass prunes a root again while
+     * this is below the floor, so a pruner that died between the two leaves nothing for good, and a settler that
+     * finds it wrote records of versions pruned meanwhile lowers it to have them deleted.
+     */
+    static final String PRUNED = "pruned";
     static final String PENDING = "pending";
     static final String PENDING_AT = "pendingAt";
     static final String PENDING_COUNT = "pendingCount";

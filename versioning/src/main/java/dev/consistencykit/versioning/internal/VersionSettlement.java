@@ -145,6 +145,12 @@ public final class VersionSettlement {
                     Updates.combine(Updates.unset(UNSETTLED + "." + slots.get(v)),
                             Updates.unset(UNSETTLED_AT + "." + slots.get(v)), Updates.inc(UNSETTLED_COUNT, -1))));
         }
-        return store.trimRoot(rootId, trims);
+        long trimmed = store.trimRoot(rootId, trims);
+        if (trimmed < versions.size()) {
+            // another settler removed some of these versions from the root first, and may have pruned them since:
+            // the records just written may lie below the floor, for the next prune pass to delete
+            store.pruneAgainFrom(rootId, versions.get(0));
+        }
+        return trimmed;
     }
 }

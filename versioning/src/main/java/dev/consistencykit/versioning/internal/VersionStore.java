@@ -16,6 +16,7 @@ import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
 import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
@@ -184,6 +185,16 @@ public final class VersionStore implements PatternSetup {
     /** Raises the root's floor to at least {@code floor}. */
     void raiseFloor(Object rootId, long floor) {
         retry.run(name, rootId, "raise floor", () -> roots.updateOne(eq("_id", rootId), Updates.max(FLOOR, floor)));
+    }
+
+    /** Records that everything below {@code floor} is deleted ({@link VersionSchema#PRUNED}). */
+    void markPruned(Object rootId, long floor) {
+        retry.run(name, rootId, "mark pruned", () -> roots.updateOne(eq("_id", rootId), Updates.max(PRUNED, floor)));
+    }
+
+    /** Has the next prune pass delete below the floor again, from {@code version} on: records were written there. */
+    void pruneAgainFrom(Object rootId, long version) {
+        retry.run(name, rootId, "prune again", () -> roots.updateOne(eq("_id", rootId), Updates.min(PRUNED, version)));
     }
 
     /** Removes settled versions from their roots; how many roots changed. */
@@ -375,7 +386,7 @@ public final class VersionStore implements PatternSetup {
     /** Every root's version and floor. */
     List<Document> rootVersions() {
         return retry.execute(name, null, "list roots", () -> roots.find(gte(VERSION, 0L))
-                .projection(Projections.include(VERSION, FLOOR)).into(new ArrayList<>()));
+                .projection(Projections.include(VERSION, FLOOR, PRUNED)).into(new ArrayList<>()));
     }
 
     /** The sums over every root of its committed versions ({@code c}), abandoned ({@code a}), staged ({@code p}). */
