@@ -58,7 +58,8 @@
  *   read takes the floor again after its items (the last stage of its aggregation, run on the server after the item
  *   stage for the same root), so a concurrent prune can never give it a partial answer. The root is then marked
  *   {@code pruned} to the floor; a prune pass takes up again every root whose mark is below its floor (a pruner died
- *   between the two, or a late settler wrote version records below the floor and lowered the mark).</li>
+ *   between the two, or a late settler wrote version records below the floor and set the mark back, counting it in
+ *   {@code lateRecords}, which a pruner's mark requires unchanged since it read the root).</li>
  * </ul>
  * <p>Nothing depends on clocks: server time only decides when recovery may take a staged attempt over, or clean-up
  * fence a quiet direct writer off, and doing either early is safe (the writer gets a conflict).

@@ -12,6 +12,7 @@ import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DIRECT;
 import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.LATE;
 import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
@@ -258,8 +259,9 @@ public final class VersionMaintenance implements PatternRecovery {
             long target = Math.max(floor, targetFloor(rootId, number(root, VERSION), retention));
             // below the floor, something may be left: a pruner died after raising it, or a settler wrote records there
             if (target > floor || number(root, PRUNED) < floor) {
+                long late = number(root, LATE);
                 deleted += Passes.orLeftToNextPass(name, "prune: root " + Values.show(rootId), 0L,
-                        () -> pruneRoot(rootId, target));
+                        () -> pruneRoot(rootId, target, late));
             }
         }
         return deleted;
@@ -277,14 +279,15 @@ public final class VersionMaintenance implements PatternRecovery {
 
     /**
      * Raises the root's floor to {@code floor}, then deletes the versions replaced at or below it, then the committed
-     * tombstones at or below it, then their history records, then marks the root pruned to it.
+     * tombstones at or below it, then their history records, then marks the root pruned to it unless a settler counted
+     * late records on it since it read {@code late} ({@link VersionSchema#LATE}).
      */
-    long pruneRoot(Object rootId, long floor) {
+    long pruneRoot(Object rootId, long floor, long late) {
         settlement.settleRoot(rootId);
         store.raiseFloor(rootId, floor);
         long deleted = store.deleteBelowFloor(rootId, floor);
         store.deleteRecordsBelow(rootId, floor);
-        store.markPruned(rootId, floor);
+        store.markPruned(rootId, floor, late);
         counters.prunedDocuments.add(deleted);
         long count = deleted;
         LOG.info("[{}] pruned root {} below version {}: {} item versions deleted", name, rootId, floor, count);

@@ -38,10 +38,16 @@ final class VersionSchema {
     /**
      * On a root: the floor up to which pruning has deleted everything below it. A pruner raises {@link #FLOOR} first
      * (readers below it are refused from then on), then deletes, then raises this; a pass prunes a root again while
-     * this is below the floor, so a pruner that died between the two leaves nothing for good, and a settler that
-     * finds it wrote records of versions pruned meanwhile lowers it to have them deleted.
+     * this is below the floor, so a pruner that died between the two leaves nothing for good.
      */
     static final String PRUNED = "pruned";
+    /**
+     * On a root: how many times a settler found it may have written version records below the floor (it slept past
+     * another's settling and pruning). Each time it sets {@link #PRUNED} back to 0, so that the next pass deletes them;
+     * a pruner marks the root pruned only if this count is still what it read before deleting, so that a mark never
+     * covers records written after the deletes it made.
+     */
+    static final String LATE = "lateRecords";
     static final String PENDING = "pending";
     static final String PENDING_AT = "pendingAt";
     static final String PENDING_COUNT = "pendingCount";

@@ -149,7 +149,7 @@ public final class VersionSettlement {
         if (trimmed < versions.size()) {
             // another settler removed some of these versions from the root first, and may have pruned them since:
             // the records just written may lie below the floor, for the next prune pass to delete
-            store.pruneAgainFrom(rootId, versions.get(0));
+            store.pruneAgain(rootId);
         }
         return trimmed;
     }

@@ -2,6 +2,7 @@ package dev.consistencykit.versioning.internal;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
@@ -16,6 +17,7 @@ import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
 import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.LATE;
 import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
@@ -187,14 +189,20 @@ public final class VersionStore implements PatternSetup {
         retry.run(name, rootId, "raise floor", () -> roots.updateOne(eq("_id", rootId), Updates.max(FLOOR, floor)));
     }
 
-    /** Records that everything below {@code floor} is deleted ({@link VersionSchema#PRUNED}). */
-    void markPruned(Object rootId, long floor) {
-        retry.run(name, rootId, "mark pruned", () -> roots.updateOne(eq("_id", rootId), Updates.max(PRUNED, floor)));
+    /**
+     * Records that everything below {@code floor} is deleted ({@link VersionSchema#PRUNED}), unless a settler counted
+     * late records since the pruner read {@code late} (then the next pass prunes again).
+     */
+    void markPruned(Object rootId, long floor, long late) {
+        Bson unchanged = late == 0 ? exists(LATE, false) : eq(LATE, late);
+        retry.run(name, rootId, "mark pruned", () -> roots.updateOne(and(eq("_id", rootId), unchanged),
+                Updates.max(PRUNED, floor)));
     }
 
-    /** Has the next prune pass delete below the floor again, from {@code version} on: records were written there. */
-    void pruneAgainFrom(Object rootId, long version) {
-        retry.run(name, rootId, "prune again", () -> roots.updateOne(eq("_id", rootId), Updates.min(PRUNED, version)));
+    /** Has the next prune pass delete below the floor again: records may have been written there. */
+    void pruneAgain(Object rootId) {
+        retry.run(name, rootId, "prune again", () -> roots.updateOne(eq("_id", rootId),
+                Updates.combine(Updates.set(PRUNED, 0L), Updates.inc(LATE, 1L))));
     }
 
     /** Removes settled versions from their roots; how many roots changed. */
@@ -386,7 +394,7 @@ public final class VersionStore implements PatternSetup {
     /** Every root's version and floor. */
     List<Document> rootVersions() {
         return retry.execute(name, null, "list roots", () -> roots.find(gte(VERSION, 0L))
-                .projection(Projections.include(VERSION, FLOOR, PRUNED)).into(new ArrayList<>()));
+                .projection(Projections.include(VERSION, FLOOR, PRUNED, LATE)).into(new ArrayList<>()));
     }
 
     /** The sums over every root of its committed versions ({@code c}), abandoned ({@code a}), staged ({@code p}). */
