@@ -233,25 +233,22 @@ class ConsistencyKitAutoConfigurationTest {
     @Test
     void shouldShowAJobQueuesJobsByTypeAndStateAsGauges() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        runner().withBean(MeterRegistry.class, () -> registry)
-                .withPropertyValues("consistency-kit.job-queue.jobs.name=jobs")
-                .withBean("report", JobHandler.class, () -> job -> { })
-                .run(context -> {
-                    JobQueue queue = context.getBean(JobQueue.class);
-                    queue.enqueue(JobRequest.of("report", new Document()));
-                    queue.enqueue(JobRequest.of("report", new Document()).delayedBy(Duration.ofHours(1)));
-                    queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
-                    queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
-                    java.util.function.Function<String, Double> jobs = state -> registry.find("consistencykit.jobs")
-                            .tag("type", "report").tag("state", state).gauge().value();
-                    assertThat(jobs.apply("waiting")).isEqualTo(2.0);
-                    assertThat(jobs.apply("scheduled")).isEqualTo(1.0);
-                    assertThat(jobs.apply("awaiting")).isEqualTo(1.0);
-                    assertThat(jobs.apply("running")).isZero();
-                    assertThat(jobs.apply("dead")).isZero();
-                    assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge())
-                            .isNotNull();
-                });
+        reportJobs(registry).run(context -> {
+            JobQueue queue = context.getBean(JobQueue.class);
+            queue.enqueue(JobRequest.of("report", new Document()));
+            queue.enqueue(JobRequest.of("report", new Document()).delayedBy(Duration.ofHours(1)));
+            queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
+            queue.enqueue(JobRequest.of("report", new Document()).withOrderingKey("k"));
+            java.util.function.Function<String, Double> jobs = state -> registry.find("consistencykit.jobs")
+                    .tag("type", "report").tag("state", state).gauge().value();
+            assertThat(jobs.apply("waiting")).isEqualTo(2.0);
+            assertThat(jobs.apply("scheduled")).isEqualTo(1.0);
+            assertThat(jobs.apply("awaiting")).isEqualTo(1.0);
+            assertThat(jobs.apply("running")).isZero();
+            assertThat(jobs.apply("dead")).isZero();
+            assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge())
+                    .isNotNull();
+        });
     }
 
     /**
@@ -261,20 +258,24 @@ class ConsistencyKitAutoConfigurationTest {
     @Test
     void shouldKeepShowingAJobQueuesGaugesAfterAFullGarbageCollection() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        runner().withBean(MeterRegistry.class, () -> registry)
+        reportJobs(registry).run(context -> {
+            context.getBean(JobQueue.class).enqueue(JobRequest.of("report", new Document())
+                    .delayedBy(Duration.ofHours(1)));
+            collectGarbage();
+            assertThat(registry.find("consistencykit.jobs").tag("type", "report").tag("state", "scheduled")
+                    .gauge().value()).isEqualTo(1.0);
+            assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge()
+                    .value()).isZero();
+            assertThat(registry.find("consistencykit.enqueued").tag("instance", "jobs").functionCounter()
+                    .count()).isEqualTo(1.0);
+        });
+    }
+
+    /** A context with a job queue named jobs, a handler of "report" jobs, and {@code registry}. */
+    private ApplicationContextRunner reportJobs(SimpleMeterRegistry registry) {
+        return runner().withBean(MeterRegistry.class, () -> registry)
                 .withPropertyValues("consistency-kit.job-queue.jobs.name=jobs")
-                .withBean("report", JobHandler.class, () -> job -> { })
-                .run(context -> {
-                    context.getBean(JobQueue.class).enqueue(JobRequest.of("report", new Document())
-                            .delayedBy(Duration.ofHours(1)));
-                    collectGarbage();
-                    assertThat(registry.find("consistencykit.jobs").tag("type", "report").tag("state", "scheduled")
-                            .gauge().value()).isEqualTo(1.0);
-                    assertThat(registry.find("consistencykit.jobs.oldest.waiting").tag("type", "report").gauge()
-                            .value()).isZero();
-                    assertThat(registry.find("consistencykit.enqueued").tag("instance", "jobs").functionCounter()
-                            .count()).isEqualTo(1.0);
-                });
+                .withBean("report", JobHandler.class, () -> job -> { });
     }
 
     /** Runs the collector until an object nothing holds is gone (a full collection, whatever the collector). */

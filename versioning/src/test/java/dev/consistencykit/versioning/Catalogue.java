@@ -114,26 +114,25 @@ final class Catalogue {
                 .find(Filters.eq("root", ROOT))) {
             records.merge(((Number) record.get("v")).longValue(), 1, Integer::sum);
         }
-        long floorNow = ((Number) root.get("floor")).longValue();
+        long floor = ((Number) root.get("floor")).longValue();
         records.forEach((v, n) -> {
             if (n != 1) {
                 problems.add(n + " records of version " + v);
             }
-            if (v < floorNow) {
-                problems.add("a record of version " + v + ", below the floor " + floorNow);
+            if (v < floor) {
+                problems.add("a record of version " + v + ", below the floor " + floor);
             }
         });
         // what pruning deletes stays deleted: item versions replaced at or below the floor, tombstones there
         long kept = db.getCollection(VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION).countDocuments(Filters.or(
-                Filters.and(Filters.eq("root", ROOT), Filters.lte("version", floorNow), Filters.lte("until", floorNow)),
-                Filters.and(Filters.eq("root", ROOT), Filters.lte("version", floorNow), Filters.eq("deleted", true),
+                Filters.and(Filters.eq("root", ROOT), Filters.lte("version", floor), Filters.lte("until", floor)),
+                Filters.and(Filters.eq("root", ROOT), Filters.lte("version", floor), Filters.eq("deleted", true),
                         Filters.eq("committed", true))));
         if (kept != 0) {
-            problems.add(kept + " item versions pruning deletes kept below the floor " + floorNow);
+            problems.add(kept + " item versions pruning deletes kept below the floor " + floor);
         }
         problems.addAll(readProblems(store, allowed));
         long current = ((Number) root.get("version")).longValue();
-        long floor = ((Number) root.get("floor")).longValue();
         for (long v = Math.max(1, floor); v <= current; v++) {
             VersionedTree tree = store.readAsOf(ROOT, v);
             Optional<String> expected = tree.meta().map(m -> m.getString("checksum"));

@@ -132,7 +132,8 @@ public final class VersionSettlement {
         for (long v : versions) {
             Document entry = entries.get(v);
             records.add(new UpdateOneModel<>(eq("_id", VersionSchema.historyRecordId(rootId, v)), Updates.combine(
-                    Updates.setOnInsert(ROOT, rootId), Updates.setOnInsert(V, v), Updates.setOnInsert(CS, entry.get(CS)), Updates.setOnInsert(ATT, entry.get(ATT)),
+                    Updates.setOnInsert(ROOT, rootId), Updates.setOnInsert(V, v),
+                    Updates.setOnInsert(CS, entry.get(CS)), Updates.setOnInsert(ATT, entry.get(ATT)),
                     Updates.setOnInsert(N, entry.get(N)), Updates.setOnInsert(FP, entry.get(FP)),
                     Updates.setOnInsert(META, entry.get(META)), Updates.setOnInsert(AT, entry.get(AT))),
                     new UpdateOptions().upsert(true)));

@@ -17,20 +17,20 @@ import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.DELETED;
 import static dev.consistencykit.versioning.internal.VersionSchema.FENCE;
 import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
-import static dev.consistencykit.versioning.internal.VersionSchema.LATE;
-import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
+import static dev.consistencykit.versioning.internal.VersionSchema.LATE;
+import static dev.consistencykit.versioning.internal.VersionSchema.META;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
+import static dev.consistencykit.versioning.internal.VersionSchema.PRUNED;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
-import static dev.consistencykit.versioning.internal.VersionSchema.META;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNTIL;
-import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
 import static dev.consistencykit.versioning.internal.VersionSchema.V;
+import static dev.consistencykit.versioning.internal.VersionSchema.VALUE;
 import static dev.consistencykit.versioning.internal.VersionSchema.VERSION;
 import static dev.consistencykit.versioning.internal.VersionSchema.normalize;
 
@@ -391,7 +391,7 @@ public final class VersionStore implements PatternSetup {
                 .projection(Projections.include(VERSION, PENDING, PENDING_AT)).into(new ArrayList<>()));
     }
 
-    /** Every root's version and floor. */
+    /** Every root's version, floor and prune marks ({@link VersionSchema#PRUNED}, {@link VersionSchema#LATE}). */
     List<Document> rootVersions() {
         return retry.execute(name, null, "list roots", () -> roots.find(gte(VERSION, 0L))
                 .projection(Projections.include(VERSION, FLOOR, PRUNED, LATE)).into(new ArrayList<>()));
