@@ -61,6 +61,69 @@ class FaultInjectorTest {
     }
 
     @Test
+    void shouldDrawEachWritesFaultWithTheWeightOfItsModeAndTheSameScheduleForTheSameSeed(MongoDatabase db) {
+        counters(db);
+        java.util.Map<FaultMode, Double> rates = java.util.Map.of(FaultMode.TRANSIENT_BEFORE, 0.3,
+                FaultMode.CONFLICT, 0.1);
+        FaultInjector first = FaultInjector.weighted(7, rates, 0.0, Duration.ofMillis(1));
+        FaultInjector second = FaultInjector.weighted(7, rates, 0.0, Duration.ofMillis(1));
+        for (FaultInjector injector : List.of(first, second)) {
+            MongoDatabase faulty = injector.wrap(db);
+            for (int i = 0; i < 1_000; i++) {
+                try {
+                    increment(faulty);
+                } catch (MongoException e) {
+                    assertThat(MongoErrors.classify(e)).isNotEqualTo(MongoErrors.Kind.PERMANENT);
+                }
+            }
+        }
+
+        assertThat(first.faults()).isEqualTo(second.faults());
+        assertThat(first.faults().stream().filter(f -> f.mode() == FaultMode.TRANSIENT_BEFORE).count())
+                .isBetween(240L, 360L);
+        assertThat(first.faults().stream().filter(f -> f.mode() == FaultMode.CONFLICT).count())
+                .isBetween(60L, 140L);
+        assertThat(n(db)).as("no faulted write was applied").isEqualTo(2 * (1_000 - first.faults().size()));
+    }
+
+    @Test
+    void shouldRefuseWeightsSummingOverOne() {
+        assertThatThrownBy(() -> FaultInjector.weighted(1, java.util.Map.of(FaultMode.PAUSE, 0.6,
+                FaultMode.CRASH_AFTER, 0.5), 0.0, Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sum to 1.1");
+    }
+
+    @Test
+    void shouldPauseReadsWithTheirOwnRate(MongoDatabase db) throws InterruptedException {
+        counters(db);
+        FaultInjector injector = FaultInjector.weighted(3, java.util.Map.of(), 1.0, Duration.ofMillis(1));
+        MongoDatabase faulty = injector.wrap(db);
+
+        assertThat(faulty.getCollection("counters").find(eq("_id", "c")).first()).isNotNull();
+        increment(faulty);
+
+        assertThat(injector.awaitPaused(Duration.ZERO)).as("the read paused").isTrue();
+        assertThat(injector.faults()).as("reads are never faulted, only slowed").isEmpty();
+        assertThat(n(db)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldFaultOneProcessThroughTwoInjectorsOneAroundTheOther(MongoDatabase db) throws Exception {
+        counters(db);
+        FaultInjector outer = FaultInjector.at(1, FaultMode.PAUSE);
+        FaultInjector inner = FaultInjector.at(1, FaultMode.CRASH_AFTER);
+        MongoDatabase faulty = outer.wrap(inner.wrap(db));
+
+        CompletableFuture<Void> write = CompletableFuture.runAsync(() -> increment(faulty));
+        assertThat(outer.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        assertThat(n(db)).as("paused by the outer injector before the write").isZero();
+        outer.release();
+
+        assertThatThrownBy(() -> write.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(InjectedCrash.class);
+        assertThat(n(db)).as("then applied, and the process killed, by the inner one").isEqualTo(1);
+    }
+
+    @Test
     void shouldNotSendWriteWhenCrashingBefore(MongoDatabase db) {
         counters(db);
         FaultInjector injector = FaultInjector.at(1, FaultMode.CRASH_BEFORE);

@@ -38,6 +38,22 @@ class WorkloadTest {
     }
 
     @Test
+    void shouldTakeATypedFailureAsAnAnswerUnlessTheTableSaysTheOperationAlwaysCompletes(MongoTarget target) {
+        Workload transfers = new TransfersWorkload(false);
+        InterleavingExplorer.Builder table = InterleavingExplorer.builder(target).name("refusing")
+                .workload(transfers)
+                .actor("refuser", db -> {
+                    throw new dev.consistencykit.core.ConsistencyException("refuser", null, "refused");
+                });
+
+        InterleavingExplorer.Report answered = table.build().explore();
+        InterleavingExplorer.Report found = table.answers(e -> false).build().explore();
+
+        assertThat(answered.violations()).isEmpty();
+        assertThat(found.violations()).hasSize(found.schedules()).allMatch(v -> v.contains("refused"));
+    }
+
+    @Test
     void shouldLetTheCrashExplorerFailAGuardlessWorkload(MongoClient client) {
         CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name("guardless")
                 .workload(new TransfersWorkload(true)).build().explore();

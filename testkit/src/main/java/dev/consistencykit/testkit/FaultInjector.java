@@ -67,6 +67,8 @@ public final class FaultInjector {
 
     private final Schedule schedule;
     private final Duration pauseFor;
+    /** Whether to pause before a read: asked once per read, in order; never for an injector without one. */
+    private final java.util.function.BooleanSupplier readPauses;
     private final AtomicInteger writes = new AtomicInteger();
     private final List<WriteSite> sites = new ArrayList<>();
     private final List<InjectedFault> faults = new ArrayList<>();
@@ -75,8 +77,13 @@ public final class FaultInjector {
     private volatile InjectedFault crash;
 
     private FaultInjector(Schedule schedule, Duration pauseFor) {
+        this(schedule, pauseFor, () -> false);
+    }
+
+    private FaultInjector(Schedule schedule, Duration pauseFor, java.util.function.BooleanSupplier readPauses) {
         this.schedule = Objects.requireNonNull(schedule, "schedule");
         this.pauseFor = pauseFor;
+        this.readPauses = readPauses;
     }
 
     /** An injector that injects nothing and only counts write sites. */
@@ -146,6 +153,55 @@ public final class FaultInjector {
         }, maxPause);
     }
 
+    /**
+     * An injector that faults each write with the probability {@code rates} gives its mode (a write gets at most one
+     * fault: the probabilities sum to at most 1), and pauses before each read ({@code find}, {@code aggregate}…) with
+     * probability {@code readPause}, from seeded generators: the same seed gives the same schedule over the same
+     * sequence of calls. A pause, of a read or a write, lasts a random time up to {@code maxPause}. What a demanding
+     * user's chaos draws: processes killed at a few writes in a hundred, replies lost at a few more, and calls slowed
+     * at more still, reads included, so that every actor meets the others between any two of its calls.
+     *
+     * <pre>{@code
+     * FaultInjector.weighted(seed, Map.of(FaultMode.CRASH_BEFORE, 0.01, FaultMode.CRASH_AFTER, 0.01,
+     *         FaultMode.TRANSIENT_BEFORE, 0.02, FaultMode.TRANSIENT_AFTER, 0.02, FaultMode.PAUSE, 0.05),
+     *         0.05, Duration.ofMillis(20));
+     * }</pre>
+     */
+    public static FaultInjector weighted(long seed, java.util.Map<FaultMode, Double> rates, double readPause,
+                                         Duration maxPause) {
+        Objects.requireNonNull(maxPause, "maxPause");
+        List<FaultMode> modes = new ArrayList<>(new java.util.TreeMap<>(rates).keySet());
+        double[] upTo = new double[modes.size()];
+        double sum = 0;
+        for (int i = 0; i < modes.size(); i++) {
+            double rate = rates.get(modes.get(i));
+            if (!(rate >= 0.0)) {
+                throw new IllegalArgumentException("the rate of " + modes.get(i) + " must be >= 0, was " + rate);
+            }
+            sum += rate;
+            upTo[i] = sum;
+        }
+        if (sum > 1.0 || !(readPause >= 0.0 && readPause <= 1.0)) {
+            throw new IllegalArgumentException("the rates of the write faults sum to " + sum + " and the read pause's"
+                    + " is " + readPause + ": each must be in [0, 1]");
+        }
+        Random writes = new Random(seed);
+        Random reads = new Random(~seed);
+        return new FaultInjector(site -> {
+            double draw = writes.nextDouble();
+            for (int i = 0; i < upTo.length; i++) {
+                if (draw < upTo[i]) {
+                    return Optional.of(modes.get(i));
+                }
+            }
+            return Optional.empty();
+        }, maxPause, () -> {
+            synchronized (reads) {
+                return reads.nextDouble() < readPause;
+            }
+        });
+    }
+
     /** An injector driven by a custom schedule; pauses block until {@link #release()}. */
     public static FaultInjector withSchedule(Schedule schedule) {
         return new FaultInjector(schedule, null);
@@ -161,6 +217,13 @@ public final class FaultInjector {
         @Override
         public void checkAlive(String method) {
             FaultInjector.this.checkAlive(method);
+        }
+
+        @Override
+        public void beforeRead(String method, String collection) {
+            if (readPauses.getAsBoolean()) {
+                pause();
+            }
         }
 
         @Override

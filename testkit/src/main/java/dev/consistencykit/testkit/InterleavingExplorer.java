@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 import org.bson.BsonValue;
 
@@ -85,12 +86,14 @@ public final class InterleavingExplorer {
     private final String name;
     private final Workload workload;
     private final Map<String, Function<MongoDatabase, List<String>>> actors;
+    private final Predicate<ConsistencyException> answers;
 
     private InterleavingExplorer(Builder b) {
         this.target = b.target;
         this.name = b.name;
         this.workload = Objects.requireNonNull(b.workload, "workload");
         this.actors = Map.copyOf(b.actors);
+        this.answers = b.answers;
         if (actors.isEmpty()) {
             throw new IllegalStateException("an exploration needs at least one actor");
         }
@@ -252,7 +255,9 @@ public final class InterleavingExplorer {
                     List<String> seen = actors.get(schedule.actor()).apply(db);
                     seen.forEach(p -> problems.add("actor " + schedule.actor() + " saw: " + p));
                 } catch (ConsistencyException typed) {
-                    // a typed refusal is an answer, not a violation
+                    if (!answers.test(typed)) {
+                        problems.add("actor " + schedule.actor() + " failed with " + typed);
+                    }
                 } catch (RuntimeException raw) {
                     problems.add("actor " + schedule.actor() + " failed with " + raw);
                 } finally {
@@ -297,7 +302,7 @@ public final class InterleavingExplorer {
         return false;
     }
 
-    private static void outcome(CompletableFuture<Void> op, List<String> problems) {
+    private void outcome(CompletableFuture<Void> op, List<String> problems) {
         try {
             op.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
@@ -305,8 +310,10 @@ public final class InterleavingExplorer {
             if (cause instanceof Error error) {
                 throw error;
             }
-            if (!(cause instanceof ConsistencyException)) {
+            if (!(cause instanceof ConsistencyException typed)) {
                 problems.add("the operation failed with an untyped " + cause);
+            } else if (!answers.test(typed)) {
+                problems.add("the operation failed with " + typed);
             }
         } catch (TimeoutException e) {
             problems.add("the operation hung for " + TIMEOUT);
@@ -322,6 +329,7 @@ public final class InterleavingExplorer {
         private String name = "operation";
         private Workload workload;
         private final Map<String, Function<MongoDatabase, List<String>>> actors = new LinkedHashMap<>();
+        private Predicate<ConsistencyException> answers = e -> true;
 
         private Builder(MongoTarget target) {
             this.target = Objects.requireNonNull(target, "target");
@@ -346,6 +354,17 @@ public final class InterleavingExplorer {
         /** Another actor, run to completion at every pause; returns the problems it saw in what it read. */
         public Builder actor(String actorName, Function<MongoDatabase, List<String>> actor) {
             actors.put(Objects.requireNonNull(actorName, "actorName"), Objects.requireNonNull(actor, "actor"));
+            return this;
+        }
+
+        /**
+         * Which typed exceptions of the operation and the actors are answers (a refusal the caller is told, such as
+         * a lease lost); any other is a violation. By default every {@link ConsistencyException} is an answer; a
+         * table whose operation must always complete narrows it (to none, or to the refusals it expects), so that an
+         * exception reporting an impossible state, or a false one, is found.
+         */
+        public Builder answers(Predicate<ConsistencyException> value) {
+            this.answers = Objects.requireNonNull(value, "answers");
             return this;
         }
 

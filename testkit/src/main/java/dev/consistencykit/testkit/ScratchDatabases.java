@@ -23,10 +23,18 @@ import com.mongodb.client.MongoDatabase;
  * refilled many times"), which no library can read around; a database used a bounded number of times keeps the
  * speed and never reached that state in the measurements.
  *
- * <p>Used by one exploration at a time: {@link #take()} and {@link #give(MongoDatabase)} around each scenario, then
- * {@link #close()} drops what is left.
+ * <p>{@link #take()} and {@link #give(MongoDatabase)} around each scenario (from any thread: scenarios run side by side
+ * take a database each), then {@link #close()} drops what is left.
+ *
+ * <pre>{@code
+ * try (ScratchDatabases pool = new ScratchDatabases(client, "ledger")) {
+ *     MongoDatabase db = pool.take();
+ *     runScenario(db);
+ *     pool.give(db);        // a scenario that did not end normally drops its database instead
+ * }
+ * }</pre>
  */
-final class ScratchDatabases implements AutoCloseable {
+public final class ScratchDatabases implements AutoCloseable {
 
     /** How many scenarios one database serves before it is dropped. */
     static final int MAX_USES = 25;
@@ -37,13 +45,14 @@ final class ScratchDatabases implements AutoCloseable {
     /** Scenarios each database handed out has served, by name. */
     private final Map<String, Integer> uses = new HashMap<>();
 
-    ScratchDatabases(MongoClient client, String hint) {
+    /** Databases of {@code client}, named from {@code hint} ({@link MongoTarget#freshDatabaseName}). */
+    public ScratchDatabases(MongoClient client, String hint) {
         this.client = Objects.requireNonNull(client, "client");
         this.hint = Objects.requireNonNull(hint, "hint");
     }
 
     /** An empty database: one emptied after an earlier scenario, or a new one. */
-    synchronized MongoDatabase take() {
+    public synchronized MongoDatabase take() {
         MongoDatabase idleOne = idle.poll();
         MongoDatabase db = idleOne != null ? idleOne : client.getDatabase(MongoTarget.freshDatabaseName(hint));
         uses.merge(db.getName(), 1, Integer::sum);
@@ -54,7 +63,7 @@ final class ScratchDatabases implements AutoCloseable {
      * Empties {@code db} (every document of every collection; collections and indexes stay) for the next scenario, or
      * drops it once it served {@link #MAX_USES} scenarios.
      */
-    void give(MongoDatabase db) {
+    public void give(MongoDatabase db) {
         if (servedEnough(db)) {
             db.drop();
             return;

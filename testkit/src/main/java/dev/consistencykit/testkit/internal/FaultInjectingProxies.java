@@ -16,6 +16,9 @@ public final class FaultInjectingProxies {
     private static final Set<String> WRITE_METHODS = Set.of("insertOne", "insertMany", "updateOne", "updateMany",
             "replaceOne", "deleteOne", "deleteMany", "findOneAndUpdate", "findOneAndReplace", "findOneAndDelete",
             "bulkWrite");
+    /** The calls of a collection that read from the server (the iterable they return is read at once). */
+    private static final Set<String> READ_METHODS = Set.of("find", "aggregate", "countDocuments",
+            "estimatedDocumentCount", "distinct", "listIndexes");
 
     private FaultInjectingProxies() {
     }
@@ -71,6 +74,8 @@ public final class FaultInjectingProxies {
                     }
                     return wrapResult(result);
                 }
+            } else if (collectionName != null && READ_METHODS.contains(name)) {
+                injector.beforeRead(name, collectionName);
             }
             return wrapResult(call(method, args));
         }
@@ -83,14 +88,23 @@ public final class FaultInjectingProxies {
             }
         }
 
+        /**
+         * A collection or database obtained through this proxy, proxied for this injector too: also when it is a proxy
+         * of another injector already (a process faulted by two injectors, one wrapped around the other).
+         */
         private Object wrapResult(Object result) {
-            if (result instanceof MongoCollection<?> c && !Proxy.isProxyClass(result.getClass())) {
+            if (result instanceof MongoCollection<?> c && !ours(result)) {
                 return collection(c, injector);
             }
-            if (result instanceof MongoDatabase d && !Proxy.isProxyClass(result.getClass())) {
+            if (result instanceof MongoDatabase d && !ours(result)) {
                 return database(d, injector);
             }
             return result;
+        }
+
+        private boolean ours(Object result) {
+            return Proxy.isProxyClass(result.getClass())
+                    && Proxy.getInvocationHandler(result) instanceof Handler<?> h && h.injector == injector;
         }
     }
 }

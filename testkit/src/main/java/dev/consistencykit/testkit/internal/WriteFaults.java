@@ -3,8 +3,8 @@ package dev.consistencykit.testkit.internal;
 import java.util.Optional;
 
 /**
- * What a fault-injecting proxy asks at each call: whether the process is still alive, and for a write, the fault to
- * inject, applied before the write and after it.
+ * What a fault-injecting proxy asks at each call: whether the process is still alive, for a read whether to pause
+ * first, and for a write, the fault to inject, applied before the write and after it.
  *
  * @param <F> the fault the injector decides on
  */
@@ -12,6 +12,9 @@ public interface WriteFaults<F> {
 
     /** Throws if the process this proxy belongs to has crashed. */
     void checkAlive(String method);
+
+    /** Called before a read of a collection ({@code find}, {@code aggregate}…): a slow process pauses here. */
+    void beforeRead(String method, String collection);
 
     /** The fault to inject into write {@code method} on {@code collection}, if any. */
     Optional<F> beforeWrite(String method, String collection);
