@@ -13,7 +13,10 @@ import java.util.Objects;
  * @param cacheBalance the cache's balance
  * @param logBalance   the fold of the committed valid changes up to the cache's seqId
  * @param balance      the fold of every valid change, committed or not (what {@code balance()} returns)
- * @param problems     every mismatch: a gap, a wrong {@code cacheBal}, a cache ahead of the log, a wrong cache balance
+ * @param problems     every mismatch: a number the cache passed that the log lacks, a number held twice, a wrong
+ *                     {@code cacheBal}, a cache ahead of the log, a wrong cache balance. Past the cache, numbers not in
+ *                     the log yet and changes not decided yet are in flight (the committer reaches them in order), not
+ *                     problems; no {@code cacheBal} after the first of them is checked, since the fold cannot prove it
  * @param repaired     what a repair rewrote (empty unless repairing)
  */
 public record ReconcileReport(String account, long logHead, long cacheSeqId, long cacheBalance, long logBalance,

@@ -6,14 +6,19 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 
+import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
 
 /** Accounts with opening balances, and the ledger's invariants read back from the server. */
 final class Books {
@@ -47,6 +52,30 @@ final class Books {
         opening.forEach((account, balance) -> docs.add(new Document("_id", account).append("balance", balance)
                 .append("seqId", 0L).append("checkpoint", new Document("seqId", 0L).append("balance", balance))));
         db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).insertMany(docs);
+    }
+
+    /**
+     * Two transfers between {@code x} and {@code y} whose numbers were reserved from counters in opposite orders, so
+     * that each waits for the other: after a committed transfer of 1 from {@code x} to {@code y} ({@code x}:1,
+     * {@code y}:1), {@code "<x>-to-<y>"} (5) holds {@code x}:2 and {@code y}:3 and {@code "<y>-to-<x>"} (3) holds
+     * {@code y}:2 and {@code x}:3, both uncommitted. The accounts are seeded and the indexes made.
+     */
+    static void waitingForEachOther(MongoDatabase db, String x, String y) throws Exception {
+        Ledger ledger = ledger(db).seqAllocation(SeqAllocation.COUNTER).build();
+        ledger.apply(LedgerTransaction.transfer(x, y, 1));
+        // x -> y reserves x's number (its write #1), then pauses before reserving y's (#2) ...
+        FaultInjector pause = FaultInjector.atWrite("findOneAndUpdate", LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION, 2,
+                FaultMode.PAUSE);
+        Ledger paused = ledger(pause.wrap(db)).seqAllocation(SeqAllocation.COUNTER).build();
+        CompletableFuture<OperationId> forth = CompletableFuture.supplyAsync(() -> paused.append(
+                LedgerTransaction.transfer(x, y, 5).withId(OperationId.of(x + "-to-" + y))));
+        if (!pause.awaitPaused(Duration.ofSeconds(10))) {
+            throw new IllegalStateException("the first transfer never reached its second reservation");
+        }
+        // ... while y -> x reserves y:2 and x:3
+        ledger.append(LedgerTransaction.transfer(y, x, 3).withId(OperationId.of(y + "-to-" + x)));
+        pause.release();
+        forth.get(30, TimeUnit.SECONDS);
     }
 
     /** {@code opening} seeded, and a ledger on it with its indexes. */

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -25,6 +27,8 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.testkit.AfterCommand;
+import dev.consistencykit.testkit.FaultInjector;
+import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -186,6 +190,54 @@ class LedgerBehaviourTest {
         assertThat(ledger.recover(Duration.ZERO).repaired()).isEqualTo(1);
         assertThat(ledger.metrics().gapsFilled()).isEqualTo(1);
         assertThat(ledger.balance("a0")).isEqualTo(990);
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    /**
+     * With numbers reserved from counters, the number before an applied transaction's may be another append's that
+     * has not landed yet: apply waits for it (within its deadline), so that it answers committed, not in flight.
+     */
+    @Test
+    void shouldWaitInApplyForAnEarlierNumberReservedByAnAppendInFlight(MongoDatabase db) throws Exception {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).seqAllocation(SeqAllocation.COUNTER).staleAfter(Duration.ofHours(1)).build();
+        ledger.ensureIndexes();
+        // another process reserved a0:1 and a1:1 and pauses before its insert
+        FaultInjector pause = FaultInjector.atWrite("updateOne", "ledger", 1, FaultMode.PAUSE);
+        Ledger other = Books.ledger(pause.wrap(db)).seqAllocation(SeqAllocation.COUNTER).build();
+        CompletableFuture<OperationId> inFlight = CompletableFuture.supplyAsync(() -> other.append(
+                LedgerTransaction.transfer("a0", "a1", 10).withId(OperationId.of("in-flight"))));
+        assertThat(pause.awaitPaused(Duration.ofSeconds(10))).isTrue();
+        CompletableFuture<OperationResult> applied = new CompletableFuture<>();
+        Thread applying = new Thread(() -> applied.complete(ledger.apply(LedgerTransaction.transfer("a0", "a2", 5)
+                .withId(OperationId.of("applied")))));
+        applying.start();
+        while (applying.getState() != Thread.State.TIMED_WAITING) {   // appended at a0:2, waiting for a0:1
+            assertThat(applying.isAlive()).as("apply returned without waiting: " + applied.getNow(null)).isTrue();
+            Thread.onSpinWait();
+        }
+
+        pause.release();
+        inFlight.get(10, TimeUnit.SECONDS);
+
+        assertThat(applied.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(OperationResult.Outcome.COMMITTED);
+        assertThat(ledger.metrics().gapsFilled()).isZero();
+        assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
+    }
+
+    /** ... and once the applied transaction is stale, a number whose append never lands is filled, and it commits. */
+    @Test
+    void shouldFillInApplyANumberReservedByAnAppendThatNeverLandsOnceStale(MongoDatabase db) {
+        Books.seed(db, OPENING);
+        Ledger ledger = Books.ledger(db).seqAllocation(SeqAllocation.COUNTER).staleAfter(Duration.ofMillis(100))
+                .build();
+        ledger.ensureIndexes();
+        db.getCollection(LedgerConfig.DEFAULT_ACCOUNTS_COLLECTION).updateOne(eq("_id", "a0"), Updates.inc("head", 1L));
+
+        OperationResult result = ledger.apply(LedgerTransaction.transfer("a0", "a1", 10));
+
+        assertThat(result.outcome()).isEqualTo(OperationResult.Outcome.COMMITTED);
+        assertThat(ledger.metrics().gapsFilled()).isEqualTo(1);
         assertThat(Books.invariants(db, OPENING, true, null)).isEmpty();
     }
 

@@ -38,6 +38,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -48,15 +49,16 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.InvalidInputException;
 import dev.consistencykit.core.OperationId;
+import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.core.RecoveryReport;
+import dev.consistencykit.core.spi.Deadline;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.Passes;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
-import dev.consistencykit.logreconciliation.SeqAllocation;
 import dev.consistencykit.logreconciliation.internal.LedgerAppends.Appended;
 import dev.consistencykit.logreconciliation.internal.LedgerAppends.Prepared;
 
@@ -67,6 +69,9 @@ import dev.consistencykit.logreconciliation.internal.LedgerAppends.Prepared;
 public final class LedgerCommitter implements PatternRecovery {
 
     private static final Logger LOG = LoggerFactory.getLogger(LedgerCommitter.class);
+
+    /** The longest single wait of {@code apply} for a number missing from the log. */
+    static final Duration MAX_HOLE_WAIT = Duration.ofMillis(50);
 
     private final LedgerConfig config;
     private final LedgerStore store;
@@ -112,7 +117,7 @@ public final class LedgerCommitter implements PatternRecovery {
     /** Appends and commits {@code p}, committing its predecessors first where needed. */
     public OperationResult apply(Prepared p) {
         Appended a = appends.append(p);
-        Committed c = commitChain(a.doc(), config.staleAfter());
+        Committed c = commitChain(a.doc(), config.staleAfter(), true);
         return result(c.doc());
     }
 
@@ -131,9 +136,13 @@ public final class LedgerCommitter implements PatternRecovery {
 
     /**
      * Commits {@code target} and, first, every uncommitted predecessor it waits on (the transaction holding each of its
-     * accounts' next seqId), with an explicit stack.
+     * accounts' next seqId), with an explicit stack. A number missing from the log is filled once the transaction
+     * waiting on it is older than {@code gapAfter}; before that, with {@code waitForHoles} the walk waits for it
+     * (within the call's deadline) rather than returning blocked, as {@code apply} does: its caller asked for the
+     * transaction committed, and the missing number is most likely an append in flight.
      */
-    Committed commitChain(Document target, Duration gapAfter) {
+    Committed commitChain(Document target, Duration gapAfter, boolean waitForHoles) {
+        HoleWait holeWait = new HoleWait();
         Deque<Document> stack = new ArrayDeque<>();
         stack.push(target);
         boolean mine = false;
@@ -159,28 +168,63 @@ public final class LedgerCommitter implements PatternRecovery {
                 mine |= stack.isEmpty();
             } else if (step == Step.BLOCKED) {
                 Document predecessor = holder(blocked.account, blocked.seq);
-                if (predecessor != null && onStack(stack, predecessor.get("_id"))
-                        && config.seqAllocation() == SeqAllocation.COUNTER) {
-                    // a cycle: transactions that reserved their numbers in opposite orders wait for each other.
-                    // Move this one behind the others, then walk the chain again from the target: what the
-                    // transactions below it on the stack wait for has changed
+                if (predecessor != null && COMMITTED.equals(predecessor.getString("proc"))) {
+                    // committed after the caches were read (the next step reads them again), or committed without
+                    // moving this cache, which no committer does: the second is named, never walked forever
+                    checkCommittedPassed(predecessor, blocked);
+                } else if (predecessor != null && onStack(stack, predecessor.get("_id"))) {
+                    // a cycle: transactions that reserved their numbers in opposite orders wait for each other
+                    // (SeqAllocation.COUNTER). Move this one behind the others, then walk the chain again from the
+                    // target: what the transactions below it on the stack wait for has changed
                     resequence(tx, Map.of());
                     stack.clear();
                     stack.push(target);
                 } else if (predecessor != null) {
                     stack.push(predecessor);
-                } else if (config.seqAllocation() == SeqAllocation.COUNTER && olderThan(tx, gapAfter)) {
-                    // the transaction waiting reserved its number after the missing one: once it is this old, the
-                    // missing append is presumed dead (a late one collides with the filler and takes new numbers)
+                } else if (olderThan(tx, gapAfter)) {
+                    // a number missing from the log before one a transaction holds: reserved by an append from its
+                    // account's counter (SeqAllocation.COUNTER), or left by a transaction moved to fresh numbers by a
+                    // committer that died before filling it. Once the waiting transaction is this old, whatever held
+                    // the number is presumed dead; a late append collides with the filler and takes new numbers
                     fillGap(blocked.account, blocked.seq);
-                } else {
+                } else if (!waitForHoles || !holeWait.pause(tx, gapAfter)) {
                     LOG.debug("[{}] {} waits for seqId {} of {}, which is not in the log", config.name(),
                             tx.get("_id"), blocked.seq, blocked.account);
                     return new Committed(store.rereadAnywhere(target), false, true);
                 }
+                // else apply() waited a moment for the missing number, most likely an append in flight: walk again
             }
         }
         return new Committed(store.rereadAnywhere(target), mine, false);
+    }
+
+    /**
+     * The waits of one walk for numbers missing from the log: a few milliseconds first, doubling to
+     * {@link #MAX_HOLE_WAIT}, never past the moment the waiting transaction turns {@code gapAfter} old (it is filled
+     * then) nor past the call's deadline.
+     */
+    private final class HoleWait {
+        private long nanos = TimeUnit.MILLISECONDS.toNanos(1);
+
+        /** Waits once; false when the call's deadline leaves no time to, and the walk returns blocked. */
+        boolean pause(Document waiting, Duration gapAfter) {
+            Date ts = waiting.getDate("ts");
+            long untilStale = ts == null ? nanos
+                    : Math.max(0, Duration.between(clock.now(), ts.toInstant().plus(gapAfter)).toNanos()) + 1;
+            long wait = Math.min(nanos, untilStale);
+            if (wait >= Deadline.remainingNanos()) {
+                return false;
+            }
+            nanos = Math.min(nanos * 2, MAX_HOLE_WAIT.toNanos());
+            try {
+                TimeUnit.NANOSECONDS.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new OperationInterruptedException(config.name(), waiting.get("_id"), "interrupted while "
+                        + "waiting for an earlier number of one of its accounts to be appended", e);
+            }
+            return true;
+        }
     }
 
     static boolean onStack(Deque<Document> stack, Object id) {
@@ -234,6 +278,7 @@ public final class LedgerCommitter implements PatternRecovery {
             return;
         }
         fresh.forEach(appends::learn);
+        counters.moved.increment();
         LOG.info("[{}] transaction {} moved from {} to {}", config.name(), id,
                 old.stream().map(c -> c.getString(ACCOUNT) + ":" + c.getLong(SEQ)).toList(), fresh);
         for (Document c : old) {
@@ -246,6 +291,21 @@ public final class LedgerCommitter implements PatternRecovery {
     static final class Blocked {
         private String account;
         private long seq;
+    }
+
+    /**
+     * Throws unless the cache of {@code blocked}'s account now stands at or past {@code committed}'s change there: a
+     * committed transaction has moved every one of its accounts' caches past it.
+     */
+    private void checkCommittedPassed(Document committed, Blocked blocked) {
+        long cacheSeq = longOf(store.account(blocked.account, "read account"), SEQ);
+        if (cacheSeq < blocked.seq) {
+            throw new ConsistencyException(config.name(), committed.get("_id"), "transaction "
+                    + Values.show(committed.get("_id")) + " is committed and holds seqId " + blocked.seq
+                    + " of account " + blocked.account + ", whose cache stands at seqId " + cacheSeq
+                    + ": a committed transaction has moved its accounts' caches past it, and no committer of this"
+                    + " ledger commits one that has not; left as found");
+        }
     }
 
     Document holder(String account, long seq) {
@@ -312,7 +372,12 @@ public final class LedgerCommitter implements PatternRecovery {
         for (Document c : changes) {
             String account = c.getString(ACCOUNT);
             long seq = c.getLong(SEQ);
-            store.advanceAccount(account, seq, c.getLong(CACHE_BAL));
+            if (!store.advanceAccount(account, seq, c.getLong(CACHE_BAL))) {
+                // decided while every cache stood just before it, and a cache moves only forward: never here
+                throw new ConsistencyException(config.name(), id, "transaction " + Values.show(id)
+                        + " is decided at seqId " + seq + " of account " + account + ", whose cache stands below seqId "
+                        + (seq - 1) + ": it was decided while the cache did not stand just before it; not committed");
+            }
         }
         long marked = store.markCommitted(id);
         if (marked > 0) {
@@ -342,18 +407,15 @@ public final class LedgerCommitter implements PatternRecovery {
             long cacheSeq = longOf(caches.get(c.getString(ACCOUNT)), SEQ);
             long seq = c.getLong(SEQ);
             if (cacheSeq >= seq) {
-                // some process decided and began advancing: read the decision. Still undecided means the
+                // some process decided and began advancing, or moved the transaction to fresh numbers (and a
+                // filler took the one read here): read it again. Still undecided at the same numbers means the
                 // transaction holds a number the account's cache has passed: it was appended from a process-local
                 // head learned before an archive removed the entries whose unique keys would have refused it.
                 // Its numbers are moved to fresh ones; until then balance() counts it like any undecided change
                 Document now = store.reread(tx);
-                if (now != null && !now.getBoolean("decided", false)) {
-                    Document other = holder(c.getString(ACCOUNT), seq);
-                    if (other != null && !Objects.equals(other.get("_id"), id)) {
-                        throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account "
-                                + c.getString(ACCOUNT) + " is also held by transaction " + other.get("_id") + ": the unique"
-                                + " index on {changes.account, changes.seqId} is missing (call ensureIndexes())");
-                    }
+                if (now != null && !now.getBoolean("decided", false)
+                        && changes.equals(now.getList(CHANGES, Document.class))) {
+                    checkSoleHolder(id, c.getString(ACCOUNT), seq, cacheSeq);
                     Map<String, Long> cacheSeqs = new HashMap<>();
                     caches.forEach((account, cache) -> cacheSeqs.put(account, longOf(cache, SEQ)));
                     resequence(now, cacheSeqs);
@@ -398,9 +460,28 @@ public final class LedgerCommitter implements PatternRecovery {
         if (reason != null) {
             sets.add(Updates.set("reason", reason));
         }
-        store.decide(id, state, sets);
+        store.decide(id, state, changes, sets);
         // whether this call or another decided, the transaction is decided now (or was canceled meanwhile: retry)
         return Step.DONE;
+    }
+
+    /**
+     * Throws unless {@code id} alone holds {@code account}'s seqId {@code seq}, which its account's cache passed (at
+     * {@code cacheSeq}) while {@code id} stayed undecided there: the unique key of every change makes that number one
+     * transaction's, so a second holder means the server let both in. The message names what was found.
+     */
+    private void checkSoleHolder(Object id, String account, long seq, long cacheSeq) {
+        List<Object> holders = store.holderIds(account, seq);
+        if (holders.size() < 2) {
+            return;
+        }
+        List<String> setup = store.setupProblems();
+        throw new ConsistencyException(config.name(), id, "seqId " + seq + " of account " + account + " is held by "
+                + "transactions " + holders.stream().map(Values::show).toList() + ", and the account's cache stands at"
+                + " seqId " + cacheSeq + " while " + Values.show(id) + " is undecided: "
+                + (setup.isEmpty() ? "the server let two transactions hold one number although the unique index on"
+                        + " {changes." + LedgerSchema.SEQ_KEY + "} exists" : String.join("; ", setup))
+                + "; left as found");
     }
 
     void fillGap(String account, long seq) {
@@ -440,7 +521,7 @@ public final class LedgerCommitter implements PatternRecovery {
         for (Document found : pending) {
             examined++;
             Committed c = Passes.orLeftToNextPass(config.name(), "committer: transaction "
-                    + Values.show(found.get("_id")), null, () -> commitChain(found, staleAfter));
+                    + Values.show(found.get("_id")), null, () -> commitChain(found, staleAfter, false));
             if (c == null) {
                 skipped++;
                 continue;

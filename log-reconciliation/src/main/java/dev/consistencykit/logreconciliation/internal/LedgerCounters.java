@@ -13,10 +13,11 @@ final class LedgerCounters {
     final LongAdder committed = new LongAdder();
     final LongAdder canceled = new LongAdder();
     final LongAdder gapsFilled = new LongAdder();
+    final LongAdder moved = new LongAdder();
     final LongAdder archived = new LongAdder();
 
     LedgerMetrics read() {
         return new LedgerMetrics(appended.sum(), collisions.sum(), headQueries.sum(), committed.sum(), canceled.sum(),
-                gapsFilled.sum(), archived.sum());
+                gapsFilled.sum(), moved.sum(), archived.sum());
     }
 }

@@ -260,11 +260,16 @@ public final class LedgerStore implements PatternSetup {
                 Updates.set(CHANGES, moved)).getMatchedCount());
     }
 
-    /** Records the decision on an undecided transaction still in {@code state}. */
-    void decide(Object id, String state, List<Bson> sets) {
+    /**
+     * Records the decision on an undecided transaction still in {@code state} and still holding exactly {@code changes}:
+     * a decision is taken for the numbers its transaction held when the caches were read, and a transaction another
+     * committer moved to fresh numbers meanwhile ({@link #resequence}) stands elsewhere in its accounts' logs, where
+     * that decision (its {@code cacheBal}s, the overdraft rule against the balances before it) means nothing.
+     */
+    void decide(Object id, String state, List<Document> changes, List<Bson> sets) {
         retry.run(name, id, "decide", () -> ledger.updateOne(
-                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state)),
-                Updates.combine(sets)));
+                and(eq("_id", id), eq("proc", UNCOMMITTED), exists("decided", false), eq("state", state),
+                        eq(CHANGES, changes)), Updates.combine(sets)));
     }
 
     /** Cancels an undecided transaction; how many matched. */
@@ -277,20 +282,28 @@ public final class LedgerStore implements PatternSetup {
 
     /**
      * Moves {@code account}'s cache to {@code seq} with the balance after it, if it is at the seqId before; creates it
-     * for seqId 1. A cache already past it (advanced before) is left alone.
+     * for seqId 1. A cache already past it (advanced before) is left alone. Returns true when the cache stands at
+     * {@code seq} or past it now; false when it stands below {@code seq - 1}, where no decided change can find it.
      */
-    void advanceAccount(String account, long seq, long balance) {
+    boolean advanceAccount(String account, long seq, long balance) {
         Bson previous = seq == 1 ? or(eq(SEQ, 0L), exists(SEQ, false)) : eq(SEQ, seq - 1);
         Bson update = Updates.combine(Updates.set(SEQ, seq), Updates.set(BALANCE, balance));
         try {
-            retry.run(name, account, "advance account", () -> accounts.updateOne(
-                    and(eq("_id", account), previous), update, new UpdateOptions().upsert(seq == 1)));
+            if (retry.execute(name, account, "advance account", () -> accounts.updateOne(
+                    and(eq("_id", account), previous), update, new UpdateOptions().upsert(seq == 1))
+                    .getMatchedCount()) > 0) {
+                return true;
+            }
         } catch (MongoException e) {
             if (!MongoErrors.isDuplicateKey(e)) {
                 throw e;
             }
             // the account exists and is already past seqId 0: advanced before
+            return true;
         }
+        // advanced before (by an earlier attempt whose reply was lost, or another committer), or not reachable
+        Document cache = account(account, "read account");
+        return cache != null && LedgerSchema.longOf(cache, SEQ) >= seq;
     }
 
     /** Marks an uncommitted transaction committed; how many changed. */
@@ -304,7 +317,17 @@ public final class LedgerStore implements PatternSetup {
     /** The transaction holding {@code account}'s change at {@code seq}; {@code null} if none. */
     Document holder(String account, long seq) {
         return retry.execute(name, account, "find predecessor",
-                () -> ledger.find(elemMatch(CHANGES, and(eq(ACCOUNT, account), eq(SEQ, seq)))).first());
+                () -> ledger.find(eq(CHANGES + "." + SEQ_KEY, LedgerSchema.seqKey(account, seq))).first());
+    }
+
+    /** The ids of the transactions holding {@code account}'s change at {@code seq}, by the unique key (two at most). */
+    List<Object> holderIds(String account, long seq) {
+        return retry.execute(name, account, "find holders", () -> {
+            List<Object> ids = new ArrayList<>();
+            ledger.find(eq(CHANGES + "." + SEQ_KEY, LedgerSchema.seqKey(account, seq)))
+                    .projection(Projections.include("_id")).limit(2).forEach(d -> ids.add(d.get("_id")));
+            return ids;
+        });
     }
 
     /** The ids of the transactions matching {@code filter}, oldest first. */
