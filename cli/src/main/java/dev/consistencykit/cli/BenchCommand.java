@@ -45,6 +45,11 @@ final class BenchCommand implements Callable<Integer> {
             description = "measured time of each side, pattern and raw, after the warm-up (default: ${DEFAULT-VALUE})")
     int seconds;
 
+    @Option(names = "--variant", paramLabel = "NAME", description = "the configuration of the pattern to measure,"
+            + " where it has several (log-reconciliation: query, the default, or counter: how appends number their"
+            + " changes)")
+    String variant;
+
     @Option(names = "--hot", description = "every operation touches one hot document (a merchant account, a"
             + " counter); reports that document's size before and after and the throughput of the first and last"
             + " tenth (two-phase, job-queue)")
@@ -63,11 +68,17 @@ final class BenchCommand implements Callable<Integer> {
         if (threads < 1 || seconds < 1) {
             throw new ParameterException(spec.commandLine(), "--threads and --seconds must be >= 1");
         }
+        if (variant != null && !lab.variants().contains(variant)) {
+            throw new ParameterException(spec.commandLine(), pattern + (lab.variants().isEmpty()
+                    ? " has no --variant" : " has the variants " + String.join(", ", lab.variants()))
+                    + ", not " + variant);
+        }
         PrintWriter out = spec.commandLine().getOut();
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         Bench.start();
         try (MongoTarget target = Target.open(parent)) {
-            BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds)), progress);
+            BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds),
+                    variant == null ? "" : variant), progress);
             progress.done();
             boolean partial = Bench.stopped();
             if (parent.json()) {

@@ -164,6 +164,29 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldReserveANumberPerAccountWhenLedgerBenchRunsTheCounterVariant() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "log-reconciliation",
+                "--variant", "counter", "--seconds", "1");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        Document json = run.lastLineJson();
+        assertThat(json.getString("seqAllocation")).isEqualTo("COUNTER");
+        // a reservation per account of the transfer, then the insert (and a write per 64 releasing their records)
+        assertThat(json.getDouble("roundTripsPerOp")).isBetween(3.0, 3.0 + 1.0 / 64 + 0.001);
+    }
+
+    @Test
+    void shouldRefuseAVariantThePatternDoesNotHave() {
+        CliTestSupport.Run ledger = CliTestSupport.run("bench", "log-reconciliation", "--variant", "hash");
+        CliTestSupport.Run twoPhase = CliTestSupport.run("bench", "two-phase", "--variant", "counter");
+
+        assertThat(ledger.exitCode()).isEqualTo(2);
+        assertThat(ledger.err()).contains("has the variants query, counter, not hash");
+        assertThat(twoPhase.exitCode()).isEqualTo(2);
+        assertThat(twoPhase.err()).contains("two-phase has no --variant");
+    }
+
+    @Test
     void shouldReportScenariosAndNoViolationsWhenVersioningChaosRuns() {
         CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "versioning",
                 "--seeds", "3");

@@ -33,8 +33,9 @@ public final class Bench {
      *
      * @param threads  concurrent clients
      * @param duration how long each measured phase runs
+     * @param variant  which of the pattern's {@link PatternLab#variants()} to measure; empty for its first (default)
      */
-    public record Settings(int threads, Duration duration) {
+    public record Settings(int threads, Duration duration, String variant) {
 
         /** Validates. */
         public Settings {
@@ -45,6 +46,12 @@ public final class Bench {
             if (duration.isNegative() || duration.isZero()) {
                 throw new IllegalArgumentException("duration must be > 0, was " + duration);
             }
+            Objects.requireNonNull(variant, "variant");
+        }
+
+        /** The pattern's default variant. */
+        public Settings(int threads, Duration duration) {
+            this(threads, duration, "");
         }
     }
 

@@ -22,6 +22,7 @@ import dev.consistencykit.logreconciliation.Ledger;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.LedgerTransaction;
 import dev.consistencykit.logreconciliation.ReconcileReport;
+import dev.consistencykit.logreconciliation.SeqAllocation;
 import dev.consistencykit.testkit.ChaosRunner;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
@@ -192,11 +193,17 @@ public final class LedgerLab implements PatternLab {
     private static final int BENCH_ACCOUNTS = 1_000;
 
     @Override
+    public List<String> variants() {
+        return List.of("query", "counter");
+    }
+
+    @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
+        SeqAllocation allocation = settings.variant().equals("counter") ? SeqAllocation.COUNTER : SeqAllocation.QUERY;
         MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchledger"));
         try {
             open(db, BENCH_ACCOUNTS, 1_000_000_000L);
-            Ledger ledger = Ledger.builder(db).build();
+            Ledger ledger = Ledger.builder(db).seqAllocation(allocation).build();
             IntConsumer append = t -> {
                 int from = ThreadLocalRandom.current().nextInt(BENCH_ACCOUNTS);
                 int to = (from + 1 + ThreadLocalRandom.current().nextInt(BENCH_ACCOUNTS - 1)) % BENCH_ACCOUNTS;
@@ -209,9 +216,11 @@ public final class LedgerLab implements PatternLab {
             // The operation measured is an append whose accounts' heads this process knows. Every account's head is
             // learned first, by a transfer touching it, however many appends the timed warm-up makes on this
             // machine: otherwise a slow or busy one measures first appends (a read more each) instead.
-            progress.accept("learning the sequence heads of " + BENCH_ACCOUNTS + " accounts");
-            for (int i = 0; i + 1 < BENCH_ACCOUNTS; i += 2) {
-                ledger.append(LedgerTransaction.transfer("a" + i, "a" + (i + 1), 1));
+            if (allocation == SeqAllocation.QUERY) {
+                progress.accept("learning the sequence heads of " + BENCH_ACCOUNTS + " accounts");
+                for (int i = 0; i + 1 < BENCH_ACCOUNTS; i += 2) {
+                    ledger.append(LedgerTransaction.transfer("a" + i, "a" + (i + 1), 1));
+                }
             }
             IntConsumer raw = Bench.rawUpdate(db.getCollection(ACCOUNTS), ids);
             Bench.Measured m = Bench.measure(target, db.getName(), settings, append, raw, progress,
@@ -231,7 +240,10 @@ public final class LedgerLab implements PatternLab {
             double seconds = (System.nanoTime() - start) / 1e9;
             return new BenchReport(pattern(), settings.threads(), m.pattern().operations(), m.roundTripsPerOp(),
                     m.writesPerOp(), m.pattern().perSecond(), m.raw().perSecond(),
-                    new Document("operation", "append(): one two-account transfer, sequence heads cached")
+                    new Document("operation", allocation == SeqAllocation.COUNTER
+                            ? "append(): one two-account transfer, each number reserved from its account's counter"
+                            : "append(): one two-account transfer, sequence heads cached")
+                            .append("seqAllocation", allocation.name())
                             .append("accounts", BENCH_ACCOUNTS)
                             .append("balanceRoundTrips", balanceTrips)
                             .append("committed", committed.repaired())

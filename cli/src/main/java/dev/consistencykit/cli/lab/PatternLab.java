@@ -30,6 +30,14 @@ public interface PatternLab {
     BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress);
 
     /**
+     * The configurations of the pattern {@link #bench} can measure ({@link Bench.Settings#variant()}), the default
+     * first; empty when it measures one.
+     */
+    default List<String> variants() {
+        return List.of();
+    }
+
+    /**
      * The hot-document benchmark: {@code operations} operations that all touch one document, reporting that
      * document's size before and after and the throughput of the first and last tenth.
      *
