@@ -25,8 +25,12 @@ import dev.consistencykit.core.spi.UpdateOutcome;
  * <p>Only errors {@link MongoErrors} classifies as transient are retried; every other error is rethrown at once.
  * Retry is only correct for idempotent requests: every write the toolkit sends is guarded, so a retried write
  * that had in fact applied is recognised (for example as {@link UpdateOutcome#ALREADY_APPLIED}) rather than
- * applied twice. When the attempts run out, the result is reported honestly: {@link OutcomeUnknownException}
- * if any attempt may have reached the server, {@link ServerUnavailableException} if none did.
+ * applied twice. A refusal by a concurrent writer ({@link MongoErrors.Kind#CONFLICT}: a write conflict, a deadlock)
+ * wrote nothing and means another writer went through, so it is retried until the call's deadline (at most
+ * {@value #MAX_CONFLICT_ATTEMPTS} attempts), not {@code maxAttempts} times: writers contending for one document all
+ * get through. When the attempts run out, the result is reported honestly: {@link OutcomeUnknownException} if any
+ * attempt may have been applied, {@link ServerUnavailableException} if none was (nothing sent, or every attempt
+ * refused by concurrent writers).
  *
  * <p>Immutable and thread-safe. Defaults: {@value #DEFAULT_MAX_ATTEMPTS} attempts, back-off from
  * {@link #DEFAULT_INITIAL_BACKOFF} (10 ms) doubling to at most {@link #DEFAULT_MAX_BACKOFF} (1 s), with
@@ -49,6 +53,13 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
 
     /** Default attempts in all: {@value}. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /**
+     * The most attempts of a request refused by concurrent writers (a {@link MongoErrors.Kind#CONFLICT}), where
+     * no call's deadline ends them first: {@value}.
+     */
+    public static final int MAX_CONFLICT_ATTEMPTS = 1_000;
+    /** Conflicts back off like other errors for this many attempts, then keep the delay of the last. */
+    private static final int CONFLICT_BACKOFF_STEPS = 6;
     /** Default delay before the second attempt: 10 ms. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(10);
     /** Default largest delay: 1 s. */
@@ -132,6 +143,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
      */
     public <T> T execute(String instanceName, Object documentId, String what, Supplier<T> request) {
         boolean maybeSent = false;
+        int failures = 0;
         for (int attempt = 1; ; attempt++) {
             try {
                 return request.get();
@@ -140,16 +152,28 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
                     throw e;   // the caller's interruption or its deadline: nothing to retry
                 }
                 MongoErrors.Kind kind = MongoErrors.classify(e);
-                if (kind != MongoErrors.Kind.TRANSIENT_NOT_SENT && kind != MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED) {
+                if (kind != MongoErrors.Kind.TRANSIENT_NOT_SENT && kind != MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED
+                        && kind != MongoErrors.Kind.CONFLICT) {
                     throw e;
                 }
                 maybeSent |= kind == MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED;
-                Duration delay = delay(attempt);
-                if (attempt >= maxAttempts || Deadline.remainingNanos() < delay.toNanos()) {
+                // a refusal by a concurrent writer means one of the writers went through: contenders converge if
+                // each keeps trying, so conflicts are retried until the deadline, not maxAttempts times
+                boolean conflict = kind == MongoErrors.Kind.CONFLICT;
+                failures += conflict ? 0 : 1;
+                Duration delay = delay(Math.min(attempt, CONFLICT_BACKOFF_STEPS + 1));
+                if ((conflict ? attempt >= MAX_CONFLICT_ATTEMPTS : failures >= maxAttempts)
+                        || Deadline.remainingNanos() < delay.toNanos()) {
                     if (maybeSent) {
                         throw new OutcomeUnknownException(instanceName, documentId, what
                                 + ": no acknowledgement after " + attempt + " attempts; it may or may not have"
                                 + " been applied and will be resolved by retry or recovery", e);
+                    }
+                    if (conflict) {
+                        throw new ServerUnavailableException(instanceName, documentId, what + ": refused by"
+                                + " concurrent writers on all " + attempt + " attempts (" + (Deadline.remainingNanos()
+                                < delay.toNanos() ? "until the call's deadline" : "its most") + "); nothing was"
+                                + " written", e);
                     }
                     throw new ServerUnavailableException(instanceName, documentId, what
                             + ": server unavailable after " + attempt + " attempts; nothing was sent", e);

@@ -66,6 +66,52 @@ class RetryPolicyTest {
         })).isInstanceOf(ServerUnavailableException.class).hasMessageContaining("nothing was sent");
     }
 
+    /** A write refused by a concurrent writer wrote nothing, and another writer went through: keep trying. */
+    @Test
+    void shouldRetryConflictsPastMaxAttemptsUntilTheyGoThrough() {
+        AtomicInteger calls = new AtomicInteger();
+
+        String result = FAST.execute("s", "id", "enqueue", () -> {
+            if (calls.incrementAndGet() <= 3 * RetryPolicy.DEFAULT_MAX_ATTEMPTS) {
+                throw deadlock();
+            }
+            return "ok";
+        });
+
+        assertThat(result).isEqualTo("ok");
+        assertThat(calls).hasValue(3 * RetryPolicy.DEFAULT_MAX_ATTEMPTS + 1);
+    }
+
+    @Test
+    void shouldReportConflictsThatNeverEndAsNothingWrittenNeverAsAnUnknownOutcome() {
+        AtomicInteger calls = new AtomicInteger();
+
+        assertThatThrownBy(() -> FAST.execute("jobs", "j1", "enqueue", () -> {
+            calls.incrementAndGet();
+            throw deadlock();
+        })).isInstanceOf(ServerUnavailableException.class).hasMessageContaining("refused by concurrent writers")
+                .hasMessageContaining("nothing was written");
+        assertThat(calls).hasValue(RetryPolicy.MAX_CONFLICT_ATTEMPTS);
+    }
+
+    @Test
+    void shouldReportAnUnknownOutcomeWhenAConflictFollowsALostReply() {
+        AtomicInteger calls = new AtomicInteger();
+
+        assertThatThrownBy(() -> FAST.withMaxAttempts(2).execute("jobs", "j1", "enqueue", () -> {
+            if (calls.incrementAndGet() == 1) {
+                throw new MongoSocketReadException("reset", ADDRESS);   // the first attempt may have landed
+            }
+            throw deadlock();
+        })).isInstanceOf(OutcomeUnknownException.class).hasMessageContaining("may or may not have been applied");
+        assertThat(calls).as("conflicts retried past maxAttempts").hasValue(RetryPolicy.MAX_CONFLICT_ATTEMPTS);
+    }
+
+    private static com.mongodb.MongoWriteException deadlock() {
+        return new com.mongodb.MongoWriteException(new com.mongodb.WriteError(112, "WriteConflict",
+                new org.bson.BsonDocument()), ADDRESS, java.util.Set.of());
+    }
+
     @Test
     void shouldBoundBackoffAndGrowItExponentially() {
         RetryPolicy policy = new RetryPolicy(10, Duration.ofMillis(10), Duration.ofMillis(100), 2.0, 0.5);

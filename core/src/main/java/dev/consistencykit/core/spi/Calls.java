@@ -290,6 +290,8 @@ public final class Calls {
         return switch (MongoErrors.classify(e)) {
             case TRANSIENT_NOT_SENT -> new ServerUnavailableException(instanceName, operationId, what
                     + ": server unavailable (" + e.getClass().getSimpleName() + ")", e);
+            case CONFLICT -> new ServerUnavailableException(instanceName, operationId, what
+                    + ": refused by a concurrent writer; nothing was written by it", e);
             case TRANSIENT_MAYBE_APPLIED -> writes
                     ? new OutcomeUnknownException(instanceName, operationId, what + ": the server did not confirm ("
                     + e.getClass().getSimpleName() + "); a write may or may not have been applied: retry with the"

@@ -17,6 +17,7 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.bulk.BulkWriteError;
 
 import dev.consistencykit.core.OutcomeUnknownException;
+import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.core.RetryPolicy;
 
 /**
@@ -44,6 +45,15 @@ public final class MongoErrors {
          * timeout): the write may or may not have applied; retrying a guarded write is safe.
          */
         TRANSIENT_MAYBE_APPLIED,
+        /**
+         * The server refused a single-document request because a concurrent writer held what it needed
+         * ({@linkplain #isWriteConflict a write conflict}: MongoDB's {@code WriteConflict}, a deadlock or a
+         * serialization failure on DocumentDB): the request was rolled back whole, nothing was written, and one of
+         * the writers it met went through. Retrying is safe, and under contention takes more attempts than a lost
+         * connection: {@link dev.consistencykit.core.RetryPolicy} retries it until the call's deadline. (A conflict
+         * in a batch of several documents is {@link #TRANSIENT_MAYBE_APPLIED}: writes before it may have applied.)
+         */
+        CONFLICT,
         /** Anything else: a bug, a rejected update, an authorisation error. Retrying will not help. */
         PERMANENT
     }
@@ -54,8 +64,9 @@ public final class MongoErrors {
     /** Classifies {@code e}. */
     public static Kind classify(MongoException e) {
         if (isWriteConflict(e)) {
-            // before the duplicate check: a batch refused in part by a conflict has writes still to send
-            return Kind.TRANSIENT_MAYBE_APPLIED;
+            // before the duplicate check: a batch refused in part by a conflict has writes still to send, and may
+            // have applied others; a single document's write was rolled back whole
+            return e instanceof MongoBulkWriteException ? Kind.TRANSIENT_MAYBE_APPLIED : Kind.CONFLICT;
         }
         if (isDuplicateKey(e)) {
             return Kind.DUPLICATE_KEY;
@@ -126,13 +137,15 @@ public final class MongoErrors {
 
     /**
      * Whether {@code e} says only that concurrent writers kept holding what one write needed until its retries ran
-     * out: a {@linkplain #isWriteConflict write conflict} itself, or the {@link OutcomeUnknownException} a
-     * {@link RetryPolicy} gives when its attempts ran out on conflicts. A pass over many records (a recovery, a sweep)
+     * out: a {@linkplain #isWriteConflict write conflict} itself, or the {@link ServerUnavailableException} (nothing
+     * written) or {@link OutcomeUnknownException} (an earlier attempt's reply was lost) a {@link RetryPolicy} gives
+     * when its attempts ran out on conflicts. A pass over many records (a recovery, a sweep)
      * leaves such a record to its next pass and goes on with the others, as it does with a record another process
      * holds; anything else (a server that does not answer, a refusal, a deadline) ends the pass.
      */
     public static boolean isContention(RuntimeException e) {
-        Throwable cause = e instanceof OutcomeUnknownException ? e.getCause() : e;
+        Throwable cause = e instanceof OutcomeUnknownException || e instanceof ServerUnavailableException
+                ? e.getCause() : e;
         return cause instanceof MongoException m && isWriteConflict(m);
     }
 
@@ -156,7 +169,7 @@ public final class MongoErrors {
     /** Whether {@code e} is transient, so that retrying the (guarded) request may succeed. */
     public static boolean isTransient(MongoException e) {
         Kind kind = classify(e);
-        return kind == Kind.TRANSIENT_NOT_SENT || kind == Kind.TRANSIENT_MAYBE_APPLIED;
+        return kind == Kind.TRANSIENT_NOT_SENT || kind == Kind.TRANSIENT_MAYBE_APPLIED || kind == Kind.CONFLICT;
     }
 
     /**

@@ -58,6 +58,23 @@ class MongoErrorsTest {
     }
 
     @Test
+    void shouldClassifyASingleDocumentsConflictAsNothingWrittenAndABatchsAsMaybeApplied() {
+        MongoWriteException deadlock = new MongoWriteException(new WriteError(MongoErrors.POSTGRES_DEADLOCK_DETECTED,
+                "deadlock detected", new BsonDocument()), ADDRESS, Set.of());
+        MongoCommandException conflict = new MongoCommandException(BsonDocument.parse(
+                "{ok: 0, code: 112, errmsg: 'WriteConflict'}"), ADDRESS);
+        com.mongodb.MongoBulkWriteException batch = new com.mongodb.MongoBulkWriteException(
+                com.mongodb.bulk.BulkWriteResult.acknowledged(1, 0, 0, 0, java.util.List.of(), java.util.List.of()),
+                java.util.List.of(new com.mongodb.bulk.BulkWriteError(112, "WriteConflict", new BsonDocument(), 1)),
+                null, ADDRESS, Set.of());
+
+        assertThat(MongoErrors.classify(deadlock)).isEqualTo(MongoErrors.Kind.CONFLICT);
+        assertThat(MongoErrors.classify(conflict)).isEqualTo(MongoErrors.Kind.CONFLICT);
+        assertThat(MongoErrors.classify(batch)).isEqualTo(MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED);
+        assertThat(MongoErrors.isTransient(deadlock)).isTrue();
+    }
+
+    @Test
     void shouldClassifyUnlabelledServerErrorsAsPermanent() {
         assertThat(MongoErrors.classify(new MongoException(2, "bad value"))).isEqualTo(MongoErrors.Kind.PERMANENT);
         assertThat(MongoErrors.isTransient(new MongoException(2, "bad value"))).isFalse();
