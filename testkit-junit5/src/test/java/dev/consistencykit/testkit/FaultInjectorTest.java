@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -63,7 +64,7 @@ class FaultInjectorTest {
     @Test
     void shouldDrawEachWritesFaultWithTheWeightOfItsModeAndTheSameScheduleForTheSameSeed(MongoDatabase db) {
         counters(db);
-        java.util.Map<FaultMode, Double> rates = java.util.Map.of(FaultMode.TRANSIENT_BEFORE, 0.3,
+        Map<FaultMode, Double> rates = Map.of(FaultMode.TRANSIENT_BEFORE, 0.3,
                 FaultMode.CONFLICT, 0.1);
         FaultInjector first = FaultInjector.weighted(7, rates, 0.0, Duration.ofMillis(1));
         FaultInjector second = FaultInjector.weighted(7, rates, 0.0, Duration.ofMillis(1));
@@ -87,8 +88,29 @@ class FaultInjectorTest {
     }
 
     @Test
+    void shouldKillSlowAndFailAProcessAtTheRatesItIsGiven(MongoDatabase db) {
+        counters(db);
+        long seed = 5;
+        FaultInjector process = FaultInjector.weighted(seed, Map.of(FaultMode.CRASH_BEFORE, 0.01,
+                FaultMode.CRASH_AFTER, 0.01, FaultMode.TRANSIENT_BEFORE, 0.02, FaultMode.TRANSIENT_AFTER, 0.02,
+                FaultMode.PAUSE, 0.05), 0.05, Duration.ofMillis(20));
+        MongoDatabase faulty = process.wrap(db);   // one process: once killed, the next gets an injector of its own
+
+        assertThatThrownBy(() -> {
+            for (int i = 0; i < 10_000; i++) {
+                try {
+                    increment(faulty);
+                } catch (MongoException e) {
+                    assertThat(MongoErrors.isTransient(e)).isTrue();
+                }
+            }
+        }).isInstanceOf(InjectedCrash.class);
+        assertThat(process.isDead()).isTrue();
+    }
+
+    @Test
     void shouldRefuseWeightsSummingOverOne() {
-        assertThatThrownBy(() -> FaultInjector.weighted(1, java.util.Map.of(FaultMode.PAUSE, 0.6,
+        assertThatThrownBy(() -> FaultInjector.weighted(1, Map.of(FaultMode.PAUSE, 0.6,
                 FaultMode.CRASH_AFTER, 0.5), 0.0, Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("sum to 1.1");
     }
@@ -96,7 +118,7 @@ class FaultInjectorTest {
     @Test
     void shouldPauseReadsWithTheirOwnRate(MongoDatabase db) throws InterruptedException {
         counters(db);
-        FaultInjector injector = FaultInjector.weighted(3, java.util.Map.of(), 1.0, Duration.ofMillis(1));
+        FaultInjector injector = FaultInjector.weighted(3, Map.of(), 1.0, Duration.ofMillis(1));
         MongoDatabase faulty = injector.wrap(db);
 
         assertThat(faulty.getCollection("counters").find(eq("_id", "c")).first()).isNotNull();

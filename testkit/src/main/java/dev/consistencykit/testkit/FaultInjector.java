@@ -162,9 +162,10 @@ public final class FaultInjector {
      * at more still, reads included, so that every actor meets the others between any two of its calls.
      *
      * <pre>{@code
-     * FaultInjector.weighted(seed, Map.of(FaultMode.CRASH_BEFORE, 0.01, FaultMode.CRASH_AFTER, 0.01,
-     *         FaultMode.TRANSIENT_BEFORE, 0.02, FaultMode.TRANSIENT_AFTER, 0.02, FaultMode.PAUSE, 0.05),
-     *         0.05, Duration.ofMillis(20));
+     * FaultInjector process = FaultInjector.weighted(seed, Map.of(FaultMode.CRASH_BEFORE, 0.01,
+     *         FaultMode.CRASH_AFTER, 0.01, FaultMode.TRANSIENT_BEFORE, 0.02, FaultMode.TRANSIENT_AFTER, 0.02,
+     *         FaultMode.PAUSE, 0.05), 0.05, Duration.ofMillis(20));
+     * MongoDatabase faulty = process.wrap(db);   // one process: once killed, the next gets an injector of its own
      * }</pre>
      */
     public static FaultInjector weighted(long seed, java.util.Map<FaultMode, Double> rates, double readPause,
