@@ -37,7 +37,7 @@ final class VerifyServerCommand implements Callable<Integer> {
             }
             List<CheckResult> results = ServerContract.runAll(target.client(), r -> {
                 if (!parent.json()) {
-                    out.printf("%s %-42s %6.2f s  %s%n", r.passed() ? "PASS" : "FAIL", r.name(),
+                    out.printf("%s %-42s %6.2f s  %s%n", r.verdict(), r.name(),
                             r.elapsed().toMillis() / 1000.0, r.detail());
                     out.flush();
                 }
@@ -45,11 +45,14 @@ final class VerifyServerCommand implements Callable<Integer> {
             long failed = results.stream().filter(r -> !r.passed()).count();
             if (parent.json()) {
                 List<Document> items = results.stream().map(r -> new Document("name", r.name())
-                        .append("passed", r.passed()).append("detail", r.detail())).toList();
+                        .append("passed", r.passed()).append("skipped", r.skipped()).append("detail", r.detail()))
+                        .toList();
                 out.println(Json.line(new Document("server", target.description())
                         .append("checks", results.size()).append("failed", (int) failed).append("results", items)));
             } else {
-                out.println(results.size() + " checks, " + failed + " failed");
+                long skipped = results.stream().filter(CheckResult::skipped).count();
+                out.println(results.size() + " checks, " + failed + " failed" + (skipped == 0 ? ""
+                        : ", " + skipped + " not run on this server"));
             }
             return failed == 0 ? 0 : 1;
         }

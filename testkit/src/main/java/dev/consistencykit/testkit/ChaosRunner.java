@@ -191,7 +191,8 @@ public final class ChaosRunner {
             t.setDaemon(true);
             return t;
         });
-        MongoDatabase db = pool != null ? pool.take() : client.getDatabase(MongoTarget.freshDatabaseName("c" + name));
+        MongoDatabase db = pool != null ? pool.take()
+                : Sharding.of(client).applyPlan(client.getDatabase(MongoTarget.freshDatabaseName("c" + name)));
         boolean ended = false;
         try {
             Result result = run(seed, db, executor);

@@ -47,7 +47,8 @@ public final class ContendedRecovery {
     public static List<String> check(MongoClient client, Workload workload, int inFlight) {
         Objects.requireNonNull(workload, "workload");
         Checks.atLeast("inFlight", inFlight, 2);
-        MongoDatabase db = client.getDatabase(MongoTarget.freshDatabaseName("contended"));
+        MongoDatabase db = Sharding.of(client).applyPlan(client.getDatabase(
+                MongoTarget.freshDatabaseName("contended")));
         // each simulated process runs on a thread of its own and is watched through its future, as the explorers
         // watch theirs: nothing here catches an InjectedCrash
         ExecutorService processes = Executors.newSingleThreadExecutor(r -> {

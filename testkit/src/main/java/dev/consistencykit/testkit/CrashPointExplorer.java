@@ -321,7 +321,8 @@ public final class CrashPointExplorer {
 
     private MongoDatabase freshDatabase() {
         ScratchDatabases pool = scratch;
-        return pool != null ? pool.take() : client.getDatabase(MongoTarget.freshDatabaseName("x" + name));
+        return pool != null ? pool.take()
+                : Sharding.of(client).applyPlan(client.getDatabase(MongoTarget.freshDatabaseName("x" + name)));
     }
 
     /** Set when a call of the exploration outlived its timeout: its thread may still write to the database it used. */

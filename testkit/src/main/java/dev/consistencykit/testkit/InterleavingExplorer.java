@@ -138,7 +138,8 @@ public final class InterleavingExplorer {
     }
 
     private MongoDatabase fresh(String hint) {
-        return target.client().getDatabase(MongoTarget.freshDatabaseName(hint));
+        return Sharding.of(target.client()).applyPlan(target.client().getDatabase(
+                MongoTarget.freshDatabaseName(hint)));
     }
 
     /** The operation alone, counting its calls. */

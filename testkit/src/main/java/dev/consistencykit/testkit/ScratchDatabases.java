@@ -54,7 +54,9 @@ public final class ScratchDatabases implements AutoCloseable {
     /** An empty database: one emptied after an earlier scenario, or a new one. */
     public synchronized MongoDatabase take() {
         MongoDatabase idleOne = idle.poll();
-        MongoDatabase db = idleOne != null ? idleOne : client.getDatabase(MongoTarget.freshDatabaseName(hint));
+        // a new one is sharded by the suite's plan where the server can shard; an emptied one stays as it was made
+        MongoDatabase db = idleOne != null ? idleOne
+                : Sharding.of(client).applyPlan(client.getDatabase(MongoTarget.freshDatabaseName(hint)));
         uses.merge(db.getName(), 1, Integer::sum);
         return db;
     }

@@ -39,4 +39,26 @@ class ScratchDatabasesTest {
         }
         assertThat(client.listDatabaseNames().into(new ArrayList<>())).doesNotContainAnyElementsOf(names);
     }
+
+    private final List<String> scenarios = new ArrayList<>();
+
+    @Test
+    void shouldGiveEachScenarioAnEmptyDatabaseAndDropThemAllAtTheEnd() {
+        MongoClient client = MongoTarget.fromEnvironment().client();
+        for (int i = 0; i < 2; i++) {
+            try (ScratchDatabases pool = new ScratchDatabases(client, "ledger")) {
+                MongoDatabase db = pool.take();
+                runScenario(db);
+                pool.give(db);        // a scenario that did not end normally drops its database instead
+            }
+        }
+        assertThat(scenarios).hasSize(2).doesNotHaveDuplicates();
+        assertThat(client.listDatabaseNames().into(new ArrayList<>())).doesNotContainAnyElementsOf(scenarios);
+    }
+
+    private void runScenario(MongoDatabase db) {
+        assertThat(db.getCollection("records").countDocuments()).isZero();
+        db.getCollection("records").insertOne(new Document("_id", db.getName()));
+        scenarios.add(db.getName());
+    }
 }

@@ -199,7 +199,7 @@ public final class JobOutbox {
      */
     private void checkDedupeKeys(List<EncodedJob> jobs) {
         for (EncodedJob job : jobs) {
-            recording.requireDedupeIndex(job);
+            recording.requireSetup(job);
             String dedupeKey = job.fields().getString(DEDUPE);
             if (dedupeKey == null) {
                 continue;

@@ -154,7 +154,7 @@ public final class JobRecording {
      * @return the record's {@code _id} and the nonce it carries (this one when this call wrote it)
      */
     Document record(EncodedJob job, String nonce) {
-        requireDedupeIndex(job);
+        requireSetup(job);
         Document recorded = config.retryPolicy().execute(config.name(), job.id(), "enqueue", () -> {
             try {
                 if (!store.insertJob(job.id(), recordUpdate(job, nonce))) {
@@ -182,8 +182,12 @@ public final class JobRecording {
         return recorded;
     }
 
-    /** Only the unique index makes a second job with a dedupe key collide: refuse to write one without it. */
-    void requireDedupeIndex(EncodedJob job) {
+    /**
+     * Refuses, before the first write, a queue whose collections are sharded in a way its writes cannot live with;
+     * and, since only the unique index makes a second job with a dedupe key collide, a job with one without it.
+     */
+    void requireSetup(EncodedJob job) {
+        store.verifyPlacements();
         if (job.fields().containsKey(DEDUPE)) {
             store.verifyIndexes();
         }

@@ -95,6 +95,8 @@ public final class JobStore implements PatternSetup {
     private final Map<String, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
     /** The unique dedupe index: what makes two jobs with one dedupe key collide, checked before such a write. */
     private final RequiredIndexes requiredIndexes;
+    /** Where the queue's collections may live on a sharded cluster, checked before the instance's first write. */
+    private final RequiredIndexes placements;
     /** Jobs this instance recorded, to release so that pruning may remove them once done. */
     private final RecordReleases releases;
     /** Jobs relayed from outbox calls of this instance, to release once those calls will not write again. */
@@ -113,6 +115,13 @@ public final class JobStore implements PatternSetup {
         this.outboxHolds = new RecordReleases(name, jobs, retry, OUTBOX_NONCE);
         this.requiredIndexes = new RequiredIndexes(name, List.of(new RequiredIndexes.Unique(jobs, "dedupe",
                 List.of(DEDUPE), true, null)));
+        this.placements = new RequiredIndexes(name, this.database, List.of(), List.of(
+                RequiredIndexes.Placement.unsharded(jobs, "claims the next job with findOneAndUpdate by state,"
+                        + " priority and due time, which a sharded collection refuses without its shard key"),
+                RequiredIndexes.Placement.byId(keys, "keeps one line per ordering or concurrency key by _id, and"
+                        + " keeps _id unique across shards only on a shard key led by _id"),
+                RequiredIndexes.Placement.byId(schedules, "keeps one document per schedule by _id, and keeps _id"
+                        + " unique across shards only on a shard key led by _id")));
     }
 
     // ---------------------------------------------------------------- setup and holds
@@ -127,6 +136,7 @@ public final class JobStore implements PatternSetup {
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
         requiredIndexes.create();
+        placements.create();
         jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
                 .sparse(true));
         jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
@@ -157,7 +167,9 @@ public final class JobStore implements PatternSetup {
 
     @Override
     public List<String> setupProblems() {
-        return requiredIndexes.problems();
+        List<String> problems = new ArrayList<>(requiredIndexes.problems());
+        problems.addAll(placements.problems());
+        return problems;
     }
 
     /** Releases the jobs this instance recorded, and those it wrote by an outbox call, that it still holds. */
@@ -175,6 +187,11 @@ public final class JobStore implements PatternSetup {
     /** Throws unless the unique dedupe index exists (checked once, then remembered). */
     void verifyIndexes() {
         requiredIndexes.verify();
+    }
+
+    /** Throws if a collection of the queue is sharded in a way its writes cannot live with (checked once). */
+    void verifyPlacements() {
+        placements.verify();
     }
 
     /** Notes that this instance recorded job {@code id} with {@code nonce}: it is held until released. */
@@ -283,6 +300,7 @@ public final class JobStore implements PatternSetup {
      */
     Optional<Claim> claim(Object operationId, Bson filter, String owner, Duration lease, ServerClock clock,
                           Bson update) {
+        verifyPlacements();
         AtomicInteger attempts = new AtomicInteger();
         return retry.execute(name, operationId, "claim job", () -> {
             Optional<Claim> mine = attempts.getAndIncrement() > 0 ? ConditionalUpdates.heldBy(jobs,
@@ -458,6 +476,7 @@ public final class JobStore implements PatternSetup {
      * caller, which reads the schedule again.
      */
     boolean defineSchedule(String name, Object revision, Bson update) {
+        verifyPlacements();
         try {
             UpdateResult r = schedules.updateOne(and(eq("_id", name), revision == null ? exists(REVISION, false)
                     : eq(REVISION, revision)), update, new UpdateOptions().upsert(revision == null));

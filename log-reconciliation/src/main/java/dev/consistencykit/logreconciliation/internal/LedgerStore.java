@@ -85,8 +85,8 @@ public final class LedgerStore implements PatternSetup {
     private final MongoCollection<Document> accounts;
     private final MongoCollection<Document> archive;
     /**
-     * The unique sequence index ({@link LedgerSchema#SEQ_KEY}): what makes two appenders of one seqId collide, checked
-     * before the first write.
+     * The unique sequence index ({@link LedgerSchema#SEQ_KEY}): what makes two appenders of one seqId collide, and
+     * where the collections may live on a sharded cluster; checked before the first write.
      */
     private final RequiredIndexes requiredIndexes;
     /** Transactions this instance appended, to release so that the archive may move them once committed. */
@@ -103,8 +103,13 @@ public final class LedgerStore implements PatternSetup {
         this.ledger = this.database.getCollection(config.ledgerCollection());
         this.accounts = this.database.getCollection(config.accountsCollection());
         this.archive = this.database.getCollection(config.archiveCollection());
-        this.requiredIndexes = new RequiredIndexes(name, List.of(new RequiredIndexes.Unique(ledger,
-                "account_seq_unique", List.of(CHANGES + "." + SEQ_KEY), false, CHANGES)));
+        this.requiredIndexes = new RequiredIndexes(name, this.database, List.of(new RequiredIndexes.Unique(ledger,
+                "account_seq_unique", List.of(CHANGES + "." + SEQ_KEY), false, CHANGES)), List.of(
+                RequiredIndexes.Placement.byId(accounts, "reserves sequence numbers with findOneAndUpdate by _id and"
+                        + " keeps one cache per account by _id, which stays unique across shards only on a shard key"
+                        + " led by _id"),
+                RequiredIndexes.Placement.byId(archive, "keeps one archived copy per transaction by _id (an upsert),"
+                        + " which stays unique across shards only on a shard key led by _id")));
         this.releases = new RecordReleases(name, ledger, retry);
         this.nonces = OwnerIds.sequence(name);
     }

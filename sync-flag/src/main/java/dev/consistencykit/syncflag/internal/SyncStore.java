@@ -43,6 +43,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncTarget;
 
@@ -63,6 +64,8 @@ public final class SyncStore implements PatternSetup {
     private final MongoCollection<Document> registry;
     private final Map<SyncTarget, MongoCollection<Document>> targets = new LinkedHashMap<>();
     private final Bson masterProjection;
+    /** Where the masters may live on a sharded cluster, checked before the instance's first write. */
+    private final RequiredIndexes placements;
 
     /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
     public SyncStore(SyncFlagConfig config, MongoDatabase database) {
@@ -78,6 +81,9 @@ public final class SyncStore implements PatternSetup {
         fields.add(VERSION);
         fields.add(FLAG);
         this.masterProjection = Projections.include(fields);
+        this.placements = new RequiredIndexes(config.name(), database, List.of(), List.of(
+                RequiredIndexes.Placement.byId(masters, "records each update on its master with findOneAndUpdate by"
+                        + " _id, which a collection sharded on another key refuses")));
     }
 
     CodecRegistry codecs() {
@@ -101,6 +107,7 @@ public final class SyncStore implements PatternSetup {
      * {@code null} when nothing matched (no such master, or the update was recorded before).
      */
     Document recordUpdate(Object masterId, Object opId, String fingerprint, Bson userUpdate, boolean flag) {
+        placements.verify();
         List<Bson> parts = new ArrayList<>();
         if (userUpdate != null) {
             parts.add(userUpdate);
@@ -279,7 +286,14 @@ public final class SyncStore implements PatternSetup {
             t.getValue().createIndex(Indexes.ascending(t.getKey().path(t.getKey().idField()),
                     t.getKey().path(t.getKey().versionField())));
         }
+        placements.create();
         register();
+    }
+
+    /** How the masters' collection is sharded, if that breaks what the instance does. */
+    @Override
+    public List<String> setupProblems() {
+        return placements.problems();
     }
 
     /**

@@ -10,6 +10,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.Sharding;
 
 /**
  * JUnit 5 extension that gives each test method a fresh, uniquely named database on the
@@ -58,7 +59,9 @@ public final class MongoTestExtension implements ParameterResolver, AfterEachCal
         }
         if (type == MongoDatabase.class) {
             ExtensionContext.Store store = extensionContext.getStore(NAMESPACE);
-            String name = store.getOrComputeIfAbsent(DATABASE_KEY, key -> freshName(extensionContext), String.class);
+            // a database made for the test: sharded by the suite's plan where the server can shard (Sharding)
+            String name = store.getOrComputeIfAbsent(DATABASE_KEY, key -> Sharding.of(target.client())
+                    .applyPlan(target.client().getDatabase(freshName(extensionContext))).getName(), String.class);
             return target.client().getDatabase(name);
         }
         throw new ParameterResolutionException("unsupported parameter type " + type);

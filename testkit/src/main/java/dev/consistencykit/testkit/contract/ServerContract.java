@@ -65,6 +65,7 @@ import com.mongodb.client.result.UpdateResult;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.Sharding;
 
 /**
  * The behaviours of MongoDB that the patterns rely on, each a named {@link ContractCheck} that runs against any
@@ -142,7 +143,24 @@ public final class ServerContract {
                         ServerContract::unorderedBulkWrite),
                 new ContractCheck("id-guarded-update",
                         "an update filtered by _id plus a guard changes only that document, only when the guard holds",
-                        ServerContract::idGuardedUpdate));
+                        ServerContract::idGuardedUpdate),
+                new ContractCheck("unique-index-across-shards",
+                        "a unique index on a sharded collection refuses a second document with its key on any shard,"
+                                + " or cannot be created (MongoDB refuses one not led by the shard key); run where a"
+                                + " collection can be sharded (a mongos, or a shard command: Sharding)",
+                        ServerContract::uniqueIndexAcrossShards));
+    }
+
+    /** The client of the check running in this thread, for the checks that ask more of it than a database. */
+    private static final ThreadLocal<MongoClient> CLIENT = new ThreadLocal<>();
+
+    /** A check that cannot run on this server, and why. */
+    private static final class NotApplicable extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NotApplicable(String why) {
+            super(why, null, false, false);
+        }
     }
 
     /** Runs every check against {@code client}, each in its own scratch database. */
@@ -166,20 +184,62 @@ public final class ServerContract {
         Objects.requireNonNull(check, "check");
         MongoDatabase scratch = client.getDatabase(MongoTarget.freshDatabaseName("contract"));
         long start = System.nanoTime();
+        CLIENT.set(client);
         try {
             String seen = check.body().run(scratch);
             return new CheckResult(check.name(), true, seen, Duration.ofNanos(System.nanoTime() - start));
+        } catch (NotApplicable e) {
+            return new CheckResult(check.name(), true, "not checked: " + e.getMessage(),
+                    Duration.ofNanos(System.nanoTime() - start), true);
         } catch (ContractViolation e) {
             return new CheckResult(check.name(), false, e.getMessage(), Duration.ofNanos(System.nanoTime() - start));
         } catch (MongoException e) {
             return new CheckResult(check.name(), false, "server error: " + e.getClass().getSimpleName() + ": "
                     + e.getMessage(), Duration.ofNanos(System.nanoTime() - start));
         } finally {
+            CLIENT.remove();
             scratch.drop();
         }
     }
 
     // ---- the checks -------------------------------------------------------------------------------------------
+
+    /**
+     * A collection sharded on {@code {_id: "hashed"}}, a unique index on another field, and sixteen documents with
+     * sixteen ids (spread over the shards by the hash) and one key: a server that keeps the index unique stores one.
+     */
+    static String uniqueIndexAcrossShards(MongoDatabase db) {
+        Sharding sharding = Sharding.of(CLIENT.get());
+        sharding.unavailable().ifPresent(why -> {
+            throw new NotApplicable(why);
+        });
+        sharding.shard(db, "sharded", new Document("_id", "hashed"));
+        MongoCollection<Document> c = db.getCollection("sharded");
+        try {
+            c.createIndex(new Document("k", 1), new IndexOptions().unique(true));
+        } catch (MongoException e) {
+            if (MongoErrors.isTransient(e)) {
+                throw e;
+            }
+            return "refused a unique index not led by the shard key (" + e.getCode() + ")";
+        }
+        int stored = 0;
+        for (int i = 0; i < 16; i++) {
+            try {
+                c.insertOne(new Document("_id", i).append("k", "same"));
+                stored++;
+            } catch (MongoException e) {
+                if (!MongoErrors.isDuplicateKey(e)) {
+                    throw e;
+                }
+            }
+        }
+        ContractViolation.require(stored == 1, "a unique index {k: 1} on a collection sharded on {_id: \"hashed\"} let "
+                + stored + " documents with different ids share one key: the server keeps it unique only among"
+                + " documents with the same shard-key value, so a pattern's unique index on a sharded collection (the"
+                + " ledger's sequence numbers, the job queue's dedupe keys) would not hold there");
+        return "refused 15 of 16 documents sharing one key on a collection sharded on {_id: \"hashed\"}";
+    }
 
     static String conditionalUpdateAtomicity(MongoDatabase db) {
         MongoCollection<Document> c = db.getCollection("accounts");

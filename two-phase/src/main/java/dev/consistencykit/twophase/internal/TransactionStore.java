@@ -64,6 +64,7 @@ import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.ReadSettings;
 import dev.consistencykit.core.spi.RecordReleases;
+import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.core.spi.StateSnapshot;
 import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.core.spi.WriteConcerns;
@@ -93,6 +94,10 @@ public final class TransactionStore implements PatternSetup {
     private final EffectMarker marker;
     /** Records this instance wrote, to release so that pruning may remove them once finished. */
     private final RecordReleases releases;
+    /** Where the records and the replay's scratch copies may live on a sharded cluster, checked before a record. */
+    private final RequiredIndexes placements;
+    /** Where the records may live for {@code processNext()}'s claim, checked before its first claim. */
+    private final RequiredIndexes claimPlacement;
 
     /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
     public TransactionStore(TwoPhaseConfig config, MongoDatabase database) {
@@ -107,6 +112,16 @@ public final class TransactionStore implements PatternSetup {
                 BsonDocument.class).withReadPreference(ReadPreference.primary());
         this.marker = EffectMarker.of(config.reservationField(), config.markerField());
         this.releases = new RecordReleases(name, transactions, retry);
+        this.placements = new RequiredIndexes(name, this.database, List.of(), List.of(
+                RequiredIndexes.Placement.byId(transactions, "records each transaction once by its id, which stays"
+                        + " unique across shards only on a shard key led by _id, and takes a stale one over with"
+                        + " findOneAndUpdate by _id"),
+                RequiredIndexes.Placement.byId(scratch, "replays a transaction's updates on scratch copies with"
+                        + " findOneAndUpdate by _id")));
+        this.claimPlacement = new RequiredIndexes(name, this.database, List.of(), List.of(
+                RequiredIndexes.Placement.unsharded(transactions, "claims the oldest waiting transaction in"
+                        + " processNext() with findOneAndUpdate by state, which a sharded collection refuses without"
+                        + " its shard key")));
     }
 
     // ---------------------------------------------------------------- setup and holds
@@ -123,10 +138,17 @@ public final class TransactionStore implements PatternSetup {
         for (String collection : participantCollectionNames()) {
             OnceEffects.ensureIndex(database.getCollection(collection), marker);
         }
+        placements.create();
         PatternRegistry.register(database, new PatternRegistry.Registration("two-phase", config.name(),
                 Map.of("transactions", config.transactionsCollection(), "accounts", config.accountsCollection()),
                 Map.of("balance", config.balanceField(), "marker", config.markerField(), "reservation",
                         config.reservationField())));
+    }
+
+    /** How the records' and scratch copies' collections are sharded, if that breaks what this instance does. */
+    @Override
+    public List<String> setupProblems() {
+        return placements.problems();
     }
 
     /** Releases the records this instance wrote and still holds. */
@@ -162,6 +184,7 @@ public final class TransactionStore implements PatternSetup {
      * if this request inserted it, else the record as it is (read from the primary).
      */
     Document record(Object id, Bson update) {
+        placements.verify();
         return retry.execute(name, id, "record transaction", () -> {
             try {
                 UpdateResult r = transactions.updateOne(and(eq("_id", id), exists(STATE, false)), update,
@@ -202,6 +225,7 @@ public final class TransactionStore implements PatternSetup {
      * driven by no one, until it went stale). {@code null} if none is waiting.
      */
     Document claimNext(String owner, Bson claim) {
+        claimPlacement.verify();
         AtomicInteger attempts = new AtomicInteger();
         return retry.execute(name, null, "claim next transaction", () -> {
             Document mine = attempts.getAndIncrement() > 0 ? ConditionalUpdates.heldBy(transactions,

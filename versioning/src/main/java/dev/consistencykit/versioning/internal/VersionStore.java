@@ -69,6 +69,7 @@ import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.PatternRegistry;
 import dev.consistencykit.core.spi.PatternSetup;
 import dev.consistencykit.core.spi.ReadSettings;
+import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.versioning.UnknownRootException;
 import dev.consistencykit.versioning.VersionedStoreConfig;
@@ -88,6 +89,8 @@ public final class VersionStore implements PatternSetup {
     private final MongoCollection<Document> roots;
     private final MongoCollection<Document> items;
     private final MongoCollection<Document> history;
+    /** Where the collections may live on a sharded cluster, checked before the instance's first write. */
+    private final RequiredIndexes placements;
 
     /** The collections of {@code config} in {@code database} (already checked for an acknowledged write concern). */
     public VersionStore(VersionedStoreConfig config, MongoDatabase database) {
@@ -98,6 +101,13 @@ public final class VersionStore implements PatternSetup {
         this.roots = this.database.getCollection(config.rootsCollection());
         this.items = this.database.getCollection(config.itemsCollection());
         this.history = this.database.getCollection(config.historyCollection());
+        String unique = ", which stays unique across shards only where a shard key keeps the same _id on one shard";
+        this.placements = new RequiredIndexes(name, this.database, List.of(), List.of(
+                RequiredIndexes.Placement.byId(roots, "keeps one root per tree by _id" + unique),
+                new RequiredIndexes.Placement(items, List.of("_id", ROOT), "keeps each item version once by its"
+                        + " _id, which holds its root" + unique + " (a key led by _id or by root)"),
+                new RequiredIndexes.Placement(history, List.of("_id", ROOT), "keeps one record of each version by"
+                        + " its _id, which holds its root" + unique + " (a key led by _id or by root)")));
     }
 
     // ---------------------------------------------------------------- setup
@@ -115,9 +125,16 @@ public final class VersionStore implements PatternSetup {
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
         history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().name("root_version"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
+        placements.create();
         PatternRegistry.register(database, new PatternRegistry.Registration("versioning", config.name(),
                 Map.of("roots", config.rootsCollection(), "items", config.itemsCollection(), "history",
                         config.historyCollection()), Map.of()));
+    }
+
+    /** How the collections are sharded, if that breaks what the store does. */
+    @Override
+    public List<String> setupProblems() {
+        return placements.problems();
     }
 
     /** The codecs the application's database encodes with. */
@@ -139,6 +156,7 @@ public final class VersionStore implements PatternSetup {
 
     /** Inserts a new root; false if it existed (then it is confirmed as durable as the write concern asks). */
     boolean createRoot(Object id, Document root) {
+        placements.verify();
         try {
             retry.run(name, id, "create root", () -> roots.insertOne(root));
             return true;
@@ -162,6 +180,7 @@ public final class VersionStore implements PatternSetup {
      * request, a retry too, sends a new attempt id (see the caller for why); the result carries the last one sent.
      */
     Staged stage(Object operationId, Bson filter, Function<ObjectId, Bson> update) {
+        placements.verify();
         ObjectId[] sent = new ObjectId[1];
         long matched = retry.execute(name, operationId, "stage change set", () -> {
             sent[0] = new ObjectId();
@@ -408,6 +427,7 @@ public final class VersionStore implements PatternSetup {
 
     /** Inserts an attempt's item versions; documents already written (a retry's) are fine. */
     void insertItemVersions(Object operationId, List<Document> docs) {
+        placements.verify();
         try {
             retry.run(name, operationId, "write item versions",
                     () -> items.insertMany(docs, new InsertManyOptions().ordered(false)));
