@@ -36,7 +36,23 @@ class VerifyServerCommandTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.lines()).anyMatch(l -> l.startsWith("PASS single-document-read-atomicity"));
-        assertThat(run.lines()).last().asString().endsWith("checks, 0 failed");
+        assertThat(run.lines()).last().asString().matches("\\d+ checks, 0 failed(, 1 not run on this server)?");
+    }
+
+    /** The sharding check runs only where a collection can be sharded, and says so where it cannot. */
+    @Test
+    void shouldSayTheShardingCheckWasNotRunWhereNothingCanBeSharded() {
+        java.util.Optional<String> why = dev.consistencykit.testkit.Sharding.of(MongoTarget.fromEnvironment()
+                .client()).unavailable();
+        org.junit.jupiter.api.Assumptions.assumeTrue(why.isPresent(), "this server can shard");
+
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "verify-server");
+
+        assertThat(run.exitCode()).isZero();
+        Document check = run.lastLineJson().getList("results", Document.class).stream()
+                .filter(r -> r.getString("name").equals("unique-index-across-shards")).findFirst().orElseThrow();
+        assertThat(check.getBoolean("skipped")).isTrue();
+        assertThat(check.getString("detail")).startsWith("not checked: ").contains("no shard command is set");
     }
 
     @Test

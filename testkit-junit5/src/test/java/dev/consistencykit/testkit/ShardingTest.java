@@ -39,4 +39,18 @@ class ShardingTest {
         assertThat(sharding.applyPlan(db)).isSameAs(db);
         assertThat(sharding.shardKey(db, "orders")).isEmpty();
     }
+
+    /**
+     * The contract's sharding check runs wherever a collection can be sharded (its verdict is the server's: the
+     * distributed DocumentDB fails it), and is reported as not run, never as passed, where none can.
+     */
+    @Test
+    void shouldRunTheUniqueIndexAcrossShardsCheckExactlyWhereTheServerCanShard(MongoClient client) {
+        dev.consistencykit.testkit.contract.CheckResult result = dev.consistencykit.testkit.contract.ServerContract
+                .run(client, dev.consistencykit.testkit.contract.ServerContract.checks().stream()
+                        .filter(c -> c.name().equals("unique-index-across-shards")).findFirst().orElseThrow());
+
+        assertThat(result.skipped()).isEqualTo(Sharding.of(client).unavailable().isPresent());
+        assertThat(result.verdict()).isEqualTo(result.skipped() ? "SKIP" : result.passed() ? "PASS" : "FAIL");
+    }
 }
