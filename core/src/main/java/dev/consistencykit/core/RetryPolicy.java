@@ -26,9 +26,8 @@ import dev.consistencykit.core.spi.UpdateOutcome;
  * Retry is only correct for idempotent requests: every write the toolkit sends is guarded, so a retried write
  * that had in fact applied is recognised (for example as {@link UpdateOutcome#ALREADY_APPLIED}) rather than
  * applied twice. A refusal by a concurrent writer ({@link MongoErrors.Kind#CONFLICT}: a write conflict, a deadlock)
- * wrote nothing and means another writer went through, so it is retried until the call's deadline (at most
- * {@value #MAX_CONFLICT_ATTEMPTS} attempts), not {@code maxAttempts} times: writers contending for one document all
- * get through. When the attempts run out, the result is reported honestly: {@link OutcomeUnknownException} if any
+ * wrote nothing and means another writer went through, so it is retried up to {@value #MAX_CONFLICT_ATTEMPTS} times
+ * within the call's deadline, not {@code maxAttempts} times: writers contending for one document all get through. When the attempts run out, the result is reported honestly: {@link OutcomeUnknownException} if any
  * attempt may have been applied, {@link ServerUnavailableException} if none was (nothing sent, or every attempt
  * refused by concurrent writers).
  *
@@ -54,10 +53,12 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
     /** Default attempts in all: {@value}. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /**
-     * The most attempts of a request refused by concurrent writers (a {@link MongoErrors.Kind#CONFLICT}), where
-     * no call's deadline ends them first: {@value}.
+     * The most attempts of a request refused by concurrent writers (a {@link MongoErrors.Kind#CONFLICT}), unless the
+     * call's deadline ends them first: {@value}. Each refusal means another writer went through, so a dozen writers of
+     * one key need a dozen at worst; the bound keeps a pass over many records from spending its whole deadline on one
+     * that something else keeps locked (it leaves it to the next pass).
      */
-    public static final int MAX_CONFLICT_ATTEMPTS = 1_000;
+    public static final int MAX_CONFLICT_ATTEMPTS = 50;
     /** Conflicts back off like other errors for this many attempts, then keep the delay of the last. */
     private static final int CONFLICT_BACKOFF_STEPS = 6;
     /** Default delay before the second attempt: 10 ms. */

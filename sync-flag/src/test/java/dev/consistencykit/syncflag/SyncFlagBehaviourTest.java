@@ -76,6 +76,7 @@ class SyncFlagBehaviourTest {
     void shouldWriteOnceAndFlagNothingWhenAnUpdateTouchesNoCopiedField(MongoTarget target, MongoDatabase db) {
         Blog.seed(db, 2, 2);
         SyncFlag sync = Blog.sync(db).build();
+        sync.ensureIndexes();   // at start-up, as an application does: it also checks the setup once
         DatabaseSnapshot targetsBefore = DatabaseSnapshot.of(db);
 
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
@@ -127,6 +128,7 @@ class SyncFlagBehaviourTest {
             }
         }
         SyncFlag sync = SyncFlag.builder(db).master(Blog.USERS, "name").target(Blog.commentsTarget()).build();
+        sync.ensureIndexes();   // at start-up, as an application does: it also checks the setup once
 
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
             sync.update("star", Updates.set("name", "Superstar"));

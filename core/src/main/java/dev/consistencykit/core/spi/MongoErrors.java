@@ -50,8 +50,9 @@ public final class MongoErrors {
          * ({@linkplain #isWriteConflict a write conflict}: MongoDB's {@code WriteConflict}, a deadlock or a
          * serialization failure on DocumentDB): the request was rolled back whole, nothing was written, and one of
          * the writers it met went through. Retrying is safe, and under contention takes more attempts than a lost
-         * connection: {@link dev.consistencykit.core.RetryPolicy} retries it until the call's deadline. (A conflict
-         * in a batch of several documents is {@link #TRANSIENT_MAYBE_APPLIED}: writes before it may have applied.)
+         * connection: {@link dev.consistencykit.core.RetryPolicy} retries it more often, within the call's deadline.
+         * (A conflict in a batch of several documents is {@link #TRANSIENT_MAYBE_APPLIED}: writes before it may have
+         * applied.)
          */
         CONFLICT,
         /** Anything else: a bug, a rejected update, an authorisation error. Retrying will not help. */

@@ -113,6 +113,9 @@ public final class LedgerAppends {
                 store.written(id, nonce);
                 return new Appended(doc, true);
             }
+            // this attempt's numbers are nobody's now: the insert was refused, or the transaction is in the log under
+            // other numbers (an earlier attempt's, or another process's retry of this id)
+            abandon(seqs);
             Document existing = store.byId(id);
             if (existing != null) {
                 if (!p.fingerprint().equals(existing.getString("h"))) {
@@ -184,6 +187,23 @@ public final class LedgerAppends {
             throw new dev.consistencykit.core.OperationInterruptedException(config.name(), id,
                     "append: interrupted while backing off a sequence-number collision; nothing was written", e);
         }
+    }
+
+    /**
+     * Fills numbers reserved from counters and left unused (an append that collided or found its transaction there,
+     * a move that lost), so that the transactions after them do not wait out the staleness for a number no append will
+     * take. With numbers learned by query nothing was reserved: nothing to fill.
+     */
+    void abandon(Map<String, Long> reserved) {
+        if (config.seqAllocation() != SeqAllocation.COUNTER) {
+            return;
+        }
+        reserved.forEach((account, seq) -> {
+            if (store.fillGap(account, seq)) {
+                counters.gapsFilled.increment();
+                LOG.debug("[{}] filled seqId {} of {}, reserved and left unused", config.name(), seq, account);
+            }
+        });
     }
 
     Document stored(Prepared p, Map<String, Long> seqs) {

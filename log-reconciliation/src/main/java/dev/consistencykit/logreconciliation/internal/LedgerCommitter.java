@@ -57,7 +57,6 @@ import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.Passes;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.logreconciliation.Change;
-import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.logreconciliation.internal.LedgerAppends.Appended;
 import dev.consistencykit.logreconciliation.internal.LedgerAppends.Prepared;
@@ -272,9 +271,11 @@ public final class LedgerCommitter implements PatternRecovery {
                 throw e;
             }
             fresh.keySet().forEach(heads::forget);   // another append took a fresh number first: next pass
+            appends.abandon(fresh);
             return;
         }
         if (changed == 0) {
+            appends.abandon(fresh);   // another committer moved or decided it first: these numbers stay unused
             return;
         }
         fresh.forEach(appends::learn);
@@ -485,12 +486,7 @@ public final class LedgerCommitter implements PatternRecovery {
     }
 
     void fillGap(String account, long seq) {
-        Object id = "gap:" + account + ":" + seq;
-        store.verifyIndexes();
-        Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
-                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(LedgerSchema.change(account,
-                        ChangeType.CREDIT.name(), 0L, seq)));
-        if (store.fillGap(id, doc)) {
+        if (store.fillGap(account, seq)) {
             counters.gapsFilled.increment();
             LOG.info("[{}] filled the gap at seqId {} of {} left by an append that never happened", config.name(),
                     seq, account);

@@ -66,6 +66,7 @@ import dev.consistencykit.core.spi.RecordReleases;
 import dev.consistencykit.core.spi.RequiredIndexes;
 import dev.consistencykit.core.spi.StateSnapshot;
 import dev.consistencykit.core.spi.WriteConcerns;
+import dev.consistencykit.logreconciliation.ChangeType;
 import dev.consistencykit.logreconciliation.LedgerConfig;
 
 /**
@@ -196,8 +197,16 @@ public final class LedgerStore implements PatternSetup {
         }
     }
 
-    /** Inserts a gap's filler {@code id} unless it exists; false if it did (filled already, or the late append). */
-    boolean fillGap(Object id, Document doc) {
+    /**
+     * Inserts a void change (canceled, value 0, id {@code gap:<account>:<seq>}) at {@code account}'s {@code seq}
+     * unless a transaction holds it; false if one did (filled already, or the append it was reserved for landed).
+     */
+    boolean fillGap(String account, long seq) {
+        verifyIndexes();
+        Object id = "gap:" + account + ":" + seq;
+        Document doc = new Document("proc", UNCOMMITTED).append("state", CANCELED).append("reason", "gap")
+                .append("h", "gap").append("transfer", false).append(CHANGES, List.of(LedgerSchema.change(account,
+                        ChangeType.CREDIT.name(), 0L, seq)));
         try {
             retry.run(name, id, "fill gap", () -> ledger.updateOne(and(eq("_id", id), exists("proc", false)),
                     Updates.combine(Updates.setOnInsert(doc), Updates.currentDate("ts")),

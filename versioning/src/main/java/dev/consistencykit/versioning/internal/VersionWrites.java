@@ -357,6 +357,13 @@ public final class VersionWrites {
             throw new ConsistencyException(name, a.id(), "the commit of root " + a.rootId()
                     + " matched nothing although the root is at its base and the attempt is staged");
         }
+        if (current != a.base()) {
+            // the attempt is gone and the root moved past its base: another call of this change set (a retry that
+            // adopted the attempt) lost to another commit and abandoned it, or recovery did; either way it lost
+            counters.conflicts.increment();
+            Listeners.call(name, () -> listener.onConflict(a.rootId(), a.operationId(), a.base(), current));
+            throw new VersionConflictException(name, a.id(), a.rootId(), a.base(), current);
+        }
         throw new ChangeSetAbandonedException(name, a.id(), a.rootId());
     }
 
