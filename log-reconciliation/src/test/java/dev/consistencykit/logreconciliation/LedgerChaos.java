@@ -128,8 +128,12 @@ final class LedgerChaos {
         final AtomicInteger crashes = new AtomicInteger();
         /** Applies that came back in flight (an earlier number of an account not committed yet). */
         final AtomicInteger inFlight = new AtomicInteger();
-        /** Every entry each reader's feed delivered, in order, per reader. */
-        final List<List<LedgerEntry>> feeds = Collections.synchronizedList(new ArrayList<>());
+        /**
+         * Each reader's feed: its cursor and every entry it delivered, in order. One record per reader, registered at
+         * once, so that the final drain appends a cursor's entries to its own reader's list (two lists, filled by two
+         * readers starting together, paired a cursor with the other reader's entries).
+         */
+        final List<Feed> feeds = Collections.synchronizedList(new ArrayList<>());
         /** Every ledger a process built, for its counters. */
         final List<Ledger> ledgers = Collections.synchronizedList(new ArrayList<>());
 
@@ -146,9 +150,10 @@ final class LedgerChaos {
             }
             return sums;
         }
+    }
 
-        /** Each reader's feed, polled on to the end after the final recovery. */
-        final List<LedgerCursor> cursors = Collections.synchronizedList(new ArrayList<>());
+    /** A reader's cursor and what it delivered, polled on to the end after the final recovery. */
+    private record Feed(LedgerCursor cursor, List<LedgerEntry> delivered) {
     }
 
     Result run(long seed, MongoDatabase db) throws InterruptedException {
@@ -194,10 +199,10 @@ final class LedgerChaos {
             }
             List<String> pending = recoverUntilNothingIsPending(db);
             journal.problems.addAll(pending);
-            for (int r = 0; r < journal.cursors.size(); r++) {
-                for (List<LedgerEntry> next = journal.cursors.get(r).poll(1_000); !next.isEmpty();
-                     next = journal.cursors.get(r).poll(1_000)) {
-                    journal.feeds.get(r).addAll(next);
+            for (Feed feed : List.copyOf(journal.feeds)) {
+                for (List<LedgerEntry> next = feed.cursor().poll(1_000); !next.isEmpty();
+                     next = feed.cursor().poll(1_000)) {
+                    feed.delivered().addAll(next);
                 }
             }
             journal.problems.addAll(check(db, opening, journal));
@@ -342,8 +347,7 @@ final class LedgerChaos {
         Ledger ledger = journal.counted(ledger(faults(mix(seed, 2_000, reader)).wrap(db)));
         LedgerCursor feed = ledger.cursorOverAll(Map.of());
         List<LedgerEntry> delivered = Collections.synchronizedList(new ArrayList<>());
-        journal.feeds.add(delivered);
-        journal.cursors.add(feed);
+        journal.feeds.add(new Feed(feed, delivered));
         List<String> names = new ArrayList<>(opening().keySet());
         long money = OPENING_BALANCE * accounts;
         try {
@@ -515,7 +519,7 @@ final class LedgerChaos {
             for (int r = 0; r < journal.feeds.size(); r++) {
                 Map<String, Long> last = new HashMap<>();
                 int reader = r;
-                List<LedgerEntry> feed = journal.feeds.get(r);
+                List<LedgerEntry> feed = journal.feeds.get(r).delivered();
                 for (LedgerEntry e : feed) {
                     long previous = last.getOrDefault(e.account(), 0L);
                     if (e.seqId() != previous + 1) {
