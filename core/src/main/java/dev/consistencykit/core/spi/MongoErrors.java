@@ -1,5 +1,7 @@
 package dev.consistencykit.core.spi;
 
+import java.util.Set;
+
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoCommandException;
@@ -72,8 +74,8 @@ public final class MongoErrors {
         if (isDuplicateKey(e)) {
             return Kind.DUPLICATE_KEY;
         }
-        if (e instanceof MongoOperationTimeoutException) {
-            // the call's own deadline passed: what it sent may have been applied
+        if (e instanceof MongoOperationTimeoutException || isServerInterruption(e)) {
+            // the call's own deadline passed, or the server stopped the statement: what it sent may have been applied
             return Kind.TRANSIENT_MAYBE_APPLIED;
         }
         if (e instanceof MongoSocketOpenException || e instanceof MongoTimeoutException) {
@@ -90,6 +92,50 @@ public final class MongoErrors {
             return Kind.TRANSIENT_MAYBE_APPLIED;
         }
         return Kind.PERMANENT;
+    }
+
+    /** MongoDB's {@code MaxTimeMSExpired}, which a write error may carry as well as a command error. */
+    static final int MAX_TIME_MS_EXPIRED = 50;
+    /**
+     * PostgreSQL's codes, as DocumentDB packs them, for a statement the server stopped or a node it could not reach:
+     * {@code query_canceled} (57014: a statement timeout, which the distributed engine returns as a write error when
+     * the call's time runs out while a worker waits for a lock), {@code lock_not_available} (55P03), an administrator's
+     * or a crash's shutdown and a node not yet accepting connections (57P01–57P03), and the connection errors between
+     * the coordinator and its workers (08000, 08001, 08003, 08006).
+     */
+    static final Set<Integer> POSTGRES_INTERRUPTIONS = Set.of(sqlState("57014"), sqlState("55P03"),
+            sqlState("57P01"), sqlState("57P02"), sqlState("57P03"), sqlState("08000"), sqlState("08001"),
+            sqlState("08003"), sqlState("08006"));
+
+    /**
+     * Whether the server stopped the request before it finished, for a reason retrying may not meet again: its time
+     * ran out ({@code MaxTimeMSExpired} in a write error), or, on DocumentDB, PostgreSQL cancelled the statement or
+     * lost a node ({@link #POSTGRES_INTERRUPTIONS}; under FerretDB's {@code InternalError}, its message says which).
+     * What it sent may have been applied, as after a lost reply: a guarded retry decides.
+     */
+    static boolean isServerInterruption(MongoException e) {
+        if (e instanceof MongoBulkWriteException be) {
+            for (BulkWriteError error : be.getWriteErrors()) {
+                if (interruption(error.getCode(), error.getMessage())) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (e instanceof MongoWriteException we) {
+            return interruption(we.getError().getCode(), we.getError().getMessage());
+        }
+        if (e instanceof MongoCommandException ce) {
+            return interruption(ce.getErrorCode(), ce.getErrorMessage());
+        }
+        return e instanceof MongoServerException && interruption(e.getCode(), null);
+    }
+
+    private static boolean interruption(int code, String message) {
+        if (code == MAX_TIME_MS_EXPIRED || POSTGRES_INTERRUPTIONS.contains(code)) {
+            return true;
+        }
+        return code == INTERNAL_ERROR && message != null && message.contains("canceling statement due to");
     }
 
     /** MongoDB's {@code WriteConflict}: two writers met on one document; the loser's write did not apply. */
@@ -112,8 +158,9 @@ public final class MongoErrors {
      *       may still return;</li>
      *   <li>DocumentDB behind FerretDB: a write error or command error whose code is PostgreSQL's SQLSTATE 40001 or
      *       40P01 as DocumentDB packs it; or, for an error of a whole command, {@code InternalError} (1), the only code
-     *       FerretDB gives it, whose message is PostgreSQL's own for those two states. The message is read here only
-     *       because that server gives no other sign, and only under that code.</li>
+     *       FerretDB gives it, whose message is PostgreSQL's own for those two states, or the distributed engine's
+     *       (Citus) when its deadlock detection cancelled one of the transactions a multi-shard command ran. The
+     *       message is read here only because that server gives no other sign, and only under that code.</li>
      * </ul>
      * Where a batch spans several documents, writes before the refused one may have applied: a caller treats it as
      * an outcome not known, as after a lost reply.
@@ -155,7 +202,8 @@ public final class MongoErrors {
             return true;
         }
         return code == INTERNAL_ERROR && message != null
-                && (message.contains("deadlock detected") || message.contains("could not serialize access"));
+                && (message.contains("deadlock detected") || message.contains("could not serialize access")
+                || message.contains("involved in a distributed deadlock"));
     }
 
     /** PostgreSQL's {@code MAKE_SQLSTATE}: each character's six low bits of {@code c - '0'}, the first lowest. */
@@ -165,6 +213,25 @@ public final class MongoErrors {
             code |= ((state.charAt(i) - '0') & 0x3F) << (6 * i);
         }
         return code;
+    }
+
+    /**
+     * What the server said, for a reason recorded or logged: its code and its own message ({@code code 121: Document
+     * failed validation}), without the driver's preamble (server address, error category), which a reason cut to a
+     * readable length would otherwise keep in place of the server's words. A batch gives its first write error.
+     */
+    public static String serverSaid(MongoException e) {
+        if (e instanceof MongoBulkWriteException be && !be.getWriteErrors().isEmpty()) {
+            BulkWriteError first = be.getWriteErrors().get(0);
+            return "code " + first.getCode() + ": " + first.getMessage();
+        }
+        if (e instanceof MongoWriteException we) {
+            return "code " + we.getError().getCode() + ": " + we.getError().getMessage();
+        }
+        if (e instanceof MongoCommandException ce) {
+            return "code " + ce.getErrorCode() + ": " + ce.getErrorMessage();
+        }
+        return "code " + e.getCode() + ": " + e.getMessage();
     }
 
     /** Whether {@code e} is transient, so that retrying the (guarded) request may succeed. */

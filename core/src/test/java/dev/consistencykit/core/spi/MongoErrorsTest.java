@@ -2,6 +2,7 @@ package dev.consistencykit.core.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Set;
 
 import org.bson.BsonDocument;
@@ -29,6 +30,47 @@ class MongoErrorsTest {
 
         assertThat(MongoErrors.classify(e)).isEqualTo(MongoErrors.Kind.DUPLICATE_KEY);
         assertThat(MongoErrors.isDuplicateKey(c)).isTrue();
+    }
+
+    @Test
+    void shouldSayWhatTheServerSaidWithoutTheDriversPreamble() {
+        MongoWriteException e = new MongoWriteException(new WriteError(121, "Document failed validation",
+                new BsonDocument()), ADDRESS, Set.of());
+        MongoCommandException c = new MongoCommandException(BsonDocument.parse("{ok: 0, code: 2, errmsg: 'bad'}"),
+                ADDRESS);
+
+        assertThat(MongoErrors.serverSaid(e)).isEqualTo("code 121: Document failed validation");
+        assertThat(MongoErrors.serverSaid(c)).isEqualTo("code 2: bad");
+    }
+
+    @Test
+    void shouldTakeADistributedDeadlockForAConflict() {
+        // seen on the distributed engine: a recovery's multi-shard command cancelled by Citus' deadlock detection
+        MongoCommandException e = new MongoCommandException(BsonDocument.parse("{ok: 0, code: 1, errmsg:"
+                + " 'canceling the transaction since it was involved in a distributed deadlock'}"), ADDRESS);
+
+        assertThat(MongoErrors.isWriteConflict(e)).isTrue();
+        assertThat(MongoErrors.classify(e)).isEqualTo(MongoErrors.Kind.CONFLICT);
+    }
+
+    @Test
+    void shouldTakeAStatementTheServerStoppedForOneThatMayHaveApplied() {
+        // seen on the distributed engine: a participant's update whose worker waited on a lock past the call's time
+        MongoWriteException canceled = new MongoWriteException(new WriteError(67371461,
+                "canceling statement due to statement timeout", new BsonDocument()), ADDRESS, Set.of());
+        MongoWriteException maxTime = new MongoWriteException(new WriteError(50, "operation exceeded time limit",
+                new BsonDocument()), ADDRESS, Set.of());
+        MongoCommandException internal = new MongoCommandException(BsonDocument.parse(
+                "{ok: 0, code: 1, errmsg: 'canceling statement due to user request'}"), ADDRESS);
+        MongoCommandException nodeGone = new MongoCommandException(BsonDocument.parse(
+                "{ok: 0, code: " + MongoErrors.sqlState("08006") + ", errmsg: 'connection to the remote node lost'}"),
+                ADDRESS);
+
+        assertThat(MongoErrors.sqlState("57014")).isEqualTo(67371461);
+        assertThat(List.of(canceled, maxTime, internal, nodeGone)).allSatisfy(e -> {
+            assertThat(MongoErrors.classify(e)).isEqualTo(MongoErrors.Kind.TRANSIENT_MAYBE_APPLIED);
+            assertThat(MongoErrors.isTransient(e)).isTrue();
+        });
     }
 
     @Test

@@ -174,7 +174,7 @@ public final class TransactionRecovery implements PatternRecovery {
             if (MongoErrors.isTransient(refused)) {
                 throw refused;   // a conflict with another writer, not a reason: the next pass tries again
             }
-            reason = "the server refused a participant's update: " + refused.getMessage();
+            reason = "the server refused a participant's update: " + MongoErrors.serverSaid(refused);
         } catch (UnreadableRecord unreadable) {
             reason = unreadable.getMessage();
         }
