@@ -10,6 +10,7 @@ import dev.consistencykit.cli.lab.Bench;
 import dev.consistencykit.cli.lab.BenchReport;
 import dev.consistencykit.cli.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.Sharding;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -50,6 +51,11 @@ final class BenchCommand implements Callable<Integer> {
             + " changes)")
     String variant;
 
+    @Option(names = "--shard", description = "shard the benchmark's collections as docs/operations.md recommends"
+            + " before measuring (the raw updates' too), on a server that can: a mongos, or the distributed engine"
+            + " with CONSISTENCY_KIT_SHARD_COMMAND naming its shard script")
+    boolean shard;
+
     @Option(names = "--hot", description = "every operation touches one hot document (a merchant account, a"
             + " counter); reports that document's size before and after and the throughput of the first and last"
             + " tenth (two-phase, job-queue)")
@@ -62,6 +68,9 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PatternLab lab = PatternNames.lab(spec, pattern);
+        if (shard && hot) {
+            throw new ParameterException(spec.commandLine(), "--shard measures the uncontended benchmark, not --hot");
+        }
         if (hot) {
             return hot(lab);
         }
@@ -77,19 +86,26 @@ final class BenchCommand implements Callable<Integer> {
         Progress progress = new Progress(spec.commandLine().getErr(), parent.json());
         Bench.start();
         try (MongoTarget target = Target.open(parent)) {
+            if (shard) {
+                Sharding.of(target.client()).unavailable().ifPresent(reason -> {
+                    throw new ParameterException(spec.commandLine(), "--shard: " + reason);
+                });
+            }
             BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds),
-                    variant == null ? "" : variant), progress);
+                    variant == null ? "" : variant, shard), progress);
             progress.done();
             boolean partial = Bench.stopped();
             if (parent.json()) {
-                out.println(Json.line(setting(report.json().append("interrupted", partial), target)));
+                out.println(Json.line(setting(report.json().append("interrupted", partial).append("sharded", shard),
+                        target)));
             } else {
                 out.println(setting(target));
-                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s on %s, %d thread(s): %.0f ops/s, %.2f round trips and %.2f documents written per"
-                        + " operation; raw single-document updates %.0f ops/s; ratio %.3f (ratio x round trips"
-                        + " = %.2f)%n", report.pattern(), target.description(), report.threads(), report.opsPerSec(),
-                        report.roundTripsPerOp(), report.writesPerOp(), report.rawOpsPerSec(), report.ratio(),
-                        report.ratio() * report.roundTripsPerOp());
+                String where = target.description() + (shard ? ", sharded as docs/operations.md recommends" : "");
+                out.printf((partial ? "bench interrupted; partial figures: " : "") + "%s on %s, %d thread(s): %.0f"
+                        + " ops/s, %.2f round trips and %.2f documents written per operation; raw single-document"
+                        + " updates %.0f ops/s; ratio %.3f (ratio x round trips = %.2f)%n", report.pattern(), where,
+                        report.threads(), report.opsPerSec(), report.roundTripsPerOp(), report.writesPerOp(),
+                        report.rawOpsPerSec(), report.ratio(), report.ratio() * report.roundTripsPerOp());
             }
             return partial ? ExitCodes.INTERRUPTED : 0;
         }

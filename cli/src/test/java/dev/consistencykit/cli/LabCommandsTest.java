@@ -187,6 +187,17 @@ class LabCommandsTest {
     }
 
     @Test
+    void shouldRefuseToShardWhereTheServerCannotAndWithHot() {
+        CliTestSupport.Run embedded = CliTestSupport.run("bench", "two-phase", "--shard", "--seconds", "1");
+        CliTestSupport.Run hot = CliTestSupport.run("bench", "two-phase", "--shard", "--hot");
+
+        assertThat(embedded.exitCode()).isEqualTo(2);
+        assertThat(embedded.err()).contains("--shard:").contains("no sharded cluster");
+        assertThat(hot.exitCode()).isEqualTo(2);
+        assertThat(hot.err()).contains("--shard measures the uncontended benchmark, not --hot");
+    }
+
+    @Test
     void shouldReportScenariosAndNoViolationsWhenVersioningChaosRuns() {
         CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "chaos", "versioning",
                 "--seeds", "3");

@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.eq;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -19,11 +20,11 @@ import org.bson.Document;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.RoundTripCounter;
+import dev.consistencykit.testkit.Sharding;
 
 /** Timed loops for the benchmarks: a pattern's operation, and raw single-document updates with the same threads. */
 public final class Bench {
@@ -34,8 +35,10 @@ public final class Bench {
      * @param threads  concurrent clients
      * @param duration how long each measured phase runs
      * @param variant  which of the pattern's {@link PatternLab#variants()} to measure; empty for its first (default)
+     * @param sharded  whether the benchmark's collections are sharded as docs/operations.md recommends (on a server
+     *                 that can shard: see {@link Sharding})
      */
-    public record Settings(int threads, Duration duration, String variant) {
+    public record Settings(int threads, Duration duration, String variant, boolean sharded) {
 
         /** Validates. */
         public Settings {
@@ -49,10 +52,30 @@ public final class Bench {
             Objects.requireNonNull(variant, "variant");
         }
 
-        /** The pattern's default variant. */
+        /** The pattern's default variant, unsharded. */
         public Settings(int threads, Duration duration) {
-            this(threads, duration, "");
+            this(threads, duration, "", false);
         }
+    }
+
+    /**
+     * A fresh database for a benchmark named {@code prefix}, with each collection of {@code recommended} (collection
+     * to the field of its hashed shard key, as docs/operations.md recommends) sharded when the settings ask for it;
+     * the collections not named stay unsharded.
+     *
+     * @throws IllegalStateException if sharding was asked for and the server cannot shard, saying why
+     */
+    public static MongoDatabase database(MongoTarget target, String prefix, Settings settings,
+                                         Map<String, String> recommended) {
+        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName(prefix));
+        if (settings.sharded()) {
+            Sharding sharding = Sharding.of(target.client());
+            sharding.unavailable().ifPresent(reason -> {
+                throw new IllegalStateException("cannot shard the benchmark's collections: " + reason);
+            });
+            recommended.forEach((collection, field) -> sharding.shard(db, collection, new Document(field, "hashed")));
+        }
+        return db;
     }
 
     /** Operations completed and the time they took. */

@@ -340,7 +340,8 @@ public final class JobQueueLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchjobs"));
+        // the jobs stay unsharded (the claim needs them whole); the no-op handler touches nothing else
+        MongoDatabase db = Bench.database(target, "benchjobs", settings, Map.of());
         try {
             JobQueue queue = queue(db);
             queue.ensureIndexes();

@@ -200,7 +200,8 @@ public final class LedgerLab implements PatternLab {
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
         SeqAllocation allocation = settings.variant().equals("counter") ? SeqAllocation.COUNTER : SeqAllocation.QUERY;
-        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchledger"));
+        MongoDatabase db = Bench.database(target, "benchledger", settings,
+                Map.of(ACCOUNTS, "_id", LedgerConfig.DEFAULT_ARCHIVE_COLLECTION, "_id"));
         try {
             open(db, BENCH_ACCOUNTS, 1_000_000_000L);
             Ledger ledger = Ledger.builder(db).seqAllocation(allocation).build();

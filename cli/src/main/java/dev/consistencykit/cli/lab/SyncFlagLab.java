@@ -189,7 +189,7 @@ public final class SyncFlagLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchsync"));
+        MongoDatabase db = Bench.database(target, "benchsync", settings, Map.of(USERS, "_id", COMMENTS, "authorId"));
         try {
             List<String> users = new ArrayList<>();
             List<Document> masters = new ArrayList<>();

@@ -196,7 +196,8 @@ public final class TwoPhaseLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("bench2pc"));
+        MongoDatabase db = Bench.database(target, "bench2pc", settings,
+                Map.of(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION, "_id", ACCOUNTS, "_id"));
         try {
             // uncontended: transfers spread over many accounts (bench --hot pays every transfer into one)
             int accounts = 10_000;

@@ -297,7 +297,10 @@ public final class VersioningLab implements PatternLab {
 
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
-        MongoDatabase db = target.client().getDatabase(MongoTarget.freshDatabaseName("benchversions"));
+        MongoDatabase db = Bench.database(target, "benchversions", settings,
+                Map.of(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION, "_id",
+                        VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION, "root",
+                        VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION, "root"));
         try {
             VersionedStore store = VersionedStore.builder(db).build();
             store.ensureIndexes();
