@@ -1,5 +1,7 @@
 package dev.consistencykit.examples.samples;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +16,8 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.InterleavingExplorer;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.ShardTargeting;
+import dev.consistencykit.testkit.Sharding;
 import dev.consistencykit.testkit.Workload;
 import dev.consistencykit.twophase.SettledRead;
 import dev.consistencykit.twophase.Transfer;
@@ -108,5 +112,27 @@ public final class ExplorationSample {
                 .build().explore();                                                // calls x {before, after} x actors
         // README:end
         return report;
+    }
+
+    /** Runs the sharding sample: {@code orders} of {@code db} sharded, or the test skipped where it cannot be. */
+    public static void shard(MongoClient client, MongoDatabase db) {
+        // README:start sharding
+        Sharding sharding = Sharding.of(client);
+        assumeTrue(sharding.unavailable().isEmpty(), sharding.unavailable().orElse(""));
+        sharding.shard(db, "orders", new Document("_id", "hashed"));
+        // README:end
+    }
+
+    /** Runs the targeting sample: a transfer's calls and the shards each reached, on {@code target}. */
+    public static List<ShardTargeting.Call> targeting(MongoTarget target, MongoDatabase db) {
+        seedAccounts(db);
+        TwoPhaseCommit strategy = newStrategy(db);
+        Transfer transfer = Transfer.of(OperationId.of("t-targeted"), "alice", "bob", 10);
+        // README:start shard-targeting
+        try (ShardTargeting targeting = ShardTargeting.attach(target, db.getName())) {
+            strategy.transfer(transfer);
+            return targeting.calls(db);        // [update accounts: 1 shard(s), insert transactions: 1 shard(s), …]
+        }
+        // README:end
     }
 }

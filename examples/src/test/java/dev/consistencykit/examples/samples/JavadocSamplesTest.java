@@ -66,6 +66,7 @@ import dev.consistencykit.testkit.InjectedCrash;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.ReadBounds;
 import dev.consistencykit.testkit.RoundTripCounter;
+import dev.consistencykit.testkit.ShardTargeting;
 import dev.consistencykit.testkit.contract.CheckResult;
 import dev.consistencykit.testkit.contract.ServerContract;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
@@ -340,6 +341,19 @@ class JavadocSamplesTest {
         try (ReadBounds bounds = ReadBounds.attach(target, db.getName())) {
             strategy.interrupted(Duration.ZERO, 100);   // what a page polls
             assertThat(bounds.unbounded(Set.of())).isEmpty();
+        }
+        // javadoc:end
+    }
+
+    @Test
+    void shardTargeting(MongoTarget target, MongoDatabase db) {
+        seedAccounts(db);
+        TwoPhaseCommit strategy = strategy(db);
+        strategy.ensureIndexes();
+        // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/ShardTargeting.java
+        try (ShardTargeting targeting = ShardTargeting.attach(target, db.getName())) {
+            strategy.transfer(transfer);
+            targeting.calls(db).forEach(call -> log.info("{}", call));   // update accounts: 1 shard(s)
         }
         // javadoc:end
     }

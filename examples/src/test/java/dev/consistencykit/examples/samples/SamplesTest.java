@@ -220,4 +220,12 @@ class SamplesTest {
     void shouldRunTheInterleavingSampleWithoutViolations(MongoTarget target) {
         assertThat(ExplorationSample.interleavings(target).violations()).isEmpty();
     }
+
+    @Test
+    void shouldRunTheShardingSamplesWhereTheServerCanShard(MongoClient client, MongoTarget target, MongoDatabase db) {
+        ExplorationSample.shard(client, db);   // skips itself where the server cannot shard
+
+        assertThat(ExplorationSample.targeting(target, db)).isNotEmpty()
+                .allSatisfy(call -> assertThat(call.shards()).as(call.toString()).isNotZero());
+    }
 }

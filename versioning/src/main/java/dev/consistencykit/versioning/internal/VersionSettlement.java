@@ -131,8 +131,10 @@ public final class VersionSettlement {
         List<WriteModel<Document>> records = new ArrayList<>();
         for (long v : versions) {
             Document entry = entries.get(v);
-            records.add(new UpdateOneModel<>(eq("_id", VersionSchema.historyRecordId(rootId, v)), Updates.combine(
-                    Updates.setOnInsert(ROOT, rootId), Updates.setOnInsert(V, v),
+            // the root beside the _id (which holds it too): an upsert on a collection sharded on the root must name
+            // its shard key, and the insert takes the root from this equality
+            records.add(new UpdateOneModel<>(and(eq("_id", VersionSchema.historyRecordId(rootId, v)),
+                    eq(ROOT, rootId)), Updates.combine(Updates.setOnInsert(V, v),
                     Updates.setOnInsert(CS, entry.get(CS)), Updates.setOnInsert(ATT, entry.get(ATT)),
                     Updates.setOnInsert(N, entry.get(N)), Updates.setOnInsert(FP, entry.get(FP)),
                     Updates.setOnInsert(META, entry.get(META)), Updates.setOnInsert(AT, entry.get(AT))),
