@@ -1,8 +1,10 @@
 package dev.consistencykit.core;
 
 /**
- * The server could not be reached and the request is known not to have been sent (for example no
- * server could be selected before the timeout). Nothing was written by the failed request.
+ * The request could not be carried out now, and nothing was written by it: the server could not be reached and the
+ * request is known not to have been sent (for example no server could be selected before the timeout), or concurrent
+ * writers refused every attempt until the call's deadline (write conflicts, deadlocks; the ledger's sequence numbers
+ * taken by other appends). Calling again with the same id is safe.
  */
 public class ServerUnavailableException extends ConsistencyException {
 

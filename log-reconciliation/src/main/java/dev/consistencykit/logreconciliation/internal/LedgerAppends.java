@@ -32,8 +32,8 @@ import org.bson.Document;
 
 import com.google.common.hash.Hashing;
 
-import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.core.spi.Deadline;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.RecordReleases;
@@ -141,9 +141,9 @@ public final class LedgerAppends {
                 backOff(id, collided);
             }
         }
-        throw new ConsistencyException(config.name(), id, "could not append after " + collided
+        throw new ServerUnavailableException(config.name(), id, "could not append after " + collided
                 + " sequence-number collisions" + (attempt > MAX_APPEND_ATTEMPTS ? "" : " within the call's deadline")
-                + "; the accounts " + seqs.keySet() + " are too contended (SeqAllocation.COUNTER never collides)");
+                + "; the accounts " + seqs.keySet() + " are too contended (SeqAllocation.COUNTER never collides); nothing was appended", null);
     }
 
     /**
