@@ -21,6 +21,7 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
+import dev.consistencykit.core.OutcomeUnknownException;
 import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
@@ -30,8 +31,10 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
  * took the same number wait for each other's transaction and deadlock now and then (the unique sequence key is an
  * exclusion constraint there), and committers meet on the same caches; each such refusal is retried until the call's
  * deadline. Learned by query, a number is a race that twelve writers on one account can lose for a whole deadline
- * there: that append is refused, typed, with nothing appended ({@link ServerUnavailableException}), and its caller
- * applies it again with the same id, as a caller would; numbered from the counter, no append is refused.
+ * there: that append is refused, typed, with nothing appended ({@link ServerUnavailableException}), or, when the
+ * deadline runs out while an insert waits, ends in {@link OutcomeUnknownException}; either way its caller applies it
+ * again with the same id, as a caller would (the invariants then hold on the books). Numbered from the counter, no
+ * append is refused or runs out of time.
  */
 @ExtendWith(MongoTestExtension.class)
 class ContentionTest {
@@ -47,6 +50,7 @@ class ContentionTest {
         Books.ledger(db).seqAllocation(allocation).build().ensureIndexes();
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         AtomicInteger refused = new AtomicInteger();
+        AtomicInteger unknown = new AtomicInteger();
         try {
             for (int round = 0; round < ROUNDS; round++) {
                 CountDownLatch start = new CountDownLatch(1);
@@ -64,6 +68,10 @@ class ContentionTest {
                                 return ledger.apply(transfer);
                             } catch (ServerUnavailableException tooContended) {
                                 refused.incrementAndGet();   // nothing appended: applied again, as a caller would
+                            } catch (OutcomeUnknownException outOfTime) {
+                                // learned by query, the deadline can run out while an insert waits for the one
+                                // holding its number: applied again with the same id, as the exception says
+                                unknown.incrementAndGet();
                             }
                         }
                     };
@@ -80,9 +88,10 @@ class ContentionTest {
         }
         Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO);
         System.out.println("ledger contention, " + allocation + ": " + refused.get() + " appends refused as too"
-                + " contended and applied again");
+                + " contended and " + unknown.get() + " out of time, each applied again");
         if (allocation == SeqAllocation.COUNTER) {
             assertThat(refused.get()).as("appends refused with COUNTER").isZero();
+            assertThat(unknown.get()).as("appends out of time with COUNTER").isZero();
         }
 
         assertThat(Books.invariants(db, Books.accounts(2, 1_000_000), true, 0L)).isEmpty();
