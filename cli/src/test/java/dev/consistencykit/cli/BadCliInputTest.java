@@ -12,11 +12,16 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
-import dev.consistencykit.testkit.MongoTarget;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
+import dev.consistencykit.embedded.EmbeddedMongo;
 
 /**
  * Bad input on the command line: every case exits non-zero with a message naming the option or parameter, and no
- * database appears on the server (nothing was written).
+ * database appears on the server (nothing was written). Each case gets a server of its own, an embedded one, so that
+ * the databases other modules' tests create and drop on a shared server meanwhile (CI runs two modules at a time)
+ * cannot be taken for the command's, or hide them; the refusals come before any server is asked.
  */
 class BadCliInputTest {
 
@@ -25,10 +30,6 @@ class BadCliInputTest {
         Case(String name, String named, String... args) {
             this(name, named, List.of(args));
         }
-    }
-
-    private static String uri() {
-        return MongoTarget.fromEnvironment().connectionString().getConnectionString();
     }
 
     private static List<Case> cases() {
@@ -51,15 +52,18 @@ class BadCliInputTest {
     @TestFactory
     Stream<DynamicTest> shouldRefuseBadOptionsNamingThemAndWritingNothing() {
         return cases().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
-            Set<String> before = databases();
-            List<String> args = new ArrayList<>(List.of("--uri", uri()));
-            args.addAll(c.args());
+            try (EmbeddedMongo server = EmbeddedMongo.start();
+                 MongoClient client = MongoClients.create(server.connectionString())) {
+                Set<String> before = databases(client);
+                List<String> args = new ArrayList<>(List.of("--uri", server.connectionString()));
+                args.addAll(c.args());
 
-            CliTestSupport.Run run = CliTestSupport.run(args.toArray(String[]::new));
+                CliTestSupport.Run run = CliTestSupport.run(args.toArray(String[]::new));
 
-            assertThat(run.exitCode()).as(c.name() + ": " + run.err()).isNotZero();
-            assertThat(run.out() + run.err()).as(c.name()).contains(c.named());
-            assertThat(databases()).as(c.name() + ": no database created").isEqualTo(before);
+                assertThat(run.exitCode()).as(c.name() + ": " + run.err()).isNotZero();
+                assertThat(run.out() + run.err()).as(c.name()).contains(c.named());
+                assertThat(databases(client)).as(c.name() + ": no database created").isEqualTo(before);
+            }
         }));
     }
 
@@ -71,7 +75,7 @@ class BadCliInputTest {
         assertThat(run.out() + run.err()).contains("URI").doesNotContain("s3cret").doesNotContain("PW@");
     }
 
-    private static Set<String> databases() {
-        return MongoTarget.fromEnvironment().client().listDatabaseNames().into(new TreeSet<>());
+    private static Set<String> databases(MongoClient client) {
+        return client.listDatabaseNames().into(new TreeSet<>());
     }
 }
