@@ -114,21 +114,7 @@ public final class MongoErrors {
      * What it sent may have been applied, as after a lost reply: a guarded retry decides.
      */
     static boolean isServerInterruption(MongoException e) {
-        if (e instanceof MongoBulkWriteException be) {
-            for (BulkWriteError error : be.getWriteErrors()) {
-                if (interruption(error.getCode(), error.getMessage())) {
-                    return true;
-                }
-            }
-            return false;
-        }
-        if (e instanceof MongoWriteException we) {
-            return interruption(we.getError().getCode(), we.getError().getMessage());
-        }
-        if (e instanceof MongoCommandException ce) {
-            return interruption(ce.getErrorCode(), ce.getErrorMessage());
-        }
-        return e instanceof MongoServerException && interruption(e.getCode(), null);
+        return anyServerError(e, MongoErrors::interruption);
     }
 
     private static boolean interruption(int code, String message) {
@@ -166,21 +152,29 @@ public final class MongoErrors {
      * an outcome not known, as after a lost reply.
      */
     public static boolean isWriteConflict(MongoException e) {
+        return anyServerError(e, MongoErrors::conflict);
+    }
+
+    /**
+     * Whether the server's error in {@code e} (a write error, any of a batch's, or a command error; its code and own
+     * message, the message absent where the driver gives only a code) is one {@code test} accepts.
+     */
+    private static boolean anyServerError(MongoException e, java.util.function.BiPredicate<Integer, String> test) {
         if (e instanceof MongoBulkWriteException be) {
             for (BulkWriteError error : be.getWriteErrors()) {
-                if (conflict(error.getCode(), error.getMessage())) {
+                if (test.test(error.getCode(), error.getMessage())) {
                     return true;
                 }
             }
             return false;
         }
         if (e instanceof MongoWriteException we) {
-            return conflict(we.getError().getCode(), we.getError().getMessage());
+            return test.test(we.getError().getCode(), we.getError().getMessage());
         }
         if (e instanceof MongoCommandException ce) {
-            return conflict(ce.getErrorCode(), ce.getErrorMessage());
+            return test.test(ce.getErrorCode(), ce.getErrorMessage());
         }
-        return e instanceof MongoServerException && conflict(e.getCode(), null);
+        return e instanceof MongoServerException && test.test(e.getCode(), null);
     }
 
     /**
