@@ -27,12 +27,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 import org.bson.Document;
 
 import com.google.common.hash.Hashing;
 
 import dev.consistencykit.core.IdempotencyConflictException;
+import dev.consistencykit.core.OperationInterruptedException;
 import dev.consistencykit.core.ServerUnavailableException;
 import dev.consistencykit.core.spi.Deadline;
 import dev.consistencykit.core.spi.Ids;
@@ -56,6 +59,8 @@ public final class LedgerAppends {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(LedgerAppends.class);
+    /** The most times the backoff window of consecutive collisions doubles: {@value}. */
+    private static final int MAX_BACKOFF_DOUBLINGS = 5;
 
     private final LedgerConfig config;
     private final LedgerStore store;
@@ -103,7 +108,10 @@ public final class LedgerAppends {
                 seqs.put(c.account(), nextSeq(c.account()));
             }
             Document doc = stored(p, seqs).append(RecordReleases.FIELD, nonce);
-            if (store.append(id, doc)) {
+            long started = System.nanoTime();
+            boolean written = store.append(id, doc);
+            long took = System.nanoTime() - started;
+            if (written) {
                 seqs.forEach(this::learn);
                 counters.appended.increment();
                 int n = collided;
@@ -138,7 +146,7 @@ public final class LedgerAppends {
             counters.collisions.increment();
             relearn(id, seqs);
             if (collided > 2) {
-                backOff(id, collided);
+                backOff(id, collided, took);
             }
         }
         throw new ServerUnavailableException(config.name(), id, "could not append after " + collided
@@ -173,18 +181,26 @@ public final class LedgerAppends {
     }
 
     /**
-     * Waits a random part of the retry policy's backoff for the {@code collided}-th collision in a row, so that many
-     * appenders to the same accounts stop taking the same next numbers in lockstep (on a server where each collision
-     * costs a round trip or a deadlock's detection, they could otherwise collide until the attempts run out).
+     * Waits a random part of a window that doubles with each collision in a row (up to {@link #MAX_BACKOFF_DOUBLINGS}
+     * times), so that many appenders to the same accounts stop taking the same next numbers in lockstep. The window
+     * starts at the larger of the retry policy's backoff and what the refused insert took: on the real engine a
+     * collision between two inserts in flight costs a deadlock's detection (PostgreSQL's {@code deadlock_timeout}),
+     * and an insert that waits on one in flight is waited on in turn by the next one that takes the same number; with
+     * appenders returning sooner than that, one insert waited and the others deadlocked with it until every deadline
+     * ran out, nobody appending (learned by query, twelve appenders on two accounts: a round that never ended).
+     * Backing off for as long as collisions cost leaves the waiting insert a moment with nobody in flight.
      */
-    private void backOff(Object id, int collided) {
-        long nanos = config.retryPolicy().delay(Math.min(collided - 2, 3)).toNanos();
+    private void backOff(Object id, int collided, long refusedNanos) {
+        int doublings = Math.min(collided - 3, MAX_BACKOFF_DOUBLINGS);
+        long window = Math.max(config.retryPolicy().delay(Math.min(collided - 2, 3)).toNanos(), refusedNanos)
+                << doublings;
+        long nanos = Math.min(ThreadLocalRandom.current().nextLong(window + 1),
+                Math.max(0, Deadline.remainingNanos()));
         try {
-            java.util.concurrent.TimeUnit.NANOSECONDS.sleep(java.util.concurrent.ThreadLocalRandom.current()
-                    .nextLong(nanos + 1));
+            TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new dev.consistencykit.core.OperationInterruptedException(config.name(), id,
+            throw new OperationInterruptedException(config.name(), id,
                     "append: interrupted while backing off a sequence-number collision; nothing was written", e);
         }
     }
