@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
@@ -170,6 +172,57 @@ class RecurringJobsTest {
         assertThat(queue.recurringJob("tick")).isEmpty();
         assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).countDocuments()).isZero();
         assertThat(jobIds(db)).hasSize(1);
+    }
+
+    /**
+     * A definition whose first occurrence is one fired already (a process whose clock is 5 ms behind changes the
+     * schedule, or removes and defines it again, just after another fired that second; or one process's clock steps
+     * back over a second): that occurrence's job id is taken. The schedule moves past it to the next occurrence, which
+     * fires; the taken one is not enqueued again and is not counted as fired.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"changed by a process 5 ms behind", "removed and defined again by a process 5 ms behind",
+            "changed after this process's clock stepped back"})
+    void shouldMovePastAnOccurrenceWhoseJobIdIsTaken(String how, MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        JobQueueBehaviourTest.ManualClock clock = new JobQueueBehaviourTest.ManualClock();   // 2030-01-01T00:00:00Z
+        JobQueue ahead = Friends.queue(db).serverClock(ServerClock.unsynchronized(clock)).build();
+        boolean stepsBack = how.contains("stepped back");
+        JobQueue other = stepsBack ? ahead : Friends.queue(db).serverClock(ServerClock.unsynchronized(
+                java.time.Clock.offset(clock, Duration.ofMillis(-5)))).build();
+        ahead.ensureIndexes();
+        Schedule everySecond = Schedule.cron("* * * * * *");
+        Instant first = ahead.schedule("tick", everySecond, COUNT).nextRun().orElseThrow();
+        assertThat(first).isEqualTo(Instant.parse("2030-01-01T00:00:01Z"));
+        // 00:00:01.003, the other process at 00:00:00.998; or 00:00:01.900 before the clock steps back 1.2 s
+        clock.advance(Duration.ofMillis(stepsBack ? 1_900 : 1_003));
+        assertThat(ahead.fireSchedules()).isEqualTo(1);   // tick@00:00:01
+
+        if (stepsBack) {
+            clock.advance(Duration.ofMillis(-1_200));   // 00:00:00.700: more than ServerClock hides
+        }
+        JobRequest changedJob = JobRequest.of("count", new Document("counter", "c0").append("by", 2));
+        if (how.startsWith("removed")) {
+            assertThat(other.unschedule("tick")).isTrue();
+            assertThat(other.schedule("tick", everySecond, COUNT).nextRun()).contains(first);
+        } else {
+            assertThat(other.schedule("tick", everySecond, changedJob).nextRun()).as("its first occurrence is"
+                    + " the one fired").contains(first);
+        }
+        if (stepsBack) {
+            clock.advance(Duration.ofMillis(1_200));
+        }
+        assertThat(ahead.fireSchedules() + other.fireSchedules()).as("the taken occurrence is not fired again")
+                .isZero();
+        assertThat(ahead.recurringJob("tick").orElseThrow().nextRun()).as("moved past it")
+                .contains(Instant.parse("2030-01-01T00:00:02Z"));
+
+        clock.advance(Duration.ofSeconds(1));   // 00:00:02.003 or 00:00:02.900
+        assertThat(ahead.fireSchedules() + other.fireSchedules()).isEqualTo(1);
+        assertThat(jobIds(db)).containsExactlyInAnyOrder(RecurringJob.occurrenceId("tick", first).value(),
+                RecurringJob.occurrenceId("tick", first.plusSeconds(1)).value());
+        assertThat(other.recurringJob("tick").orElseThrow().nextRun())
+                .contains(Instant.parse("2030-01-01T00:00:03Z"));
     }
 
     @Test

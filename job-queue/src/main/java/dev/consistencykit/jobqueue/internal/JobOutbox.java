@@ -90,8 +90,22 @@ public final class JobOutbox {
 
     // ---------------------------------------------------------------- enqueue with a business write
 
-    /** What one outbox write found: written (by this call, or an earlier attempt of it), no document, refused. */
-    private enum Written { WRITTEN, MISSING, REFUSED }
+    /**
+     * What one outbox write found: written (by this call, or an earlier attempt of it), recorded (the queue holds a job
+     * of this id, which some earlier write enqueued: this call wrote nothing, the business update included), no
+     * document, refused.
+     */
+    private enum Written { WRITTEN, RECORDED, MISSING, REFUSED }
+
+    /** What {@link #fireWith} did with an occurrence's job. */
+    enum Fired {
+        /** The business update and the job were written together. */
+        WRITTEN,
+        /** The queue holds a job of this id already, which an earlier write enqueued: nothing was written. */
+        TAKEN,
+        /** The document is missing or its filter did not match: nothing was written. */
+        NOT_WRITTEN
+    }
 
     /**
      * Applies {@code businessUpdate} to one business document together with the job, pushed into its
@@ -111,7 +125,25 @@ public final class JobOutbox {
         checkDedupeKeys(List.of(job));
         String nonce = ownerIds.get();
         Written written = updateWith(business, documentId, businessFilter, businessUpdate, job, nonce);
+        if (written == Written.RECORDED) {
+            return Optional.of(new OperationId(queuedId(job)));   // an earlier call with this job id wrote it
+        }
         return finish(business, documentId, written, List.of(job), nonce).map(ids -> ids.get(0));
+    }
+
+    /**
+     * {@link #enqueueWith} for a schedule's occurrence, telling a write of the move and the job together from a job id
+     * an earlier write recorded: a firing of an older definition of the schedule, or of this one before a clock stepped
+     * back, at the same time. The caller must move the schedule on without it, or fire the same taken id forever.
+     */
+    Fired fireWith(MongoCollection<Document> schedules, Object name, Bson filter, Bson move, EncodedJob job) {
+        checkDedupeKeys(List.of(job));
+        String nonce = ownerIds.get();
+        Written written = updateWith(schedules, name, filter, move, job, nonce);
+        if (written == Written.RECORDED) {
+            return Fired.TAKEN;
+        }
+        return finish(schedules, name, written, List.of(job), nonce).isPresent() ? Fired.WRITTEN : Fired.NOT_WRITTEN;
     }
 
     /**
@@ -353,7 +385,7 @@ public final class JobOutbox {
             // kept, so this call writes nothing (its reservation, taken only now, came after that relay's settling)
             config.retryPolicy().run(config.name(), jobId, "release outbox reservation",
                     () -> OnceEffects.release(business, OUTBOX_MARKER, jobId, nonce, List.of(documentId)));
-            return Written.WRITTEN;
+            return Written.RECORDED;
         }
         Bson update = businessUpdate == null ? Updates.push(OUTBOX, entry(job, nonce))
                 : Updates.combine(businessUpdate, Updates.push(OUTBOX, entry(job, nonce)));

@@ -372,15 +372,29 @@ public final class JobSchedules {
             OperationId jobId = RecurringJob.occurrenceId(s.name(), t);
             Bson move = Updates.combine(following == null ? Updates.unset(NEXT) : Updates.set(NEXT,
                     Date.from(following)), Updates.set(LAST_RUN, next), Updates.set(LAST_JOB, jobId.value()));
-            Optional<OperationId> written;
+            JobOutbox.Fired written;
             try {
-                written = outbox.enqueueWith(store.schedules(), s.name(), and(eq(REVISION, s.revision()),
+                written = outbox.fireWith(store.schedules(), s.name(), and(eq(REVISION, s.revision()),
                         eq(NEXT, next)), move, recording.encode(s.job().withId(jobId)));
             } catch (LeaseLostException paused) {
                 LOG.info("[{}] occurrence {} left to the next pass: {}", config.name(), jobId, paused.getMessage());
                 return fired;
             }
-            if (written.isEmpty()) {
+            if (written == JobOutbox.Fired.TAKEN) {
+                // the occurrence's id is a job's already: fired by an earlier definition of this schedule (changed, or
+                // removed and defined again, by a process whose clock is a little behind), or before this process's
+                // clock stepped back. That job is this occurrence; the schedule moves on past it, or it would fire
+                // the taken id on every pass until the job is pruned
+                if (!store.moveSchedule("move past a taken occurrence", s.name(), s.revision(), next, move)) {
+                    return fired;   // another process moved it on
+                }
+                LOG.info("[{}] occurrence {} of schedule {} was enqueued already (by an earlier definition or an"
+                        + " earlier clock): the schedule moves on to {}", config.name(), Values.show(jobId.value()),
+                        Values.show(s.name()), following);
+                next = following == null ? null : Date.from(following);
+                continue;
+            }
+            if (written == JobOutbox.Fired.NOT_WRITTEN) {
                 return fired;   // another process moved the schedule on (fired it, or the schedule changed)
             }
             fired++;
