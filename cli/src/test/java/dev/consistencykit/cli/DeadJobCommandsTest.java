@@ -42,7 +42,7 @@ class DeadJobCommandsTest {
         JobQueue queue = JobQueue.builder(db).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
                 .listener(new JobQueueListener() {
                     @Override
-                    public void onDead(OperationId id, String type, String error) {
+                    public void onDead(OperationId id, String type, String error, Throwable thrown) {
                         died.release();   // called once the job is stored dead
                     }
                 })

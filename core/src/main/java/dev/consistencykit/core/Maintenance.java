@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.consistencykit.core.spi.Throwables;
+
 /**
  * Runs every periodic step a set of strategies needs — recovery passes, prunes, settles, relays — on a schedule with
  * jitter, and keeps a health view per step: last success, last error, consecutive failures and lag (how late the step
@@ -231,11 +233,11 @@ public final class Maintenance implements AutoCloseable {
         } catch (RuntimeException e) {
             synchronized (s) {
                 s.runs++;
-                s.lastError = e.toString();
+                s.lastError = Throwables.describe(e);
                 s.consecutiveFailures++;
             }
             LOG.warn("maintenance step '{}' failed ({} in a row): {}", s.step.name(), s.consecutiveFailures,
-                    e.toString());
+                    Throwables.describe(e));
             return false;
         }
     }

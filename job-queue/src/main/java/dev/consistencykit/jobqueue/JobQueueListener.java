@@ -9,12 +9,28 @@ public interface JobQueueListener {
     default void onDone(OperationId id, String type) {
     }
 
-    /** An attempt failed; the job will be retried. */
-    default void onFailed(OperationId id, String type, int attempt, String error) {
+    /**
+     * An attempt failed; the job will be retried.
+     *
+     * @param id      the job
+     * @param type    its type
+     * @param attempt the attempt that failed, from 1
+     * @param error   the error text the job keeps ({@code lastError}, its history)
+     * @param thrown  what the handler threw (or the {@link Error} its worker thread died of), with its stack
+     */
+    default void onFailed(OperationId id, String type, int attempt, String error, Throwable thrown) {
     }
 
-    /** A job went dead: its last attempt failed, or it can never run. */
-    default void onDead(OperationId id, String type, String error) {
+    /**
+     * A job went dead: its last attempt failed, or it can never run.
+     *
+     * @param id     the job
+     * @param type   its type
+     * @param error  the error text the job keeps
+     * @param thrown what its last attempt's handler threw, with its stack; {@code null} when it died without one
+     *               throwing (no handler is registered for its type, or its worker lost the lease on the last attempt)
+     */
+    default void onDead(OperationId id, String type, String error, Throwable thrown) {
     }
 
     /** The sweeper requeued a job whose worker's lease expired. */

@@ -76,4 +76,70 @@ class AttemptHistoryTest {
             assertThat(h.getString("error")).isEqualTo("the worker lost its lease");
         });
     }
+    /**
+     * A failing handler's stack reaches every place an operator looks: the job's history keeps the top frames and its
+     * causes (bounded), the listener gets the throwable itself, and the failed and dead lines log it (FailureLogTest).
+     */
+    @Test
+    void shouldKeepTheTopFramesOfAFailureAndHandTheListenerWhatWasThrown(MongoDatabase db) {
+        List<Throwable> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        IllegalStateException thrown = new IllegalStateException("smtp refused",
+                new java.io.IOException("connection reset"));
+        JobQueue queue = Friends.queue(db).listener(new JobQueueListener() {
+            @Override
+            public void onFailed(OperationId id, String type, int attempt, String error, Throwable t) {
+                heard.add(t);
+            }
+
+            @Override
+            public void onDead(OperationId id, String type, String error, Throwable t) {
+                heard.add(t);
+            }
+        }).handler("mail", ctx -> {
+            throw thrown;
+        }).build();
+        queue.enqueue(JobRequest.of("mail", null).withId(OperationId.of("m")).withMaxAttempts(2));
+        for (int i = 0; i < 2; i++) {
+            db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "m"), Updates.set("runAt",
+                    new Date(0)));
+            assertThat(queue.processNext()).isPresent();
+        }
+
+        assertThat(heard).containsExactly(thrown, thrown);
+        List<Document> history = history(db, "m");
+        assertThat(history).extracting(h -> h.getString("outcome")).containsExactly("failed", "dead");
+        assertThat(history).allSatisfy(h -> {
+            List<String> stack = h.getList("stack", String.class);
+            assertThat(stack).hasSizeLessThanOrEqualTo(12).allSatisfy(line -> assertThat(line).hasSizeLessThan(400));
+            assertThat(stack.get(0)).startsWith("at dev.consistencykit.jobqueue.AttemptHistoryTest");
+            assertThat(stack).anySatisfy(line -> assertThat(line).isEqualTo("caused by IOException: connection reset"));
+        });
+    }
+
+    /**
+     * A handler exception whose getMessage() throws still fails the attempt: the job is failed with an error that says
+     * so and a history entry, never left processing until its lease ends with the exception escaping processNext().
+     */
+    @Test
+    void shouldFailAnAttemptWhoseExceptionCannotDescribeItself(MongoDatabase db) {
+        JobQueue queue = Friends.queue(db).handler("odd", ctx -> {
+            throw new IllegalArgumentException() {
+                @Override
+                public String getMessage() {
+                    throw new IllegalStateException("getMessage is broken too");
+                }
+            };
+        }).build();
+        queue.enqueue(JobRequest.of("odd", null).withId(OperationId.of("o")));
+
+        assertThat(queue.processNext()).hasValueSatisfying(r -> assertThat(r.reason()).hasValueSatisfying(
+                d -> assertThat(d).contains("its message could not be read")));
+        Document job = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", "o")).first();
+        assertThat(job.getString("state")).isEqualTo("failed");
+        assertThat(job.getString("lastError")).contains("getMessage() threw IllegalStateException");
+        assertThat(history(db, "o")).singleElement().satisfies(h -> {
+            assertThat(h.getString("outcome")).isEqualTo("failed");
+            assertThat(h.getList("stack", String.class)).isNotEmpty();
+        });
+    }
 }

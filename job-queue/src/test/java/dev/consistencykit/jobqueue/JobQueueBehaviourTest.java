@@ -343,7 +343,7 @@ class JobQueueBehaviourTest {
                     }
 
                     @Override
-                    public void onDead(OperationId id, String type, String error) {
+                    public void onDead(OperationId id, String type, String error, Throwable thrown) {
                         events.add("dead " + id + " " + error);
                     }
                 }).build();

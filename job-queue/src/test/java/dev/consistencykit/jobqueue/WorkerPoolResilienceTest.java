@@ -125,7 +125,7 @@ class WorkerPoolResilienceTest {
         JobQueue queue = JobQueue.builder(db).maxAttempts(3).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
                 .listener(new JobQueueListener() {
                     @Override
-                    public void onDead(OperationId id, String type, String error) {
+                    public void onDead(OperationId id, String type, String error, Throwable thrown) {
                         buried.countDown();
                     }
                 })

@@ -101,7 +101,7 @@ class StarterFirstDayTest {
                 .withBean(dev.consistencykit.jobqueue.JobQueueListener.class,
                         () -> new dev.consistencykit.jobqueue.JobQueueListener() {
                             @Override
-                            public void onDead(OperationId id, String type, String error) {
+                            public void onDead(OperationId id, String type, String error, Throwable thrown) {
                                 deaths.release();
                             }
                         })

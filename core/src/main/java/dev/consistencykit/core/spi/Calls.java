@@ -148,7 +148,8 @@ public final class Calls {
         try {
             return observer.carried();
         } catch (RuntimeException e) {
-            LOG.warn("[{}] the call observer failed to say what a call carries: {}", instanceName, e.toString());
+            LOG.warn("[{}] the call observer failed to say what a call carries: {}", instanceName,
+                    Throwables.describe(e));
             return java.util.Map.of();
         }
     }
@@ -205,7 +206,8 @@ public final class Calls {
                 case RECEIVING -> observer.startReceiving(pattern, instanceName, what, carried);
             };
         } catch (RuntimeException e) {
-            LOG.warn("[{}] the call observer failed to start '{}': {}", instanceName, what, e.toString());
+            LOG.warn("[{}] the call observer failed to start '{}': {}", instanceName, what,
+                    Throwables.describe(e));
         }
         OBSERVED.set(Boolean.TRUE);
         String outcome = "error";
@@ -222,7 +224,8 @@ public final class Calls {
             try {
                 observed.end(outcome, failure);
             } catch (RuntimeException e) {
-                LOG.warn("[{}] the call observer failed to end '{}': {}", instanceName, what, e.toString());
+                LOG.warn("[{}] the call observer failed to end '{}': {}", instanceName, what,
+                        Throwables.describe(e));
             }
         }
     }

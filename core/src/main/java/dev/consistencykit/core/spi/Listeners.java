@@ -19,7 +19,7 @@ public final class Listeners {
         try {
             hook.run();
         } catch (RuntimeException e) {
-            LOG.warn("[{}] listener failed: {}", instanceName, e.toString());
+            LOG.warn("[{}] listener failed: {}", instanceName, Throwables.describe(e));
         }
     }
 }

@@ -36,18 +36,24 @@ final class FailureLog {
         this.windowStart = nanoTime.getAsLong();
     }
 
-    /** A failed attempt {@code attempt} of {@code maxAttempts}, due again at {@code nextAt}. */
-    void failed(Object id, String type, int attempt, int maxAttempts, Instant nextAt, Duration in, String error) {
+    /**
+     * A failed attempt {@code attempt} of {@code maxAttempts}, due again at {@code nextAt}: its text, and what was
+     * thrown with its stack.
+     */
+    void failed(Object id, String type, int attempt, int maxAttempts, Instant nextAt, Duration in,
+                AttemptFailure failure) {
         if (admit()) {
             log.warn("[{}] job {} of type {}: attempt {} of {} failed, next attempt at {} (in {}): {}{}", instance,
-                    Values.show(id), Values.show(type), attempt, maxAttempts, nextAt, human(in), error, unloggedNote());
+                    Values.show(id), Values.show(type), attempt, maxAttempts, nextAt, human(in), failure.text(),
+                    unloggedNote(), failure.loggable());
         }
     }
 
-    /** The last attempt failed: the job is dead (always logged, as is every death). */
-    void dead(Object id, String type, int attempt, int maxAttempts, String error) {
+    /** The last attempt failed: the job is dead (always logged, as is every death, with what was thrown). */
+    void dead(Object id, String type, int attempt, int maxAttempts, AttemptFailure failure) {
         log.warn("[{}] job {} of type {} is dead after attempt {} of {} (replay or discard it): {}{}", instance,
-                Values.show(id), Values.show(type), attempt, maxAttempts, error, unloggedNote());
+                Values.show(id), Values.show(type), attempt, maxAttempts, failure.text(), unloggedNote(),
+                failure.loggable());
     }
 
     static String human(Duration d) {

@@ -193,7 +193,7 @@ public final class JobRecovery implements PatternRecovery {
                     lines.ended(id, key);   // a concurrency key's next job may run; an ordering key stays blocked
                 }
                 Listeners.call(config.name(), () -> listener.onDead(new OperationId(id), job.getString(TYPE),
-                        "the worker lost its lease on the last attempt"));
+                        "the worker lost its lease on the last attempt", null));
             } else {
                 requeued++;
                 counters.requeued.increment();

@@ -149,10 +149,10 @@ public final class JobRunner {
         String type = job.getString(TYPE);
         JobHandler handler = handlers.get(type);
         if (handler == null) {
-            return finishDead(claimed, "no handler is registered for job type '" + type + "'");
+            return finishDead(claimed, AttemptFailure.of("no handler is registered for job type '" + type + "'"));
         }
         Context context = new Context(claimed);
-        String error;
+        AttemptFailure failure;
         try {
             handler.handle(context);
             return complete(claimed, context.recorded);
@@ -160,21 +160,11 @@ public final class JobRunner {
             return lost(claimed);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            error = "interrupted: " + e;
+            failure = AttemptFailure.of("interrupted: ", e);
         } catch (Exception e) {
-            error = errorText(e);
+            failure = AttemptFailure.of("", e);   // read once, whatever its methods throw
         }
-        return fail(claimed, error);
-    }
-
-    /** The most characters of an error's text a job keeps: a handler's message can be as long as it likes. */
-    static final int MAX_ERROR_CHARS = 4_000;
-
-    static String errorText(Throwable e) {
-        String text = e.getClass().getSimpleName() + (e.getMessage() == null || e.getMessage().isBlank() ? "" : ": "
-                + e.getMessage());
-        return text.length() <= MAX_ERROR_CHARS ? text : text.substring(0, MAX_ERROR_CHARS) + "… ("
-                + (text.length() - MAX_ERROR_CHARS) + " characters more)";
+        return fail(claimed, failure);
     }
 
     RanJob complete(ClaimedJob claimed, boolean recordedEffects) {
@@ -198,43 +188,43 @@ public final class JobRunner {
         return lost(claimed);
     }
 
-    RanJob fail(ClaimedJob claimed, String error) {
+    RanJob fail(ClaimedJob claimed, AttemptFailure failure) {
         Document job = claimed.job();
         int attempt = job.getInteger(ATTEMPTS);
         if (attempt >= job.getInteger(MAX_ATTEMPTS)) {
-            return finishDead(claimed, error);
+            return finishDead(claimed, failure);
         }
+        String error = failure.text();
         Duration delay = backoff(attempt);
         Date runAt = Date.from(clock.now().plus(delay));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
-                Updates.unset(LEASE), attempt(claimed, JobState.FAILED, error)));
+                Updates.unset(LEASE), attempt(claimed, JobState.FAILED, failure)));
         if (isOurs(r, claimed, JobState.FAILED)) {
             counters.failed.increment();
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
-                    runAt.toInstant(), delay, error);
+                    runAt.toInstant(), delay, failure);
             Listeners.call(config.name(), () -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE),
-                    attempt,
-                    error));
+                    attempt, error, failure.thrown()));
             return new RanJob(claimed.id(), JobState.FAILED, false, error);
         }
         return lost(claimed);
     }
 
-    RanJob finishDead(ClaimedJob claimed, String error) {
+    RanJob finishDead(ClaimedJob claimed, AttemptFailure failure) {
+        String error = failure.text();
         GuardedResult r = fenced(claimed, "dead", Updates.combine(Updates.set(STATE, JobState.DEAD.stored()),
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
-                attempt(claimed, JobState.DEAD, error)));
+                attempt(claimed, JobState.DEAD, failure)));
         if (isOurs(r, claimed, JobState.DEAD)) {
             if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
                 lines.ended(claimed.id(), key);   // a concurrency key's next job may run; an ordering key stays blocked
             }
             counters.dead.increment();
             failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
-                    claimed.job().getInteger(MAX_ATTEMPTS), error);
+                    claimed.job().getInteger(MAX_ATTEMPTS), failure);
             Listeners.call(config.name(), () -> listener.onDead(new OperationId(claimed.id()),
-                    claimed.job().getString(TYPE),
-                    error));
+                    claimed.job().getString(TYPE), error, failure.thrown()));
             return new RanJob(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
@@ -243,14 +233,18 @@ public final class JobRunner {
     /**
      * The attempt this claim made, appended to the job's history in the write that records its outcome (the oldest
      * dropped beyond {@link JobQueueConfig#attemptHistory}): when it started (the claim's server time), how long it
-     * took (this process's clock), the worker, the outcome and the error.
+     * took (this process's clock), the worker, the outcome, the error and its top frames (bounded: {@link
+     * AttemptFailure#MAX_FRAMES} lines).
      */
-    Bson attempt(ClaimedJob claimed, JobState outcome, String error) {
+    Bson attempt(ClaimedJob claimed, JobState outcome, AttemptFailure failure) {
         Document entry = new Document("start", claimed.job().get(CLAIMED))
                 .append("ms", (System.nanoTime() - claimed.claimedAt()) / 1_000_000)
                 .append("worker", claimed.claim().owner()).append("outcome", outcome.stored());
-        if (error != null) {
-            entry.append("error", error);
+        if (failure != null) {
+            entry.append("error", failure.text());
+            if (!failure.frames().isEmpty()) {
+                entry.append("stack", failure.frames());
+            }
         }
         return history(config, entry);
     }
@@ -539,7 +533,7 @@ public final class JobRunner {
      * being claimed again at once for ever.
      */
     public RanJob died(ClaimedJob claimed, Throwable error) {
-        return fail(claimed, "the worker running it died: " + errorText(error));
+        return fail(claimed, AttemptFailure.of("the worker running it died: ", error));
     }
 
     /** Claims and runs one due job. */

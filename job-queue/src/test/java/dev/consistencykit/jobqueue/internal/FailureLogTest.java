@@ -31,22 +31,46 @@ class FailureLogTest {
 
     @Test
     void shouldSayWhichAttemptFailedWhenItRunsNextAndWhy() {
-        log.failed("j1", "email", 3, 8, Instant.parse("2030-01-01T00:00:04Z"), Duration.ofSeconds(4), "Boom: no");
+        IllegalStateException boom = new IllegalStateException("no");
+        log.failed("j1", "email", 3, 8, Instant.parse("2030-01-01T00:00:04Z"), Duration.ofSeconds(4),
+                AttemptFailure.of("", boom));
 
         assertThat(lines()).containsExactly("[mail] job 'j1' of type 'email': attempt 3 of 8 failed, next attempt at "
-                + "2030-01-01T00:00:04Z (in 4.0 s): Boom: no");
+                + "2030-01-01T00:00:04Z (in 4.0 s): IllegalStateException: no");
+        assertThat(events).extracting(SubstituteLoggingEvent::getThrowable).as("logged with its stack")
+                .containsExactly(boom);
+    }
+
+    /** An exception whose message cannot be read is logged by a stand-in with its frames, never by itself. */
+    @Test
+    void shouldLogAStandInForAnExceptionThatCannotBeDescribed() {
+        RuntimeException hostile = new RuntimeException() {
+            @Override
+            public String getMessage() {
+                throw new UnsupportedOperationException("no message for you");
+            }
+        };
+        log.dead("j2", "email", 1, 1, AttemptFailure.of("", hostile));
+
+        assertThat(lines().get(0)).endsWith("is dead after attempt 1 of 1 (replay or discard it): "
+                + hostile.getClass().getName() + " (its message could not be read: getMessage() threw"
+                + " UnsupportedOperationException)");
+        Throwable logged = events.peek().getThrowable();
+        assertThat(logged).isNotSameAs(hostile).isInstanceOf(AttemptFailure.UnreadableFailure.class);
+        assertThat(logged.getStackTrace()).isEqualTo(hostile.getStackTrace());
+        assertThat(logged.getMessage()).contains("could not be read");
     }
 
     @Test
     void shouldBoundTheLinesPerWindowAndCountWhatItLeftOut() {
         for (int i = 0; i < 1_000; i++) {
-            log.failed("j" + i, "email", 1, 8, Instant.EPOCH, Duration.ofMillis(5), "down");
+            log.failed("j" + i, "email", 1, 8, Instant.EPOCH, Duration.ofMillis(5), AttemptFailure.of("down"));
         }
         assertThat(lines()).hasSize(FailureLog.LINES_PER_WINDOW);
 
         nanos.addAndGet(FailureLog.WINDOW.toNanos());
-        log.failed("next", "email", 1, 8, Instant.EPOCH, Duration.ofMillis(5), "down");
-        log.dead("last", "email", 8, 8, "down");
+        log.failed("next", "email", 1, 8, Instant.EPOCH, Duration.ofMillis(5), AttemptFailure.of("down"));
+        log.dead("last", "email", 8, 8, AttemptFailure.of("down"));
 
         List<String> lines = lines();
         assertThat(lines.get(FailureLog.LINES_PER_WINDOW)).endsWith("down (980 more failed attempts not logged since "
