@@ -170,6 +170,35 @@ class BoundedMarksTest {
         assertThat(user(db, "ann").getString("plan")).isEqualTo("pro");
     }
 
+    /**
+     * A job's effects on documents whose ids the server tells apart but Java holds equal ({@code {b: 2, a: 1}} and
+     * {@code {a: 1, b: 2}}: a Document compares as a map) each apply once and each settle; ids the server holds equal
+     * but Java does not ({@code 7} and {@code 7L}) are one document, charged once per effect named.
+     */
+    @Test
+    void shouldSettleEveryDocumentAnEffectNamesAsTheServerTellsTheirIdsApart(MongoDatabase db) {
+        MongoCollection<Document> counters = db.getCollection(Friends.COUNTERS);
+        Document ba = new Document("b", 2).append("a", 1);
+        Document ab = new Document("a", 1).append("b", 2);
+        counters.insertMany(List.of(new Document("_id", ba).append("n", 0L), new Document("_id", ab).append("n", 0L),
+                new Document("_id", 7).append("n", 0L)));
+        JobQueue queue = Friends.queue(db).handler("both", ctx -> {
+            ctx.applyOnce(Friends.COUNTERS, new Document("b", 2).append("a", 1), Updates.inc("n", 1L));
+            ctx.applyOnce(Friends.COUNTERS, new Document("a", 1).append("b", 2), Updates.inc("n", 10L));
+            ctx.applyOnce(Friends.COUNTERS, 7L, Updates.inc("n", 100L));
+        }).build();
+
+        assertThat(queue.apply(JobRequest.of("both", null).withId(OperationId.of("j"))).isCommitted()).isTrue();
+        queue.recover();
+
+        List<Document> all = counters.find().into(new ArrayList<>());
+        assertThat(all).hasSize(3).allSatisfy(d -> assertThat(d.keySet()).as(d.toJson())
+                .containsExactlyInAnyOrder("_id", "n"));
+        assertThat(counters.find(eq("_id", ba)).first().getLong("n")).isEqualTo(1L);
+        assertThat(counters.find(eq("_id", ab)).first().getLong("n")).isEqualTo(10L);
+        assertThat(counters.find(eq("_id", 7)).first().getLong("n")).isEqualTo(100L);
+    }
+
     @Test
     void shouldReportTheQueuedJobsIdWhenAnOutboxedJobIsDeduplicated(MongoDatabase db) {
         Friends.seedUsers(db, "ann", "bob");

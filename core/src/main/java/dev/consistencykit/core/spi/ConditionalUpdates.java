@@ -11,7 +11,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -101,7 +100,8 @@ public final class ConditionalUpdates {
 
     static Map<Object, GuardedResult> classifyAll(MongoCollection<Document> collection,
             List<MarkerWrite> writes, int matched, Function<Document, UpdateOutcome> classify) {
-        Map<Object, GuardedResult> results = new LinkedHashMap<>();
+        // keyed as the server tells ids apart: {b: 2, a: 1} and {a: 1, b: 2} are two documents, one Java key
+        Map<Object, GuardedResult> results = Ids.idMap(collection.getCodecRegistry());
         if (matched == writes.size()) {
             for (MarkerWrite w : writes) {
                 results.put(w.id(), GuardedResult.of(UpdateOutcome.APPLIED, null));

@@ -2,6 +2,8 @@ package dev.consistencykit.core.spi;
 
 import java.math.BigDecimal;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 import org.bson.BsonArray;
@@ -220,6 +222,79 @@ public final class Ids {
      */
     public static Comparator<Object> idOrder() {
         return Comparator.comparing(id -> new BsonDocument("k", idKey(id)).toJson());
+    }
+
+    /**
+     * {@code ids} with each id MongoDB holds equal to an earlier one left out ({@link #idKey}), in their order. Never
+     * Java's {@code distinct()}: it holds {@code {b: 2, a: 1}} equal to {@code {a: 1, b: 2}} (a {@link
+     * org.bson.Document} compares as a map), which are two ids to the server, and would leave one of them out.
+     */
+    public static List<Object> distinct(java.util.Collection<?> ids, CodecRegistry registry) {
+        java.util.Set<BsonValue> seen = new java.util.HashSet<>();
+        List<Object> out = new java.util.ArrayList<>();
+        for (Object id : ids) {
+            if (seen.add(idKey(id, registry))) {
+                out.add(id);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A map keyed by document ids as MongoDB tells them apart ({@link #idKey}), in insertion order: the key it gives
+     * back is the id as put. Never a {@code HashMap} of raw ids, which holds {@code {b: 2, a: 1}} and {@code {a: 1, b:
+     * 2}} as one key and {@code 1} and {@code 1L} as two.
+     */
+    public static <V> Map<Object, V> idMap(CodecRegistry registry) {
+        return new IdMap<>(registry);
+    }
+
+    private static final class IdMap<V> extends java.util.AbstractMap<Object, V> {
+        private final CodecRegistry registry;
+        private final Map<BsonValue, Map.Entry<Object, V>> entries = new java.util.LinkedHashMap<>();
+
+        IdMap(CodecRegistry registry) {
+            this.registry = registry;
+        }
+
+        @Override
+        public V put(Object id, V value) {
+            Map.Entry<Object, V> old = entries.put(idKey(id, registry), new java.util.AbstractMap.SimpleEntry<>(id,
+                    value));
+            return old == null ? null : old.getValue();
+        }
+
+        @Override
+        public V get(Object id) {
+            Map.Entry<Object, V> e = entries.get(idKey(id, registry));
+            return e == null ? null : e.getValue();
+        }
+
+        @Override
+        public boolean containsKey(Object id) {
+            return entries.containsKey(idKey(id, registry));
+        }
+
+        @Override
+        public V remove(Object id) {
+            Map.Entry<Object, V> old = entries.remove(idKey(id, registry));
+            return old == null ? null : old.getValue();
+        }
+
+        @Override
+        public java.util.Set<Map.Entry<Object, V>> entrySet() {
+            return new java.util.AbstractSet<>() {
+                @Override
+                public java.util.Iterator<Map.Entry<Object, V>> iterator() {
+                    return entries.values().iterator();
+                }
+
+                @Override
+                public int size() {
+                    return entries.size();
+                }
+            };
+        }
     }
 
     /** {@link #idKey(Object, CodecRegistry)} for ids in stored form or read back (default codecs, standard UUIDs). */

@@ -192,7 +192,7 @@ public final class RecordReleases {
         if (batch.isEmpty()) {
             return;
         }
-        List<Object> ids = batch.stream().map(Pending::id).distinct().toList();
+        List<Object> ids = Ids.distinct(batch.stream().map(Pending::id).toList(), records.getCodecRegistry());
         List<String> nonces = batch.stream().map(Pending::nonce).distinct().toList();
         boolean done = false;
         try {

@@ -74,4 +74,23 @@ class IdsTest {
         assertThat(OperationId.random()).isNotEqualTo(OperationId.random());
         assertThatThrownBy(() -> new OperationId(new Document("$gt", 1))).isInstanceOf(InvalidInputException.class);
     }
+    /** Ids are told apart as the server tells them: field order counts, a number's type does not. */
+    @Test
+    void shouldTellIdsApartAsTheServerDoesWhereJavaEqualityDoesNot() {
+        Document ba = new Document("b", 2).append("a", 1);
+        Document ab = new Document("a", 1).append("b", 2);
+        assertThat(ba).as("Java's equality of documents ignores field order").isEqualTo(ab);
+
+        assertThat(Ids.distinct(List.of(ba, ab, 7, 7L, 7.0, "7"), Values.NEUTRAL)).containsExactly(ba, ab, 7, "7");
+
+        Map<Object, String> byId = Ids.idMap(Values.NEUTRAL);
+        byId.put(ba, "ba");
+        byId.put(ab, "ab");
+        byId.put(7, "int");
+        assertThat(byId).hasSize(3);
+        assertThat(byId.get(new Document("b", 2).append("a", 1))).isEqualTo("ba");
+        assertThat(byId.get(ab)).isEqualTo("ab");
+        assertThat(byId.get(7L)).as("7 and 7L are one id").isEqualTo("int");
+        assertThat(byId.keySet()).containsExactly(ba, ab, 7);
+    }
 }

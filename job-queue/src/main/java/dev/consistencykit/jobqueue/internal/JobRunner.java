@@ -410,8 +410,9 @@ public final class JobRunner {
         }
         for (Map.Entry<String, List<Object>> group : byCollection.entrySet()) {
             MongoCollection<Document> target = store.collection(group.getKey());
-            List<MarkerWrite> writes = group.getValue().stream().distinct().map(id -> MarkerWrite.of(id, null))
-                    .toList();
+            // each document once as the server tells ids apart: {b: 2, a: 1} is not {a: 1, b: 2}
+            List<MarkerWrite> writes = Ids.distinct(group.getValue(), target.getCodecRegistry()).stream()
+                    .map(id -> MarkerWrite.of(id, null)).toList();
             try {
                 Map<Object, GuardedResult> settled = config.retryPolicy().execute(config.name(), jobId,
                         "settle effects", () -> OnceEffects.settle(target, EFFECT_MARKER, jobId, writes));
