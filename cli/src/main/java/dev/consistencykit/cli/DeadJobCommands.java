@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import org.bson.Document;
 
 import dev.consistencykit.core.InterruptedOperation;
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
@@ -44,7 +43,8 @@ final class DeadJobCommands {
                 description = "only dead jobs whose last error contains this text (matched literally)")
         String errorContaining;
 
-        @Option(names = "--id", paramLabel = "ID", description = "only this job (repeatable)")
+        @Option(names = "--id", paramLabel = "ID", description = "only this job, its id as printed anywhere (bare hex"
+                + " for a job enqueued without an id of its own; repeatable)")
         List<String> ids = new ArrayList<>();
 
         @Option(names = "--all", description = "every dead job (needed when no --type, --error-containing or --id"
@@ -58,8 +58,7 @@ final class DeadJobCommands {
                         + " --id, or --all for every one");
             }
             try {
-                DeadJobs which = ids.isEmpty() ? DeadJobs.all()
-                        : DeadJobs.ids(ids.stream().map(OperationId::of).toList());
+                DeadJobs which = ids.isEmpty() ? DeadJobs.all() : DeadJobs.printed(ids);
                 if (type != null) {
                     which = which.ofType(type);
                 }
@@ -104,6 +103,11 @@ final class DeadJobCommands {
             if (parent.json()) {
                 out.println(Json.line(new Document("database", scope.name()).append("selection", which.toString())
                         .append(verb, total).append("queues", done)));
+            }
+            if (total == 0 && !selection.ids.isEmpty()) {
+                spec.commandLine().getErr().println("no dead job with id " + String.join(", ", selection.ids)
+                        + " in database " + scope.name() + ": nothing " + verb);
+                return ExitCodes.PROBLEMS_FOUND;   // a selection of named jobs that matched none is not a success
             }
             return ExitCodes.OK;
         }

@@ -106,4 +106,31 @@ class DeadJobCommandsTest {
         CliTestSupport.Run last = CliTestSupport.run("--uri", uri(), "--json", "inspect", "--database", db.getName());
         assertThat(last.lastLineJson().getInteger("count")).isEqualTo(1);
     }
+    /**
+     * A job enqueued without an id of its own is selected by its id as inspect and the logs print it (bare hex, or a
+     * string id quoted as a log line quotes it); ids that select no dead job exit 1 and say so, never "replayed 0".
+     */
+    @Test
+    void shouldSelectADeadJobByItsIdAsPrintedAndFailWhenTheIdsSelectNone(MongoDatabase db) {
+        JobQueue queue = JobQueue.builder(db).handler("mail", ctx -> {
+            throw new IllegalStateException("smtp refused");
+        }).build();
+        queue.ensureIndexes();
+        OperationId generated = queue.apply(JobRequest.of("mail", new Document()).withMaxAttempts(1)).id();
+        queue.apply(JobRequest.of("mail", new Document()).withId(OperationId.of("m1")).withMaxAttempts(1));
+        assertThat(generated.value()).isInstanceOf(org.bson.types.ObjectId.class);
+
+        CliTestSupport.Run byHex = CliTestSupport.run("--uri", uri(), "--json", "discard", "--database", db.getName(),
+                "--id", generated.toString());
+        assertThat(byHex.exitCode()).as(byHex.err()).isZero();
+        assertThat(byHex.lastLineJson().get("discarded", Number.class).longValue()).isEqualTo(1L);
+        CliTestSupport.Run quoted = CliTestSupport.run("--uri", uri(), "--json", "discard", "--database", db.getName(),
+                "--id", "'m1'");
+        assertThat(quoted.lastLineJson().get("discarded", Number.class).longValue()).isEqualTo(1L);
+
+        CliTestSupport.Run none = CliTestSupport.run("--uri", uri(), "replay", "--database", db.getName(), "--id",
+                generated.toString(), "--id", "nope");
+        assertThat(none.exitCode()).isEqualTo(ExitCodes.PROBLEMS_FOUND);
+        assertThat(none.err()).contains("no dead job with id " + generated + ", nope");
+    }
 }

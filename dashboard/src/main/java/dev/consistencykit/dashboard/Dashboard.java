@@ -215,7 +215,7 @@ public final class Dashboard {
             new Route("POST", List.of(DEAD, "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
                     v.get("{verb}"), deadSelection(r.query(), true), false))),
             new Route("POST", List.of(DEAD, "{id}", "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
-                    v.get("{verb}"), DeadJobs.ids(List.of(operationId(idOf(v.get("{id}"))))), true))));
+                    v.get("{verb}"), deadJob(v.get("{id}")), true))));
 
     private DashboardResponse route(DashboardRequest request, List<String> parts) {
         String method = request.method();
@@ -275,6 +275,15 @@ public final class Dashboard {
         return ok(report(report));
     }
 
+    /**
+     * The dead job an action names: the JSON of its id as the API lists it ({@code idParam}), or its id as printed
+     * anywhere else (bare hex selects a job enqueued without an id of its own: {@link DeadJobs#printed}).
+     */
+    private static DeadJobs deadJob(String rawId) {
+        return looksLikeJson(rawId) ? DeadJobs.ids(List.of(operationId(idOf(rawId))))
+                : DeadJobs.printed(List.of(rawId));
+    }
+
     private static DashboardResponse deadAction(JobQueue queue, DashboardInstance instance, String verb,
                                                 DeadJobs which, boolean single) {
         long n = switch (verb) {
@@ -286,6 +295,9 @@ public final class Dashboard {
         Document body = new Document("action", verb).append("selection", which.toString()).append("jobs", n);
         if (verb.equals("replay") && single) {
             body.append("replayed", n == 1);   // the single replay's answer, as before
+        }
+        if (single && n == 0) {
+            return error(404, "no dead job with id " + which.ids().get(which.ids().size() - 1) + " to " + verb);
         }
         return ok(body);
     }

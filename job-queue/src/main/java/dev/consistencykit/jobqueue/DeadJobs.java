@@ -66,6 +66,29 @@ public record DeadJobs(Optional<String> type, Optional<String> errorContaining, 
         return new DeadJobs(Optional.empty(), Optional.empty(), list);
     }
 
+    /**
+     * The dead jobs whose ids print as {@code printed} ({@link OperationId#printedAs}: as the CLI, the logs, the
+     * endpoint and the dashboard print them; bare hex selects a job enqueued without an id of its own), at most
+     * {@link #MAX_IDS} / 2 of them.
+     *
+     * @throws IllegalArgumentException if none is named, or more than {@link #MAX_IDS} / 2
+     */
+    public static DeadJobs printed(Collection<String> printed) {
+        Objects.requireNonNull(printed, "printed");
+        if (printed.size() > MAX_IDS / 2) {
+            throw new IllegalArgumentException("ids: " + printed.size() + " named, at most " + MAX_IDS / 2
+                    + " at once");
+        }
+        List<OperationId> ids = new ArrayList<>();
+        for (String p : printed) {
+            if (Objects.requireNonNull(p, "an id").isBlank()) {
+                throw new IllegalArgumentException("ids: a blank id names no job");
+            }
+            ids.addAll(OperationId.printedAs(p));
+        }
+        return ids(ids);
+    }
+
     /** These, of type {@code type} only. */
     public DeadJobs ofType(String type) {
         return new DeadJobs(Optional.of(Objects.requireNonNull(type, "type")), errorContaining, ids);
@@ -82,7 +105,8 @@ public record DeadJobs(Optional<String> type, Optional<String> errorContaining, 
         type.ifPresent(t -> parts.add("type " + t));
         errorContaining.ifPresent(t -> parts.add("error containing \"" + t + "\""));
         if (!ids.isEmpty()) {
-            parts.add(ids.size() + " id" + (ids.size() == 1 ? "" : "s"));
+            long named = ids.stream().map(OperationId::toString).distinct().count();   // as printed
+            parts.add(named + " id" + (named == 1 ? "" : "s"));
         }
         return parts.isEmpty() ? "all dead jobs" : "dead jobs with " + String.join(", ", parts);
     }

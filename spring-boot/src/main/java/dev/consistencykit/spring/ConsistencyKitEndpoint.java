@@ -81,20 +81,25 @@ public final class ConsistencyKitEndpoint {
                 r.rolledBack(), r.skipped(), r.setAside(), r.elapsed().toString()));
     }
 
-    /** What a dead-letter action did. */
-    public record DeadJobsView(String instance, String action, String selection, long jobs) {
+    /**
+     * What a dead-letter action did; {@code idsNotFound}: the ids the body named when none of them selected a dead job
+     * (then the answer is a 404), else empty.
+     */
+    public record DeadJobsView(String instance, String action, String selection, long jobs, List<String> idsNotFound) {
     }
 
     /**
      * An operator's action on the dead jobs of job queue {@code name}: {@code replay}, {@code discard} or
      * {@code delete} ({@code POST …/consistencykit/{name}/{action}}), on the jobs the body selects: {@code type},
-     * {@code errorContaining}, {@code ids}, or {@code all: true} for every one. 404 for a name no job queue has, 400
-     * for another action or no selection. Each job moves by a compare-and-set on its state: safe while workers run.
+     * {@code errorContaining}, {@code ids} (one id, or several separated by commas; each as printed anywhere, bare hex
+     * for a job enqueued without an id of its own), or {@code all: true} for every one. 404 for a name no job queue has, and for ids of
+     * which none selected a dead job (the body names them); 400 for another action or no selection. Each job moves by
+     * a compare-and-set on its state: safe while workers run.
      */
     @WriteOperation
     public WebEndpointResponse<DeadJobsView> deadJobs(@Selector String name, @Selector String action,
                                                       @Nullable String type, @Nullable String errorContaining,
-                                                      @Nullable List<String> ids, @Nullable Boolean all) {
+                                                      @Nullable Object ids, @Nullable Boolean all) {
         ConsistencyStrategy<?> instance = instancesByBean().get(name);
         if (instance == null || !JOB_QUEUE.equals(instance.pattern())) {
             return notFound();
@@ -102,20 +107,46 @@ public final class ConsistencyKitEndpoint {
         if (!List.of("replay", "discard", "delete").contains(action)) {
             return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
         }
-        boolean narrowed = type != null || errorContaining != null || (ids != null && !ids.isEmpty());
+        List<String> named = idsOf(ids);
+        if (named == null) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        boolean narrowed = type != null || errorContaining != null || !named.isEmpty();
         if (!narrowed && !Boolean.TRUE.equals(all)) {
             return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
         }
         try {
-            DeadJobActions.Result r = DeadJobActions.apply(instance, action, type, errorContaining,
-                    ids == null ? List.of() : ids);
-            return new WebEndpointResponse<>(new DeadJobsView(instance.name(), action, r.selection(), r.jobs()));
+            DeadJobActions.Result r = DeadJobActions.apply(instance, action, type, errorContaining, named);
+            boolean noneFound = !named.isEmpty() && r.jobs() == 0;
+            return new WebEndpointResponse<>(new DeadJobsView(instance.name(), action, r.selection(), r.jobs(),
+                    noneFound ? List.copyOf(named) : List.of()), noneFound ? WebEndpointResponse.STATUS_NOT_FOUND
+                    : WebEndpointResponse.STATUS_OK);
         } catch (IllegalArgumentException e) {
             return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
         }
     }
 
     private static final String JOB_QUEUE = "job-queue";
+
+    /**
+     * The ids a body names: {@code "ids": "j1"}, or several separated by commas ({@code "ids": "j1, 6b0a…"}), each as
+     * printed anywhere. Spring Boot reads an endpoint's JSON body as a map of strings, so a JSON list cannot reach an
+     * operation: one string it is (an id holding a comma is selected through the CLI or the API). Null for a value of
+     * another shape (the answer is a 400).
+     */
+    private static List<String> idsOf(Object ids) {
+        if (ids == null) {
+            return List.of();
+        }
+        List<String> out = new java.util.ArrayList<>();
+        for (Object id : ids instanceof java.util.Collection<?> c ? c : List.of(ids)) {
+            if (!(id instanceof String s)) {
+                return null;
+            }
+            out.addAll(com.google.common.base.Splitter.on(',').trimResults().omitEmptyStrings().splitToList(s));
+        }
+        return out;
+    }
 
     private static <T> WebEndpointResponse<T> notFound() {
         return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);

@@ -3,7 +3,6 @@ package dev.consistencykit.spring;
 import java.util.List;
 
 import dev.consistencykit.core.ConsistencyStrategy;
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
 
@@ -29,7 +28,8 @@ final class DeadJobActions {
     static Result apply(ConsistencyStrategy<?> queue, String action, String type, String errorContaining,
                         List<String> ids) {
         JobQueue jobs = (JobQueue) queue;
-        DeadJobs which = ids.isEmpty() ? DeadJobs.all() : DeadJobs.ids(ids.stream().map(OperationId::of).toList());
+        // each id as printed anywhere: bare hex selects a job enqueued without an id of its own
+        DeadJobs which = ids.isEmpty() ? DeadJobs.all() : DeadJobs.printed(ids);
         if (type != null) {
             which = which.ofType(type);
         }

@@ -95,4 +95,35 @@ class FirstWeekTest {
             server.close();
         }
     }
+    /**
+     * An operator replays dead jobs through the Actuator by their ids as printed: bare hex for jobs enqueued without an
+     * id of their own, in the documented body ({@code {"ids": "…"}}, several separated by commas); ids that select
+     * nothing are a 404 naming them, never a 200 that moved nothing.
+     */
+    @Test
+    void shouldReplayDeadJobsByTheirIdsAsPrintedAndSayWhenNoneMatched() throws Exception {
+        try (ConfigurableApplicationContext app = SampleApplication.start(null, "--server.port=0",
+                "--consistency-kit.job-queue.shipping.workers=0", "--consistency-kit.maintenance.enabled=false")) {
+            String base = base(app);
+            JobQueue shipping = app.getBean("shipping", JobQueue.class);
+            String first = shipping.apply(JobRequest.of("no-such-type", new Document())).id().toString();
+            String second = shipping.apply(JobRequest.of("no-such-type", new Document())).id().toString();
+            assertThat(first).matches("[0-9a-f]{24}");
+
+            HttpResponse<String> listed = post(base + "/actuator/consistencykit/shipping/replay",
+                    new Document("ids", first));
+            assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+            assertThat(Document.parse(listed.body()).get("jobs", Number.class).longValue()).isEqualTo(1L);
+
+            HttpResponse<String> single = post(base + "/actuator/consistencykit/shipping/discard",
+                    new Document("ids", second + ", " + first));   // first is no longer dead
+            assertThat(single.statusCode()).as(single.body()).isEqualTo(200);
+            assertThat(Document.parse(single.body()).get("jobs", Number.class).longValue()).isEqualTo(1L);
+
+            HttpResponse<String> none = post(base + "/actuator/consistencykit/shipping/replay",
+                    new Document("ids", first + ",nope"));
+            assertThat(none.statusCode()).as(none.body()).isEqualTo(404);
+            assertThat(none.body()).contains("nope").contains(first);
+        }
+    }
 }
