@@ -265,4 +265,44 @@ class OrderingKeysTest {
                     return List.of();
                 });
     }
+    /**
+     * Enqueueing on a key costs what it uses, not the key's backlog: with 400 jobs waiting on one ordering key, the
+     * bytes the server sends back for one more enqueue and for a completion stay within 1.5x of those on a line of one
+     * (the line's head is read, never the whole line). Counted from the driver's replies: no clock.
+     */
+    @Test
+    void shouldReadOnlyTheHeadOfALineWhateverTheKeysBacklog(MongoDatabase db) {
+        java.util.concurrent.atomic.AtomicLong replyBytes = new java.util.concurrent.atomic.AtomicLong();
+        com.mongodb.MongoClientSettings settings = com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(dev.consistencykit.testkit.MongoTarget.fromEnvironment().connectionString())
+                .addCommandListener(new com.mongodb.event.CommandListener() {
+                    @Override
+                    public void commandSucceeded(com.mongodb.event.CommandSucceededEvent event) {
+                        replyBytes.addAndGet(new org.bson.RawBsonDocument(event.getResponse(),
+                                new org.bson.codecs.BsonDocumentCodec()).getByteBuffer().remaining());
+                    }
+                }).build();
+        try (com.mongodb.client.MongoClient counted = com.mongodb.client.MongoClients.create(settings)) {
+            JobQueue queue = queue(counted.getDatabase(db.getName())).build();
+            queue.ensureIndexes();
+            db.getCollection(LOGS).insertOne(new Document("_id", "a"));
+            queue.enqueue(step("a", 0).withOrderingKey("a"));   // the head: it waits for a worker
+            replyBytes.set(0);
+            queue.enqueue(step("a", 1).withOrderingKey("a"));
+            long shortLine = replyBytes.get();
+
+            for (int n = 2; n < 400; n++) {
+                queue.enqueue(step("a", n).withOrderingKey("a"));
+            }
+            replyBytes.set(0);
+            queue.enqueue(step("a", 400).withOrderingKey("a"));
+            long longLine = replyBytes.get();
+            assertThat(longLine).as("reply bytes of an enqueue behind 400 jobs, against %d behind one", shortLine)
+                    .isLessThanOrEqualTo(shortLine * 3 / 2);
+
+            replyBytes.set(0);
+            assertThat(queue.processNext()).isPresent();   // the head runs; the next one's turn comes
+            assertThat(replyBytes.get()).as("reply bytes of a completion on a line of 401").isLessThan(20_000);
+        }
+    }
 }

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.bson.Document;
 import org.slf4j.Logger;
@@ -94,8 +95,7 @@ public final class JobLines {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
-                Document line = config.retryPolicy().execute(config.name(), key, "read line", () -> store.line(key));
-                if (line != null && holds(line, n)) {
+                if (config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineHolds(key, n))) {
                     break;
                 }
                 if (attempt >= 5) {
@@ -106,14 +106,6 @@ public final class JobLines {
         advance(key);
     }
 
-    private static boolean holds(Document line, String nonce) {
-        for (Object entry : line.getList(LINE, Object.class, List.of())) {
-            if (entry instanceof Document d && nonce.equals(d.get("n"))) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     /**
      * Moves line {@code key} on: takes off the entries among its first {@code limit} whose jobs ended (done,
@@ -125,8 +117,12 @@ public final class JobLines {
      */
     public boolean advance(String key) {
         boolean ordering = key.startsWith(ORDER_LINE);
+        // the head alone: an ordering key's first entry, a concurrency key's first (at most its limit); never the
+        // whole line, which grows with the key's backlog (2,000 waiting jobs: ~110 kB on each enqueue and completion)
+        int most = ordering ? 1 : ConcurrencyLimit.MAX_LIMIT;
         for (int i = 0; i < MOVES; i++) {
-            Document line = config.retryPolicy().execute(config.name(), key, "read line", () -> store.line(key));
+            Document line = config.retryPolicy().execute(config.name(), key, "read line",
+                    () -> store.lineHead(key, most));
             if (line == null) {
                 return false;
             }
@@ -207,11 +203,18 @@ public final class JobLines {
         for (Map.Entry<String, List<Document>> e : awaiting.entrySet()) {
             String key = e.getKey();
             Passes.orLeftToNextPass(config.name(), "line " + Values.show(key), null, () -> {
-                Document line = config.retryPolicy().execute(config.name(), key, "read line", () -> store.line(key));
+                List<String> nonces = new ArrayList<>();
+                e.getValue().forEach(job -> {
+                    if (job.get(LINE_NONCE) instanceof String n) {
+                        nonces.add(n);
+                    }
+                });
+                Set<String> held = config.retryPolicy().execute(config.name(), key, "read line",
+                        () -> store.lineHolding(key, nonces));
                 boolean joined = false;
                 for (Document job : e.getValue()) {
                     // one whose enqueuer died before it joined its line joins it now (the rest are in it already)
-                    if (line == null || !(job.get(LINE_NONCE) instanceof String n) || !holds(line, n)) {
+                    if (!(job.get(LINE_NONCE) instanceof String n) || !held.contains(n)) {
                         join(key, job.get(LINE_LIMIT), job.get("_id"), job.get(LINE_NONCE));
                         joined = true;
                     }

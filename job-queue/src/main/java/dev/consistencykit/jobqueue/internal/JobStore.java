@@ -32,9 +32,11 @@ import static dev.consistencykit.jobqueue.internal.JobSchema.UNSETTLED;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Date;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -46,6 +48,7 @@ import org.bson.conversions.Bson;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.CountOptions;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexOptions;
@@ -414,9 +417,39 @@ public final class JobStore implements PatternSetup {
                 .projection(Projections.include(STATE, JobSchema.LINE_NONCE)).into(new ArrayList<>());
     }
 
-    /** Key {@code key}'s document, from the primary; {@code null} if none. Not retried. */
-    Document line(String key) {
-        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key)).first();
+    /**
+     * Line {@code key}'s document with the first {@code most} entries of its line only (a {@code $slice}
+     * projection), from the primary: what moving a line on needs, whatever the line's length behind them. Not retried.
+     */
+    Document lineHead(String key, int most) {
+        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key))
+                .projection(Projections.slice(JobSchema.LINE, most)).first();
+    }
+
+    /** Whether line {@code key} holds the entry of line nonce {@code nonce}: its id read back, or nothing. */
+    boolean lineHolds(String key, String nonce) {
+        return keys.withReadPreference(ReadPreference.primary()).find(and(eq("_id", key),
+                eq(JobSchema.LINE + ".n", nonce))).projection(Projections.include("_id")).first() != null;
+    }
+
+    /**
+     * Which of {@code nonces} line {@code key} holds entries of: one read that returns those entries alone (a
+     * {@code $filter} on the server, the nonces as literals: they are read back from jobs, input again), however long
+     * the line. Not retried.
+     */
+    Set<String> lineHolding(String key, List<String> nonces) {
+        Document held = keys.withReadPreference(ReadPreference.primary()).aggregate(List.of(
+                Aggregates.match(eq("_id", key)),
+                Aggregates.project(new Document(JobSchema.LINE, new Document("$filter", new Document("input",
+                        "$" + JobSchema.LINE).append("as", "e").append("cond", new Document("$in", List.of("$$e.n",
+                        new Document("$literal", nonces))))))))).first();
+        Set<String> out = new HashSet<>();
+        for (Object entry : held == null ? List.of() : held.getList(JobSchema.LINE, Object.class, List.of())) {
+            if (entry instanceof Document d && d.get("n") instanceof String n) {
+                out.add(n);
+            }
+        }
+        return out;
     }
 
     /** Takes the entries of line nonces {@code nonces} out of line {@code key}, wherever they are. Idempotent. */
