@@ -394,6 +394,36 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         return calls.operation("unschedule", name, () -> schedules.remove(name));
     }
 
+    /**
+     * Pauses recurring job {@code name}: no occurrence fires after this returns, in any process, until
+     * {@link #resumeSchedule}; one already fired runs. Registering its definition again keeps it paused.
+     *
+     * @return whether there was such a schedule
+     */
+    public boolean pauseSchedule(String name) {
+        return calls.operation("pause schedule", name, () -> schedules.pause(name));
+    }
+
+    /**
+     * Resumes recurring job {@code name}: a cron schedule runs next at its first occurrence after now (those that fell
+     * while it was paused are skipped), a fixed delay at once.
+     *
+     * @return whether there was such a schedule
+     */
+    public boolean resumeSchedule(String name) {
+        return calls.operation("resume schedule", name, () -> schedules.resume(name));
+    }
+
+    /**
+     * Runs recurring job {@code name} once now, beside its occurrences (paused or not): enqueues one job like theirs,
+     * id {@link RecurringJob#triggeredId}, exactly once for this call however its requests are retried.
+     *
+     * @return the job's id; empty if there is no such schedule
+     */
+    public Optional<OperationId> triggerSchedule(String name) {
+        return calls.operation("trigger schedule", name, () -> schedules.trigger(name));
+    }
+
     /** Recurring job {@code name}, with its next and last runs, if registered. */
     public Optional<RecurringJob> recurringJob(String name) {
         return calls.idempotent("read schedule", () -> schedules.get(name));

@@ -159,4 +159,121 @@ class RecurringJobsExplorationTest {
         assertThat(report.schedules()).isGreaterThan(report.calls().size());
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }
+    /** A queue the day before the occurrence: nothing of the schedule's own is due. */
+    private static JobQueue queueBefore(MongoDatabase db) {
+        return Friends.queue(db).serverClock(ServerClock.unsynchronized(Clock.fixed(due(db).minus(Duration.ofDays(1)),
+                ZoneOffset.UTC))).build();
+    }
+
+    private static FriendsWorkload seeded() {
+        return FriendsWorkload.on().seededBy(db -> {
+            Friends.seedCounters(db, 1);
+            JobQueue queue = Friends.queue(db).build();
+            queue.ensureIndexes();
+            Instant due = queue.schedule(NAME, YEARLY, COUNT).nextRun().orElseThrow();
+            db.getCollection(CLOCK).insertOne(new Document("_id", NAME).append("due", Date.from(due)));
+        });
+    }
+
+    /** An operator's trigger, then a worker: the triggered job runs once or never, nothing else runs. */
+    static FriendsWorkload trigger() {
+        return seeded().operation((db, ignored, random) -> {
+            JobQueue queue = queueBefore(db);
+            queue.triggerSchedule(NAME);
+            queue.processNext();
+        }).recoveredBy(db -> queueBefore(db).recover(Duration.ZERO))
+                .checkedBy(db -> onceOrNever(db, id -> id.toString().startsWith(NAME + "@")
+                        && id.toString().endsWith("!"), false));
+    }
+
+    /** An operator's pause while the occurrence is due: it runs once or never, and nothing fires once paused. */
+    static FriendsWorkload pause() {
+        return seeded().operation((db, ignored, random) -> queueAtOccurrence(db).pauseSchedule(NAME))
+                .recoveredBy(db -> queueAtOccurrence(db).recover(Duration.ZERO))
+                .checkedBy(db -> onceOrNever(db, id -> id.equals(RecurringJob.occurrenceId(NAME, due(db)).value())
+                        || id.toString().endsWith("!"), true));
+    }
+
+    /**
+     * Each effect witnessed by a job {@code expected} accepts, once at most, of one triggered job at most; every job
+     * terminal; nothing left in the
+     * schedule's outbox; a paused schedule (when {@code pausing}, it must be paused unless its pause never ran) has no
+     * next run.
+     */
+    static List<String> onceOrNever(MongoDatabase db, java.util.function.Predicate<Object> expected,
+                                    boolean pausing) {
+        List<String> problems = new ArrayList<>(Friends.invariants(db));
+        Document counter = db.getCollection(Friends.COUNTERS).find(eq("_id", "c0")).first();
+        List<Object> witnessed = counter.getList(Friends.WITNESS, Object.class, List.of());
+        if (witnessed.size() != witnessed.stream().distinct().count() || !witnessed.stream().allMatch(expected)
+                || witnessed.stream().filter(id -> id.toString().endsWith("!")).count() > 1) {
+            problems.add("ran as " + witnessed + ": each expected job once or never, one triggered at most");
+        }
+        Document schedule = db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find(eq("_id", NAME))
+                .first();
+        if (schedule == null) {
+            problems.add("the schedule is gone");
+            return problems;
+        }
+        if (Boolean.TRUE.equals(schedule.get("paused")) && schedule.containsKey("next")) {
+            problems.add("paused, yet due again: " + schedule.toJson());
+        }
+        if (pausing && Boolean.TRUE.equals(schedule.get("paused")) && witnessed.isEmpty()
+                && db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments() > 0) {
+            problems.add("an occurrence was enqueued that never ran");
+        }
+        for (String field : List.of("jobOutbox", "jobOutboxReserved", "jobOutboxWritten")) {
+            if (!schedule.getList(field, Object.class, List.of()).isEmpty()) {
+                problems.add("the schedule still holds " + field + " " + schedule.get(field));
+            }
+        }
+        return problems;
+    }
+
+    @Test
+    void shouldRunATriggeredJobOnceOrNeverWhenTheTriggerCrashesAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name("recurring-trigger")
+                .workload(trigger()).recoveryFaults(true).build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.collection()).contains("jobSchedules", "jobs");
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldLeaveASchedulePausedOrAsItWasWhenThePauseCrashesAtAnyWrite(MongoClient client) {
+        CrashPointExplorer.ExplorationReport report = CrashPointExplorer.builder(client).name("recurring-pause")
+                .workload(pause()).recoveryFaults(true).build().explore();
+
+        assertThat(report.sites()).extracting(s -> s.collection()).contains("jobSchedules");
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldFireNothingAfterAPauseWhateverRunsBesideIt(MongoTarget target) {
+        InterleavingExplorer.Report report = InterleavingExplorer.builder(target).name("recurring-pause")
+                .workload(pause())
+                .actor("firer", db -> {
+                    queueAtOccurrence(db).fireSchedules();
+                    return List.of();
+                })
+                .actor("recoverer", db -> {
+                    queueAtOccurrence(db).recover(Duration.ZERO);
+                    return List.of();
+                })
+                .actor("worker", db -> {
+                    queueAtOccurrence(db).processNext();
+                    return List.of();
+                })
+                .actor("second worker", db -> {
+                    queueAtOccurrence(db).processNext();
+                    return List.of();
+                })
+                .actor("trigger", db -> {
+                    queueAtOccurrence(db).triggerSchedule(NAME);
+                    return List.of();
+                })
+                .build().explore();
+
+        assertThat(report.violations()).as(report.toString()).isEmpty();
+    }
 }

@@ -225,6 +225,55 @@ class RecurringJobsTest {
                 .contains(Instant.parse("2030-01-01T00:00:03Z"));
     }
 
+    /**
+     * Paused, a schedule fires nothing, in any process and across restarts (registering it again keeps it paused);
+     * resumed, a cron schedule runs at its first occurrence after now. A trigger runs it once more beside its
+     * occurrences, paused or not, one job per call.
+     */
+    @Test
+    void shouldPauseResumeAndTriggerASchedule(MongoDatabase db) {
+        Friends.seedCounters(db, 1);
+        Time clock = new Time(db);
+        JobQueue operator = queue(db, clock);
+        JobQueue worker = queue(db, clock);
+        operator.ensureIndexes();
+        Instant due = operator.schedule("minutely", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow();
+
+        assertThat(operator.pauseSchedule("minutely")).isTrue();
+        assertThat(operator.pauseSchedule("minutely")).as("paused already: nothing written").isTrue();
+        assertThat(operator.pauseSchedule("nope")).isFalse();
+        RecurringJob paused = worker.recurringJob("minutely").orElseThrow();
+        assertThat(paused.paused()).isTrue();
+        assertThat(paused.nextRun()).isEmpty();
+        clock.moveTo(due.plus(Duration.ofMinutes(5)));
+        worker.recover();
+        assertThat(worker.fireSchedules()).isZero();
+        assertThat(worker.schedule("minutely", Schedule.cron("* * * * *"), COUNT).paused()).as("registered again at"
+                + " a start: still paused").isTrue();
+        assertThat(worker.schedule("minutely", Schedule.cron("*/2 * * * *"), COUNT).paused()).as("changed: still"
+                + " paused").isTrue();
+        assertThat(worker.fireSchedules()).isZero();
+        assertThat(jobIds(db)).isEmpty();
+
+        OperationId triggered = operator.triggerSchedule("minutely").orElseThrow();
+        assertThat(triggered.value().toString()).startsWith("minutely@").endsWith("!");
+        assertThat(jobIds(db)).containsExactly(triggered.value());
+        assertThat(worker.processNext()).isPresent();
+        assertThat(counted(db)).isEqualTo(1);
+        assertThat(operator.triggerSchedule("nope")).isEmpty();
+
+        assertThat(operator.resumeSchedule("minutely")).isTrue();
+        RecurringJob resumed = worker.recurringJob("minutely").orElseThrow();
+        assertThat(resumed.paused()).isFalse();
+        Instant next = resumed.nextRun().orElseThrow();
+        assertThat(next).isAfter(due.plus(Duration.ofMinutes(5)));
+        clock.moveTo(next.plusSeconds(1));
+        assertThat(worker.fireSchedules()).isEqualTo(1);
+        assertThat(jobIds(db)).hasSize(2).contains(RecurringJob.occurrenceId("minutely", next).value());
+        assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).find().first())
+                .doesNotContainKeys("jobOutbox", "jobOutboxReserved", "paused");
+    }
+
     @Test
     void shouldRefuseHostileDefinitionsBeforeAnyWrite(MongoDatabase db) {
         JobQueue queue = queue(db, new Time(db));

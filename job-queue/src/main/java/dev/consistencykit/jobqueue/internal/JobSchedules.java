@@ -13,11 +13,13 @@ import static dev.consistencykit.jobqueue.internal.JobSchema.LAST_RUN;
 import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobSchema.MISSED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.NEXT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.PAUSED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.PAYLOAD;
 import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
 import static dev.consistencykit.jobqueue.internal.JobSchema.REMOVED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.REVISION;
 import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TRIGGERED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.ZONE;
 
@@ -99,12 +101,12 @@ public final class JobSchedules {
 
     /** A schedule as stored, read back: input again, checked like any other. */
     private record Stored(String name, Object revision, Schedule schedule, JobRequest job, Date next, Date lastRun,
-                          Object lastJob) {
+                          Object lastJob, boolean paused) {
 
         RecurringJob view() {
             return new RecurringJob(name, schedule, job.type(), Optional.ofNullable(next).map(Date::toInstant),
                     Optional.ofNullable(lastRun).map(Date::toInstant), Optional.ofNullable(lastJob)
-                    .map(OperationId::new));
+                    .map(OperationId::new), paused);
         }
     }
 
@@ -142,7 +144,12 @@ public final class JobSchedules {
             Instant first = schedule.expression().isPresent() ? schedule.nextAfter(now).orElseThrow(
                     () -> new InvalidInputException(config.name(), "schedule", schedule + " names no time after "
                             + now)) : now;
-            Bson update = Updates.combine(Updates.set(REVISION, new ObjectId()), Updates.set(NEXT, Date.from(first)),
+            // a paused schedule stays paused when its definition changes (every process registers its schedules at
+            // start); one removed and defined again starts afresh
+            boolean paused = existing != null && !existing.containsKey(REMOVED) && Boolean.TRUE.equals(
+                    existing.get(PAUSED));
+            Bson update = Updates.combine(Updates.set(REVISION, new ObjectId()), paused ? Updates.unset(NEXT)
+                    : Updates.set(NEXT, Date.from(first)), paused ? new Document() : Updates.unset(PAUSED),
                     Updates.unset(REMOVED), Updates.set(KIND, definition.get(KIND)), Updates.set(JOB, job),
                     setOrUnset(CRON, definition.get(CRON)), setOrUnset(ZONE, definition.get(ZONE)),
                     setOrUnset(MISSED, definition.get(MISSED)), setOrUnset(DELAY, definition.get(DELAY)));
@@ -226,6 +233,100 @@ public final class JobSchedules {
         }
     }
 
+    // ---------------------------------------------------------------- an operator's control
+
+    /**
+     * Pauses schedule {@code name}: no occurrence fires after this returns (the pause changes the revision every firing
+     * is guarded by, and takes the next run away); one already fired runs. Pausing a paused schedule writes nothing.
+     *
+     * @return whether there was such a schedule
+     */
+    public boolean pause(String name) {
+        return control(name, "pause", existing -> Boolean.TRUE.equals(existing.get(PAUSED)) ? null
+                : Updates.combine(Updates.set(PAUSED, true), Updates.unset(NEXT)));
+    }
+
+    /**
+     * Resumes schedule {@code name}: a cron schedule's next run is its first occurrence after now (those that fell
+     * while it was paused are skipped), a fixed delay's is now (its delay counted from the last run's end, as ever).
+     * Resuming a schedule that is not paused writes nothing.
+     *
+     * @return whether there was such a schedule
+     */
+    public boolean resume(String name) {
+        return control(name, "resume", existing -> {
+            if (!Boolean.TRUE.equals(existing.get(PAUSED))) {
+                return null;
+            }
+            Schedule schedule = read(existing).schedule();
+            Instant now = clock.now();
+            Optional<Instant> next = schedule.expression().isPresent() ? schedule.nextAfter(now) : Optional.of(now);
+            return Updates.combine(Updates.unset(PAUSED), next.isPresent() ? Updates.set(NEXT,
+                    Date.from(next.get())) : Updates.unset(NEXT));
+        });
+    }
+
+    /**
+     * One change of an operator's on schedule {@code name} ({@code change} gives the update for the schedule as read,
+     * or null when it is in that state already), under a new revision and guarded by the one read: retried while
+     * something else changes the schedule meanwhile.
+     */
+    private boolean control(String name, String what, java.util.function.Function<Document, Bson> change) {
+        checkName(name);
+        for (int round = 0; ; round++) {
+            Document existing = config.retryPolicy().execute(config.name(), name, "read schedule",
+                    () -> store.schedule(name));
+            if (existing == null || existing.containsKey(REMOVED)) {
+                return false;
+            }
+            Bson update = change.apply(existing);
+            if (update == null) {
+                return true;
+            }
+            Object revision = existing.get(REVISION);
+            if (revision != null && config.retryPolicy().execute(config.name(), name, what + " schedule",
+                    () -> store.defineSchedule(name, revision, Updates.combine(update,
+                            Updates.set(REVISION, new ObjectId()))))) {
+                LOG.info("[{}] schedule {}: {}d", config.name(), Values.show(name), what);
+                return true;
+            }
+            if (revision == null || round >= 5) {
+                throw new ForeignRecordException(config.name(), name, "schedule '" + name + "' has no revision this"
+                        + " queue wrote, or changed under every attempt to " + what + " it", null);
+            }
+        }
+    }
+
+    /**
+     * Enqueues one extra run of schedule {@code name} now, paused or not, exactly once for this call however its
+     * requests are retried: a job like its occurrences' with id {@link RecurringJob#triggeredId}, written by an outbox
+     * write on the schedule guarded by its revision. The schedule's own occurrences are not moved.
+     *
+     * @return the job's id; empty if there is no such schedule
+     */
+    public Optional<OperationId> trigger(String name) {
+        checkName(name);
+        Instant now = clock.now();
+        OperationId jobId = RecurringJob.triggeredId(name, now);
+        for (int round = 0; ; round++) {
+            Document existing = config.retryPolicy().execute(config.name(), name, "read schedule",
+                    () -> store.schedule(name));
+            if (existing == null || existing.containsKey(REMOVED)) {
+                return Optional.empty();
+            }
+            Stored s = read(existing);
+            JobOutbox.Fired fired = outbox.fireWith(store.schedules(), name, eq(REVISION, s.revision()),
+                    Updates.set(TRIGGERED, Date.from(now)), recording.encode(s.job().withId(jobId)));
+            if (fired != JobOutbox.Fired.NOT_WRITTEN) {
+                return Optional.of(jobId);   // written now, or by this call's earlier request (taken)
+            }
+            if (round >= 5) {
+                throw new ConsistencyException(config.name(), name, "schedule '" + name + "' changed under every one"
+                        + " of 6 attempts to trigger it; nothing was enqueued");
+            }
+        }
+    }
+
     private void deleteRemoved(Object id) {
         outbox.relay(store.schedules(), id);
         if (!store.deleteRemovedSchedule(id)) {
@@ -288,7 +389,7 @@ public final class JobSchedules {
                 request = request.withMaxAttempts(n);
             }
             return new Stored(name, d.get(REVISION), schedule, request, date(id, d, NEXT), date(id, d, LAST_RUN),
-                    d.get(LAST_JOB));
+                    d.get(LAST_JOB), Boolean.TRUE.equals(d.get(PAUSED)));
         } catch (IllegalArgumentException | IllegalStateException | DateTimeException e) {
             throw foreign(id, e.getMessage(), e);
         }

@@ -112,6 +112,9 @@ public final class JobSchema {
     static final String LAST_JOB = "lastJob";
     /** On a schedule: removed, kept until no firing holds a reservation on it. */
     static final String REMOVED = "removed";
+    /** On a schedule: paused by an operator (it has no {@link #NEXT} then), and when it was last triggered by hand. */
+    static final String PAUSED = "paused";
+    static final String TRIGGERED = "triggered";
 
     static final LeaseFields LEASE_FIELDS = new LeaseFields(OWNER, LEASE, TOKEN);
     static final EffectMarker EFFECT_MARKER = EffectMarker.of(RESERVED_JOBS, APPLIED_JOBS);
