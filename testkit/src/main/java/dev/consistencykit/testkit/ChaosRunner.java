@@ -207,7 +207,7 @@ public final class ChaosRunner {
             if (pool != null && ended && awaitQuiet(executor)) {
                 pool.give(db);
             } else {
-                db.drop();
+                MongoTarget.drop(db);
             }
         }
     }

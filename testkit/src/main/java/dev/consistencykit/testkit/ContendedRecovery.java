@@ -90,7 +90,7 @@ public final class ContendedRecovery {
             throw new IllegalStateException("contended recovery check interrupted", e);
         } finally {
             processes.shutdownNow();
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

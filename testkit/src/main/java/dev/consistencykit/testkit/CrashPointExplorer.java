@@ -333,7 +333,7 @@ public final class CrashPointExplorer {
         if (pool != null && !lingering) {
             pool.give(db);
         } else {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

@@ -165,7 +165,7 @@ public final class InterleavingExplorer {
             }
             return calls;
         } finally {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 
@@ -278,7 +278,7 @@ public final class InterleavingExplorer {
             if (pool != null && (started[0] == null || started[0].isDone())) {
                 pool.give(db);
             } else {
-                db.drop();
+                MongoTarget.drop(db);
             }
         }
         return problems;

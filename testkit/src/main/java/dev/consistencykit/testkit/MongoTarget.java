@@ -8,11 +8,14 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import com.mongodb.ConnectionString;
+import com.mongodb.MongoException;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.spi.Checks;
+import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.embedded.EmbeddedMongo;
 
 /**
@@ -52,6 +55,34 @@ public final class MongoTarget implements AutoCloseable {
                     .applyToSocketSettings(b -> b.connectTimeout(ms, TimeUnit.MILLISECONDS));
         }
         this.client = MongoClients.create(settings.build());
+    }
+
+    /** How often a drop a concurrent writer refused is tried in all. */
+    private static final int DROP_ATTEMPTS = 10;
+
+    /**
+     * Drops {@code db}, again when the server refused it for a concurrent writer: the distributed engine drops a
+     * database's tables on every node and can meet a deadlock there ("deadlock detected") with a test's last writes
+     * still settling; the drop is retried a few times, then the refusal is thrown. Every database a test, an
+     * exploration or a chaos run made is dropped through this.
+     */
+    public static void drop(MongoDatabase db) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                db.drop();
+                return;
+            } catch (MongoException e) {
+                if (attempt >= DROP_ATTEMPTS || !MongoErrors.isWriteConflict(e)) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(50L * attempt);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /**

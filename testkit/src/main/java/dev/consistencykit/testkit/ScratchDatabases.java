@@ -12,8 +12,6 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 
-import dev.consistencykit.core.spi.MongoErrors;
-
 /**
  * Fresh databases for the scenarios of one exploration, emptied and handed out again rather than dropped and made
  * anew: on a real engine a database, each collection and each index is a round of catalog work (about 200 ms for a
@@ -37,9 +35,6 @@ import dev.consistencykit.core.spi.MongoErrors;
  * }</pre>
  */
 public final class ScratchDatabases implements AutoCloseable {
-
-    /** How often a drop a concurrent writer refused is tried in all. */
-    private static final int DROP_ATTEMPTS = 10;
 
     /** How many scenarios one database serves before it is dropped. */
     static final int MAX_USES = 25;
@@ -72,7 +67,7 @@ public final class ScratchDatabases implements AutoCloseable {
      */
     public void give(MongoDatabase db) {
         if (servedEnough(db)) {
-            drop(db);
+            MongoTarget.drop(db);
             return;
         }
         try {
@@ -83,35 +78,11 @@ public final class ScratchDatabases implements AutoCloseable {
             }
         } catch (MongoException e) {
             forget(db);
-            drop(db);
+            MongoTarget.drop(db);
             return;
         }
         synchronized (this) {
             idle.push(db);
-        }
-    }
-
-    /**
-     * Drops {@code db}, again when the server refused it for a concurrent writer: the distributed engine drops a
-     * database's tables on every node and can meet a deadlock there ("deadlock detected") with a scenario's last
-     * writes still settling; the drop is retried a few times, then the refusal is thrown.
-     */
-    private static void drop(MongoDatabase db) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                db.drop();
-                return;
-            } catch (MongoException e) {
-                if (attempt >= DROP_ATTEMPTS || !MongoErrors.isWriteConflict(e)) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(50L * attempt);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            }
         }
     }
 
@@ -131,7 +102,7 @@ public final class ScratchDatabases implements AutoCloseable {
     @Override
     public synchronized void close() {
         while (!idle.isEmpty()) {
-            idle.poll().drop();
+            MongoTarget.drop(idle.poll());
         }
     }
 }

@@ -71,7 +71,7 @@ public final class MongoTestExtension implements ParameterResolver, AfterEachCal
     public void afterEach(ExtensionContext context) {
         String name = context.getStore(NAMESPACE).remove(DATABASE_KEY, String.class);
         if (name != null) {
-            MongoTarget.fromEnvironment().client().getDatabase(name).drop();
+            MongoTarget.drop(MongoTarget.fromEnvironment().client().getDatabase(name));
         }
     }
 

@@ -198,7 +198,7 @@ public final class ServerContract {
                     + e.getMessage(), Duration.ofNanos(System.nanoTime() - start));
         } finally {
             CLIENT.remove();
-            scratch.drop();
+            MongoTarget.drop(scratch);
         }
     }
 
