@@ -422,8 +422,11 @@ public final class JobStore implements PatternSetup {
      * projection), from the primary: what moving a line on needs, whatever the line's length behind them. Not retried.
      */
     Document lineHead(String key, int most) {
+        // the limit named with the slice: a projection of a $slice alone returns every other field on MongoDB, and
+        // only the sliced array on the embedded server
         return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key))
-                .projection(Projections.slice(JobSchema.LINE, most)).first();
+                .projection(Projections.fields(Projections.include(JobSchema.LIMIT),
+                        Projections.slice(JobSchema.LINE, most))).first();
     }
 
     /** Whether line {@code key} holds the entry of line nonce {@code nonce}: its id read back, or nothing. */
