@@ -95,7 +95,7 @@ public final class JobLines {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
-                if (config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineHolds(key, n))) {
+                if (config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineHolding(key, List.of(n)).contains(n))) {
                     break;
                 }
                 if (attempt >= 5) {

@@ -429,12 +429,6 @@ public final class JobStore implements PatternSetup {
                         Projections.slice(JobSchema.LINE, most))).first();
     }
 
-    /** Whether line {@code key} holds the entry of line nonce {@code nonce}: its id read back, or nothing. */
-    boolean lineHolds(String key, String nonce) {
-        return keys.withReadPreference(ReadPreference.primary()).find(and(eq("_id", key),
-                eq(JobSchema.LINE + ".n", nonce))).projection(Projections.include("_id")).first() != null;
-    }
-
     /**
      * Which of {@code nonces} line {@code key} holds entries of: one read that returns those entries alone (a
      * {@code $filter} on the server, the nonces as literals: they are read back from jobs, input again), however long
