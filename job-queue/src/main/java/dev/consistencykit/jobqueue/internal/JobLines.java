@@ -95,7 +95,8 @@ public final class JobLines {
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
-                if (config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineHolding(key, List.of(n)).contains(n))) {
+                if (config.retryPolicy().execute(config.name(), key, "read line",
+                        () -> store.lineHolding(key, List.of(n))).contains(n)) {
                     break;
                 }
                 if (attempt >= 5) {
