@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -185,9 +186,55 @@ class JobQueueBehaviourTest {
 
         assertThat(r.state()).isEqualTo(JobState.DEAD.stored());
         assertThat(r.reason()).hasValueSatisfying(reason -> assertThat(reason)
-                .contains("EffectOverflowException").contains("64-bit"));
+                .contains("EffectRefusedException").contains("64-bit"));
         assertThat(db.getCollection("wallets").find().first()).as("not wrapped, no mark left")
                 .isEqualTo(new Document("_id", "w").append("n", Long.MAX_VALUE - 1));
+    }
+
+    /**
+     * An effect's {@code $inc} on a field that holds no plain number (every kind a document may hold) fails the job
+     * with {@link EffectRefusedException} and leaves the document as it was, mark and all; on a plain number of any
+     * type it applies exactly once.
+     */
+    @Test
+    void shouldRefuseAnEffectWhoseFieldHoldsNoPlainNumberWithNothingWritten(MongoDatabase db) {
+        List<Object> refused = java.util.Arrays.asList(List.of(5, 50), List.of(), Double.NaN,
+                org.bson.types.Decimal128.NaN, Double.POSITIVE_INFINITY, org.bson.types.Decimal128.NEGATIVE_INFINITY,
+                "5", null, new Document("v", 1), true,
+                org.bson.types.Decimal128.parse("9999999999.999999999999999999999999"));
+        List<Object> plain = List.of(1, 2L, 2.5, org.bson.types.Decimal128.parse("1000.25"), -0.0);
+        MongoCollection<Document> wallets = db.getCollection("wallets");
+        JobQueue queue = JobQueue.builder(db).maxAttempts(1)
+                .handler("credit", ctx -> ctx.applyOnce("wallets", ctx.payload().getString("w"),
+                        Updates.inc("n", 5L))).build();
+        List<String> problems = new ArrayList<>();
+        int i = 0;
+        for (Object value : concat(refused, plain)) {
+            String w = "w" + i++;
+            wallets.insertOne(new Document("_id", w).append("n", value));
+            String before = wallets.find(eq("_id", w)).first().toJson();
+            OperationResult r = queue.apply(JobRequest.of("credit", new Document("w", w)));
+            String after = wallets.find(eq("_id", w)).first().toJson();
+            if (refused.contains(value)) {
+                if (!r.state().equals(JobState.DEAD.stored()) || r.reason().filter(reason -> reason.contains(
+                        "EffectRefusedException")).isEmpty()) {
+                    problems.add(value + ": " + r.state() + " " + r.reason());
+                }
+                if (!after.equals(before)) {
+                    problems.add(value + ": " + before + " -> " + after);
+                }
+            } else if (!r.isCommitted() || !after.contains("\"n\"") || after.contains("appliedJobs")
+                    || after.equals(before)) {
+                problems.add(value + ": " + r.state() + " " + r.reason() + ", " + before + " -> " + after);
+            }
+        }
+        assertThat(problems).isEmpty();
+    }
+
+    private static List<Object> concat(List<Object> a, List<Object> b) {
+        List<Object> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
     }
 
     @Test

@@ -438,7 +438,7 @@ class TrapsTest {
         assertThatThrownBy(() -> tpc.apply(TwoPhaseTransaction.of(OperationId.of("poison"),
                 Participant.on("accounts", "a0").prepare(Updates.inc("balance", -5L)).rollback(Updates.inc("balance",
                         5L)),
-                Participant.on("accounts", "a2").prepare(Updates.inc("nickname", 1)))))
+                Participant.on("accounts", "a2").prepare(Updates.push("nickname", 1)))))
                 .isInstanceOf(ParticipantRejectedException.class).hasMessageContaining("accounts/a2");
 
         assertThat(tx(db, "poison").getString("state")).isEqualTo("canceled");

@@ -41,8 +41,11 @@ import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Updates;
 
@@ -55,6 +58,7 @@ import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.EffectMarker;
 import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Ids;
+import dev.consistencykit.core.spi.IncOperands;
 import dev.consistencykit.core.spi.IncOverflow;
 import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.MarkerWrite;
@@ -63,7 +67,7 @@ import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.UpdateGrammar;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
-import dev.consistencykit.jobqueue.EffectOverflowException;
+import dev.consistencykit.jobqueue.EffectRefusedException;
 import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
@@ -366,20 +370,33 @@ public final class JobRunner {
                     "another worker took job " + jobId + " over");
         }
         BsonDocument inc = update instanceof BsonDocument b ? b : null;   // checked, rendered: guard its $incs
-        GuardedResult r = config.retryPolicy().execute(config.name(), jobId, "apply effect",
-                () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce, List.of(new MarkerWrite(documentId,
-                        IncOverflow.guard(inc), update))).get(documentId));
+        Bson operands = IncOperands.guard(inc);
+        Bson range = IncOverflow.guard(inc);
+        Bson guard = operands == null ? range : range == null ? operands : Filters.and(operands, range);
+        GuardedResult r;
+        try {
+            r = config.retryPolicy().execute(config.name(), jobId, "apply effect",
+                    () -> OnceEffects.apply(target, EFFECT_MARKER, jobId, nonce, List.of(new MarkerWrite(documentId,
+                            guard, update))).get(documentId));
+        } catch (MongoWriteException | MongoCommandException refused) {
+            // the server refused the one document's update whole (not transient: the retry policy rethrew it)
+            config.retryPolicy().run(config.name(), jobId, "release effect",
+                    () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));
+            throw new EffectRefusedException(config.name(), jobId, "the server refused the effect on "
+                    + collectionName + "/" + documentId + ", nothing written: " + refused.getMessage());
+        }
         if (r.outcome() != UpdateOutcome.GUARD_FAILED) {
             return r.outcome();
         }
         // this attempt's reservation is still there, and it never comes back once gone: so at the apply it was
-        // there too, and what the server refused was the overflow guard (the rest of the apply's filter)
+        // there too, and what the server refused was the guard of the $incs (the rest of the apply's filter)
         Optional<String> overflow = r.document().filter(d -> EFFECT_MARKER.evidence(d, jobId, nonce)
-                == EffectMarker.Evidence.RESERVED).map(d -> IncOverflow.refusal(inc, d));
+                == EffectMarker.Evidence.RESERVED).map(d -> IncOperands.refusal(inc, d)
+                .orElseGet(() -> IncOverflow.refusal(inc, d)));
         if (overflow.isPresent()) {
             config.retryPolicy().run(config.name(), jobId, "release effect",
                     () -> OnceEffects.release(target, EFFECT_MARKER, jobId, nonce, List.of(documentId)));
-            throw new EffectOverflowException(config.name(), jobId, "the effect on " + collectionName + "/"
+            throw new EffectRefusedException(config.name(), jobId, "the effect on " + collectionName + "/"
                     + documentId + " was refused, nothing written: " + overflow.get());
         }
         throw new LeaseLostException(config.name(), jobId, claimed.claim().fencingToken(), "another worker took job "

@@ -20,6 +20,7 @@ import org.bson.conversions.Bson;
 import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.InvalidInputException;
+import dev.consistencykit.core.spi.IncOperands;
 import dev.consistencykit.core.spi.IncOverflow;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.UpdateGrammar;
@@ -284,6 +285,41 @@ final class SpecCodec {
      */
     public static Bson overflowGuard(List<?> ops) {
         return IncOverflow.guard(integralIncs(ops));
+    }
+
+    /**
+     * The guard that keeps a stored update's {@code $inc}s and {@code $mul}s to fields that hold a plain number
+     * ({@link IncOperands}): not an array nor through one, not NaN nor an infinity, not a value that is no number.
+     * {@code null} when the update has neither.
+     */
+    public static Bson operandGuard(List<?> ops) {
+        return IncOperands.guard(incs(ops));
+    }
+
+    /** Why {@link #operandGuard} refuses {@code document}, read from it; empty if it does not. */
+    public static Optional<String> operandOf(List<?> ops, Document document) {
+        return IncOperands.refusal(incs(ops), document);
+    }
+
+    /** A stored update's {@code $inc}s and {@code $mul}s as an update document: the integral increments kept. */
+    private static BsonDocument incs(List<?> ops) {
+        BsonDocument update = new BsonDocument();
+        for (Object o : ops == null ? List.of() : ops) {
+            Map<String, Object> op = asMap(o);
+            String name = text(op.get("op"));
+            if ("inc".equals(name) || "mul".equals(name)) {
+                BsonValue fields = update.get("$" + name);
+                if (fields == null) {
+                    fields = new BsonDocument();
+                    update.put("$" + name, fields);
+                }
+                Object value = java(op.get("value"));
+                // an integral $inc keeps its value: the guard holds its sum with a decimal to be exact
+                fields.asDocument().put(text(op.get("path")), value instanceof Integer || value instanceof Long
+                        ? new org.bson.BsonInt64(((Number) value).longValue()) : new org.bson.BsonInt32(0));
+            }
+        }
+        return update;
     }
 
     /** A stored update's integral {@code $inc}s as an update document, for {@link IncOverflow}. */

@@ -38,6 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
@@ -188,7 +189,7 @@ final class TransactionParticipants {
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "reserve " + group.getKey(),
                     () -> OnceEffects.reserve(collection, store.marker(), tx.id(), nonce, writes));
-        } catch (MongoBulkWriteException | MongoWriteException e) {
+        } catch (MongoBulkWriteException | MongoWriteException | MongoCommandException e) {
             return rejected(tx, group, e, "reservation");
         }
         for (int i : group.getValue()) {
@@ -349,7 +350,7 @@ final class TransactionParticipants {
         try {
             results = config.retryPolicy().execute(config.name(), tx.id(), "prepare " + group.getKey(),
                     () -> OnceEffects.apply(collection, store.marker(), tx.id(), nonce, writes));
-        } catch (MongoBulkWriteException | MongoWriteException e) {
+        } catch (MongoBulkWriteException | MongoWriteException | MongoCommandException e) {
             return Prepared.failed(rejected(tx, group, e, "prepare update"));
         }
         for (int i : group.getValue()) {
@@ -379,6 +380,13 @@ final class TransactionParticipants {
         List<Bson> guards = new ArrayList<>();
         if (pre != null) {
             guards.add(pre);
+        }
+        // the fields the prepare's and the commit's $incs add to hold plain numbers (an array would satisfy a
+        // precondition by one of its elements and then refuse the commit, after the decision)
+        Bson operands = SpecCodec.operandGuard(SpecCodec.throughCommit(p.getList(P_PREPARE, Object.class),
+                p.getList(P_COMMIT, Object.class)));
+        if (operands != null) {
+            guards.add(operands);
         }
         Bson prepare = SpecCodec.overflowGuard(p.getList(P_PREPARE, Object.class));
         if (prepare != null) {
@@ -418,12 +426,18 @@ final class TransactionParticipants {
         Predicate<Bson> holds = part -> config.retryPolicy().execute(config.name(), null, "ask why " + who
                 + " was refused", () -> store.matches(p.getString(P_COLLECTION), p.get(P_ID), part));
         List<Object> prepare = p.getList(P_PREPARE, Object.class);
+        List<Object> throughCommit = SpecCodec.throughCommit(prepare, p.getList(P_COMMIT, Object.class));
+        Bson operands = SpecCodec.operandGuard(throughCommit);
+        if (operands != null && !holds.test(operands)) {
+            return reason(PRECONDITION_FAILED, who, "precondition failed for " + who + ": "
+                    + SpecCodec.operandOf(throughCommit, current).orElse("a field its $incs add to holds what they"
+                    + " cannot add to"));
+        }
         Bson overflow = SpecCodec.overflowGuard(prepare);
         if (overflow != null && !holds.test(overflow)) {
             return reason(OVERFLOW, who, "the prepare of " + who + " was refused: "
                     + SpecCodec.overflowOf(prepare, current));
         }
-        List<Object> throughCommit = SpecCodec.throughCommit(prepare, p.getList(P_COMMIT, Object.class));
         Bson later = SpecCodec.overflowGuard(throughCommit);
         if (later != null && !holds.test(later)) {
             return reason(OVERFLOW, who, "the prepare of " + who + " was refused, its commit would follow with "
@@ -439,10 +453,36 @@ final class TransactionParticipants {
                 + unmet.map(u -> ": " + u.description()).orElse(""));
     }
 
+    /**
+     * Which participant of a group the server refused a whole command for (a command error names no write): the
+     * first whose guard the server refuses to match or cannot evaluate; the first of the group if none. On the
+     * failure path only, one query per participant.
+     */
+    private int refusing(Map.Entry<String, List<Integer>> group, EncodedTransaction tx) {
+        for (int k = 0; k < group.getValue().size(); k++) {
+            Document p = tx.participants().get(group.getValue().get(k));
+            Bson guard = guarded(p);
+            if (guard == null) {
+                continue;
+            }
+            try {
+                if (!config.retryPolicy().execute(config.name(), tx.id(), "ask which participant was refused",
+                        () -> store.matches(p.getString(P_COLLECTION), p.get(P_ID), guard))) {
+                    return k;
+                }
+            } catch (MongoCommandException refused) {
+                return k;
+            }
+        }
+        return 0;
+    }
+
     Document rejected(EncodedTransaction tx, Map.Entry<String, List<Integer>> group, MongoException e, String what) {
         int index = 0;
         if (e instanceof MongoBulkWriteException be && !be.getWriteErrors().isEmpty()) {
             index = be.getWriteErrors().get(0).getIndex();
+        } else if (e instanceof MongoCommandException && group.getValue().size() > 1) {
+            index = refusing(group, tx);
         }
         Document p = tx.participants().get(group.getValue().get(Math.min(index, group.getValue().size() - 1)));
         String who = p.getString(P_COLLECTION) + "/" + p.get(P_ID);

@@ -5,17 +5,21 @@ import static dev.consistencykit.twophase.internal.TransactionSchema.P_ID;
 import static dev.consistencykit.twophase.internal.TransactionSchema.P_ROLLBACK;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 import org.bson.Document;
+import org.bson.conversions.Bson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
 
 import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Listeners;
@@ -54,26 +58,35 @@ final class TransactionSettlement {
         for (Map.Entry<String, List<Integer>> group : participants.byCollection(tx).entrySet()) {
             MongoCollection<Document> collection = store.participants(group.getKey());
             List<MarkerWrite> writes = new ArrayList<>();
+            Map<Object, List<Object>> commits = new HashMap<>();
             for (int i : group.getValue()) {
                 Document p = tx.participants().get(i);
                 // credits from other transactions since the prepare may have brought the field nearer the edge: the
                 // commit is refused rather than wrapped (the embedded server) or refused raw (MongoDB)
+                // (and a field its prepare found a plain number may have been given an array or a NaN since): a
+                // commit that cannot add is refused by its guard, reported as stuck, never applied in part
                 List<Object> commit = p.getList(P_COMMIT, Object.class);
-                writes.add(new MarkerWrite(p.get(P_ID), SpecCodec.overflowGuard(commit),
-                        SpecCodec.decodeUpdate(commit)));
+                commits.put(p.get(P_ID), commit);
+                Bson operands = SpecCodec.operandGuard(commit);
+                Bson overflow = SpecCodec.overflowGuard(commit);
+                writes.add(new MarkerWrite(p.get(P_ID), operands == null ? overflow : overflow == null ? operands
+                        : Filters.and(operands, overflow), SpecCodec.decodeUpdate(commit)));
             }
             Map<Object, GuardedResult> results;
             try {
                 results = config.retryPolicy().execute(config.name(), tx.id(), "commit " + group.getKey(),
                         () -> OnceEffects.settle(collection, store.marker(), tx.id(), writes));
-            } catch (MongoBulkWriteException | MongoWriteException e) {
+            } catch (MongoBulkWriteException | MongoWriteException | MongoCommandException e) {
                 stuck(tx, token, group.getKey(), e.getMessage(), e);
                 return;
             }
             for (Map.Entry<Object, GuardedResult> r : results.entrySet()) {
                 if (r.getValue().outcome() == UpdateOutcome.GUARD_FAILED) {
-                    stuck(tx, token, group.getKey(), "the commit update of " + r.getKey() + " would take a field"
-                            + " past the range of a 64-bit integer", null);
+                    List<Object> commit = commits.get(r.getKey());
+                    String why = r.getValue().document().flatMap(d -> SpecCodec.operandOf(commit, d))
+                            .orElse("it would take a field past the range of a 64-bit integer");
+                    stuck(tx, token, group.getKey(), "the commit update of " + r.getKey() + " was refused: " + why,
+                            null);
                 }
             }
         }
