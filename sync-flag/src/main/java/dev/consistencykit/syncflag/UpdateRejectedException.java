@@ -6,12 +6,18 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.spi.MongoErrors;
 
 /**
- * The server refused a master update (for example {@code $inc} on a string); nothing was written. The server's error
- * is the cause.
+ * A master update was refused, nothing written: by the server (for example {@code $inc} on a string; the server's error
+ * is the cause), or because the master's version field holds what no version can be compared with (an array, NaN, a
+ * fraction: the message says how to repair it).
  */
 public class UpdateRejectedException extends ConsistencyException {
 
     private static final long serialVersionUID = 1L;
+
+    /** An exception for master {@code masterId} whose update this library refused before the server saw it. */
+    public UpdateRejectedException(String instanceName, Object masterId, String reason) {
+        super(instanceName, masterId, reason + "; nothing was written");
+    }
 
     /** An exception for master {@code masterId}. */
     public UpdateRejectedException(String instanceName, Object masterId, MongoException cause) {

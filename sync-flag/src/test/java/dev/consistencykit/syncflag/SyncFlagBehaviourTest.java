@@ -132,9 +132,10 @@ class SyncFlagBehaviourTest {
 
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
             sync.update("star", Updates.set("name", "Superstar"));
-            // a master's first update also reads its newest copy per target and the master (once: a master created
-            // again under its id would have copies ahead of it)
-            assertThat(counter.snapshot().commands()).as("the copies are written by the server").isEqualTo(3 + 2);
+            // a master's first update also reads its newest versioned copy per target (once: a master created again
+            // under its id would have copies ahead of it); these copies carry no version yet, so the master is not
+            // read again
+            assertThat(counter.snapshot().commands()).as("the copies are written by the server").isEqualTo(3 + 1);
         }
 
         assertThat(sync.metrics().copiesWritten()).isEqualTo(copies);

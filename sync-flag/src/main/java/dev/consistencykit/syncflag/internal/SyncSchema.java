@@ -1,9 +1,16 @@
 package dev.consistencykit.syncflag.internal;
 
+import java.util.List;
+import java.util.Optional;
+
 import org.bson.Document;
+import org.bson.conversions.Bson;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
+import com.mongodb.client.model.Filters;
+
+import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.syncflag.SyncState;
 
@@ -31,6 +38,34 @@ final class SyncSchema {
     static final JsonWriterSettings CANONICAL = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED).build();
 
     private SyncSchema() {
+    }
+
+    /** The types a version may have: a whole number, as the {@code $inc}s and {@code $set}s of this pattern write it. */
+    static final List<String> WHOLE_NUMBERS = List.of("int", "long");
+
+    /** A {@code field} that holds a whole number, not an array of them: a version. */
+    static Bson wholeVersion(String field) {
+        return Filters.and(Filters.not(Filters.type(field, "array")), new Document(field, new Document("$type",
+                WHOLE_NUMBERS)));
+    }
+
+    /**
+     * A master whose version a flagged update can count on: none yet, or a whole number (not an array of them) below
+     * the top of its range.
+     */
+    static Bson countableVersion() {
+        return Filters.or(Filters.exists(VERSION, false), Filters.and(wholeVersion(VERSION),
+                Filters.lt(VERSION, Long.MAX_VALUE)));
+    }
+
+    /** What a master read back holds as its version when {@link #countableVersion} refuses it; empty if not. */
+    static Optional<String> uncountableVersion(Document master) {
+        if (!master.containsKey(VERSION)) {
+            return Optional.empty();
+        }
+        Object v = master.get(VERSION);
+        boolean whole = v instanceof Integer || (v instanceof Long l && l < Long.MAX_VALUE);
+        return whole ? Optional.empty() : Optional.of(Values.show(v));
     }
 
     static long versionOf(Document master) {

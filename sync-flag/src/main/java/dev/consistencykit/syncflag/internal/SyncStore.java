@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.nor;
 import static com.mongodb.client.model.Filters.not;
 import static dev.consistencykit.syncflag.internal.SyncSchema.ELEMENT;
 import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG;
@@ -120,8 +121,11 @@ public final class SyncStore implements PatternSetup {
         parts.add(Updates.pushEach(OPS, List.of(new Document("id", opId).append("h", fingerprint)),
                 new PushOptions().slice(-config.rememberedUpdates())));
         Bson update = Updates.combine(parts);
-        // the guard makes a retried or repeated update a no-op: the master remembers the ids it applied
-        Bson filter = and(eq("_id", masterId), ne(OPS + ".id", opId));
+        // the guard makes a retried or repeated update a no-op: the master remembers the ids it applied; and a
+        // flagged update counts only a version that is a whole number (NaN, an infinity, a huge double or an array
+        // would stay what it is under $inc, and every copy's version guard would then refuse every write)
+        Bson filter = flag ? and(eq("_id", masterId), ne(OPS + ".id", opId), SyncSchema.countableVersion())
+                : and(eq("_id", masterId), ne(OPS + ".id", opId));
         FindOneAndUpdateOptions options = new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
                 .projection(masterProjection);
         return retried(masterId, "update master", () -> masters.findOneAndUpdate(filter, update, options));
@@ -152,14 +156,17 @@ public final class SyncStore implements PatternSetup {
         Bson update = Updates.combine(sets);
         // the version guard: a copy already written from this version or a newer one is left alone, so a delayed
         // writer can never put an older value back, and repeats are free
-        Bson older = not(gte(target.versionField(), version));
+        // (only a whole number counts as a version: a copy whose version is an array, NaN, an infinity, a fraction or
+        // no number at all is older than any, where a comparison would match one element of the array, or order NaN
+        // above every number on the embedded server, and leave the copy stale for good)
+        Bson older = nor(and(SyncSchema.wholeVersion(target.versionField()), gte(target.versionField(), version)));
         Bson filter;
         UpdateOptions options = new UpdateOptions();
         if (target.arrayField().isPresent()) {
             filter = elemMatch(target.arrayField().get(), and(eq(target.idField(), masterId), older));
             options.arrayFilters(List.of(new Document(ELEMENT + "." + target.idField(), masterId)
                     .append(ELEMENT + "." + target.versionField(), new Document("$not",
-                            new Document("$gte", version)))));
+                            new Document("$type", SyncSchema.WHOLE_NUMBERS).append("$gte", version)))));
         } else {
             filter = and(eq(target.idField(), masterId), older);
         }
@@ -217,13 +224,14 @@ public final class SyncStore implements PatternSetup {
             Document top = retried(masterId, "read copy versions", () -> collection.aggregate(List.of(
                     Aggregates.match(elemMatch(array, eq(target.idField(), masterId))),
                     Aggregates.unwind("$" + array),
-                    Aggregates.match(eq(array + "." + target.idField(), masterId)),
+                    Aggregates.match(and(eq(array + "." + target.idField(), masterId), SyncSchema.wholeVersion(
+                            array + "." + target.versionField()))),
                     Aggregates.sort(Sorts.descending(array + "." + target.versionField())),
                     Aggregates.limit(1))).first());
             return top == null ? null : top.get(array, Document.class);
         }
-        return retried(masterId, "read copy versions", () -> collection.find(eq(target.idField(), masterId))
-                .sort(Sorts.descending(target.versionField())).first());
+        return retried(masterId, "read copy versions", () -> collection.find(and(eq(target.idField(), masterId),
+                SyncSchema.wholeVersion(target.versionField()))).sort(Sorts.descending(target.versionField())).first());
     }
 
     /** The flagged masters matching {@code flagged}, oldest flag first, their flags only. */

@@ -5,6 +5,7 @@ import static dev.consistencykit.syncflag.internal.SyncSchema.FLAG;
 import static dev.consistencykit.syncflag.internal.SyncSchema.OPS;
 import static dev.consistencykit.syncflag.internal.SyncSchema.RESYNC_FINGERPRINT;
 import static dev.consistencykit.syncflag.internal.SyncSchema.SYNCED;
+import static dev.consistencykit.syncflag.internal.SyncSchema.VERSION;
 import static dev.consistencykit.syncflag.internal.SyncSchema.valueAt;
 import static dev.consistencykit.syncflag.internal.SyncSchema.versionOf;
 
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -177,6 +179,13 @@ public final class SyncUpdates {
                     return new Recorded(existing, false);
                 }
             }
+            Optional<String> version = p.touchesCopies() ? SyncSchema.uncountableVersion(existing) : Optional.empty();
+            if (version.isPresent()) {
+                throw new UpdateRejectedException(config.name(), p.masterId(), "master " + p.masterId() + " holds "
+                        + version.get() + " as its version (" + VERSION + "), which no copy's version can be compared"
+                        + " with; set it to a whole number at least as high as its copies' or remove it (the next"
+                        + " update then raises it above them)");
+            }
             // neither applied nor remembered: our id was pushed out of the remembered window between the write and
             // the read (many updates in between), or the write raced; try again
             LOG.debug("[{}] update of master {} matched nothing and op {} is not remembered; attempt {}",
@@ -193,8 +202,8 @@ public final class SyncUpdates {
      * the new one. Reads each target's newest copy, then the master: a copy newer than the master, or as new with
      * other values, was written from the earlier document (copies of this one are written after the master reached
      * their version, with its values at that version). Then raises the master's version above every copy's and
-     * returns the master as it is then. Reads only (one per target and the master) on a master's first update; a
-     * write only for a master created again.
+     * returns the master as it is then. Reads only (one per target, and the master when a copy carries a version) on a
+     * master's first update; a write only for a master created again.
      */
     Document aboveEarlierCopies(Object masterId, Document master) {
         Map<SyncTarget, Document> newest = new java.util.LinkedHashMap<>();
@@ -216,7 +225,10 @@ public final class SyncUpdates {
         boolean earlier = false;
         for (Map.Entry<SyncTarget, Document> e : newest.entrySet()) {
             Object v = e.getValue().get(e.getKey().versionField());
-            long version = v instanceof Number n ? n.longValue() : 0L;
+            // a version is a whole number below the top of the range; anything else counts as none (the writes'
+            // version guard takes such a copy for older than any)
+            long version = (v instanceof Integer || v instanceof Long) && ((Number) v).longValue() < Long.MAX_VALUE
+                    ? ((Number) v).longValue() : 0L;
             highest = Math.max(highest, version);
             earlier |= version > current || (version == current && !sameValues(e.getKey(), e.getValue(), now));
         }
