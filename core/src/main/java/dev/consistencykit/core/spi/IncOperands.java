@@ -62,10 +62,10 @@ public final class IncOperands {
                             Filters.gt(path, Double.NEGATIVE_INFINITY), Filters.lt(path, Double.POSITIVE_INFINITY))));
             Change change = changes.get(path);
             if (change.exactIncrement() != null) {
-                // a decimal the sum needs more than 34 digits for is rounded (MongoDB) or refused (the embedded
-                // server): money a transfer would create or lose; the server's own arithmetic says whether it is exact
-                // exact when (v + n) - v is n and (v + n) - n is v: a sum rounded away from v + n fails one of them
-                // (a tiny v drowned in n passes the first and fails the second; a huge v, the other way round)
+                // a decimal sum that needs more than 34 digits is rounded (MongoDB) or refused (the embedded server):
+                // money a transfer would create or lose. The server's own arithmetic says whether it is exact: it is
+                // when (v + n) - v is n and (v + n) - n is v, and a sum rounded away from v + n fails one of them (a
+                // tiny v drowned in n passes the first and fails the second; a huge v, the other way round)
                 long n = change.exactIncrement();
                 Document sum = new Document("$add", List.of("$" + path, n));
                 guards.add(Filters.or(Filters.not(Filters.type(path, "decimal")), Filters.expr(new Document("$and",
