@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiConsumer;
 
 import org.bson.Document;
 import org.bson.types.Decimal128;
@@ -35,51 +36,16 @@ class VersionValuesTest {
 
     @Test
     void shouldUpdateEveryCopyOrRefuseWithNothingWrittenWhateverTheMasterVersionHolds(MongoDatabase db) {
-        List<String> problems = new ArrayList<>();
-        for (Object value : ODD) {
-            db.drop();
-            Blog.seed(db, 2, 2);
-            db.getCollection(Blog.USERS).updateOne(eq("_id", "u0"), Updates.set("syncVersion", value));
-            SyncFlag sync = Blog.sync(db).build();
-            DatabaseSnapshot before = DatabaseSnapshot.of(db);
-            try {
-                sync.update("u0", Updates.set("name", "Ann"));
-                sync.update("u0", Updates.set("name", "Anne"));
-                if (!Blog.invariants(db).isEmpty()) {
-                    problems.add("master version " + Values.show(value) + ": " + Blog.invariants(db));
-                }
-            } catch (ConsistencyException refused) {
-                if (!DatabaseSnapshot.of(db).equals(before)) {
-                    problems.add("master version " + Values.show(value) + ": refused (" + refused.getMessage()
-                            + ") and the database changed");
-                }
-            } catch (RuntimeException e) {
-                problems.add("master version " + Values.show(value) + ": " + e);
-            }
-        }
-        assertThat(problems).isEmpty();
+        assertThat(problems(db, "master version", 2, true, (sync, value) -> db.getCollection(Blog.USERS)
+                .updateOne(eq("_id", "u0"), Updates.set("syncVersion", value)), "Ann", "Anne")).isEmpty();
     }
 
     @Test
     void shouldUpdateEveryCopyWhateverACopysVersionHolds(MongoDatabase db) {
-        List<String> problems = new ArrayList<>();
-        for (Object value : ODD) {
-            db.drop();
-            Blog.seed(db, 2, 2);
-            SyncFlag sync = Blog.sync(db).build();
+        assertThat(problems(db, "copy version", 2, false, (sync, value) -> {
             sync.update("u0", Updates.set("name", "Ann"));
             db.getCollection(Blog.COMMENTS).updateOne(eq("_id", "c0-0"), Updates.set("authorIdSyncVersion", value));
-            try {
-                sync.update("u0", Updates.set("name", "Anne"));
-                sync.update("u0", Updates.set("name", "Annie"));
-                if (!Blog.invariants(db).isEmpty()) {
-                    problems.add("copy version " + Values.show(value) + ": " + Blog.invariants(db));
-                }
-            } catch (RuntimeException e) {
-                problems.add("copy version " + Values.show(value) + ": " + e);
-            }
-        }
-        assertThat(problems).isEmpty();
+        }, "Anne", "Annie")).isEmpty();
     }
 
     /**
@@ -88,11 +54,7 @@ class VersionValuesTest {
      */
     @Test
     void shouldRiseAboveTheCopiesOfAMasterCreatedAgainWhateverOneOfThemHolds(MongoDatabase db) {
-        List<String> problems = new ArrayList<>();
-        for (Object value : ODD) {
-            db.drop();
-            Blog.seed(db, 2, 3);
-            SyncFlag sync = Blog.sync(db).build();
+        assertThat(problems(db, "copy version", 3, false, (sync, value) -> {
             for (int i = 0; i < 4; i++) {
                 sync.update("u0", Updates.set("name", "Ann " + i));   // the copies reach version 4
             }
@@ -102,15 +64,40 @@ class VersionValuesTest {
             before.remove("syncVersion");
             before.remove("syncOps");
             db.getCollection(Blog.USERS).insertOne(before.append("name", "Annie"));
+        }, "Anne")).isEmpty();
+    }
+
+    /**
+     * For each odd value, on a blog seeded afresh: {@code prepare} puts it in place, then u0 is renamed to each of
+     * {@code names}; every copy must follow, or (where {@code mayRefuse}) the rename be refused, typed, with the
+     * database as it was.
+     */
+    private static List<String> problems(MongoDatabase db, String where, int commentsPerUser, boolean mayRefuse,
+                                         BiConsumer<SyncFlag, Object> prepare, String... names) {
+        List<String> problems = new ArrayList<>();
+        for (Object value : ODD) {
+            db.drop();
+            Blog.seed(db, 2, commentsPerUser);
+            SyncFlag sync = Blog.sync(db).build();
+            prepare.accept(sync, value);
+            DatabaseSnapshot before = DatabaseSnapshot.of(db);
+            String what = where + " " + Values.show(value) + ": ";
             try {
-                sync.update("u0", Updates.set("name", "Anne"));
+                for (String name : names) {
+                    sync.update("u0", Updates.set("name", name));
+                }
                 if (!Blog.invariants(db).isEmpty()) {
-                    problems.add("copy version " + Values.show(value) + ": " + Blog.invariants(db));
+                    problems.add(what + Blog.invariants(db));
+                }
+            } catch (ConsistencyException refused) {
+                if (!mayRefuse || !DatabaseSnapshot.of(db).equals(before)) {
+                    problems.add(what + "refused (" + refused.getMessage() + ")"
+                            + (mayRefuse ? " and the database changed" : ""));
                 }
             } catch (RuntimeException e) {
-                problems.add("copy version " + Values.show(value) + ": " + e);
+                problems.add(what + e);
             }
         }
-        assertThat(problems).isEmpty();
+        return problems;
     }
 }

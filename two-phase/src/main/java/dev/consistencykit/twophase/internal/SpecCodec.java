@@ -284,7 +284,7 @@ final class SpecCodec {
      * {@code $inc}.
      */
     public static Bson overflowGuard(List<?> ops) {
-        return IncOverflow.guard(integralIncs(ops));
+        return IncOverflow.guard(incs(ops));
     }
 
     /**
@@ -301,7 +301,10 @@ final class SpecCodec {
         return IncOperands.refusal(incs(ops), document);
     }
 
-    /** A stored update's {@code $inc}s and {@code $mul}s as an update document: the integral increments kept. */
+    /**
+     * A stored update's {@code $inc}s and {@code $mul}s as an update document, for {@link IncOverflow} (which reads
+     * its integral {@code $inc}s) and {@link IncOperands} (every field either changes).
+     */
     private static BsonDocument incs(List<?> ops) {
         BsonDocument update = new BsonDocument();
         for (Object o : ops == null ? List.of() : ops) {
@@ -313,26 +316,10 @@ final class SpecCodec {
                     fields = new BsonDocument();
                     update.put("$" + name, fields);
                 }
-                Object value = java(op.get("value"));
-                // an integral $inc keeps its value: the guard holds its sum with a decimal to be exact
-                fields.asDocument().put(text(op.get("path")), value instanceof Integer || value instanceof Long
-                        ? new org.bson.BsonInt64(((Number) value).longValue()) : new org.bson.BsonInt32(0));
+                fields.asDocument().put(text(op.get("path")), Values.encode(null, "value", java(op.get("value"))));
             }
         }
         return update;
-    }
-
-    /** A stored update's integral {@code $inc}s as an update document, for {@link IncOverflow}. */
-    private static BsonDocument integralIncs(List<?> ops) {
-        BsonDocument incs = new BsonDocument();
-        for (Object o : ops == null ? List.of() : ops) {
-            Map<String, Object> op = asMap(o);
-            Object value = java(op.get("value"));
-            if ("inc".equals(text(op.get("op"))) && (value instanceof Integer || value instanceof Long)) {
-                incs.put(text(op.get("path")), new org.bson.BsonInt64(((Number) value).longValue()));
-            }
-        }
-        return new BsonDocument("$inc", incs);
     }
 
     /**
@@ -372,7 +359,7 @@ final class SpecCodec {
      * decides nothing).
      */
     public static String overflowOf(List<?> ops, Document document) {
-        return IncOverflow.refusal(integralIncs(ops), document);
+        return IncOverflow.refusal(incs(ops), document);
     }
 
     /** A stored condition a document does not satisfy: its path, and how it reads in a message. */
