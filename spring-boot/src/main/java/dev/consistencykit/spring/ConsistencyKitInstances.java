@@ -58,6 +58,7 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
         Binder binder = Binder.get(environment);
         ConsistencyKitProperties p = binder.bind("consistency-kit", ConsistencyKitProperties.class)
                 .orElseGet(ConsistencyKitProperties::new);
+        InstanceSettings.refuseUnknownBelow(binder, "consistency-kit", ConsistencyKitProperties.class);
         ClassLoader loader = getClass().getClassLoader();
         if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
             register(registry, binder, "two-phase", p.getTwoPhase(), ConsistencyKitProperties.Instance::new,

@@ -3,7 +3,6 @@ package dev.consistencykit.spring;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 import org.springframework.boot.context.properties.bind.Binder;
 
@@ -59,8 +58,7 @@ final class InstanceBuilders {
         if (shared.clock() != null) {
             builder.clock(shared.clock());
         }
-        Set<String> own = InstanceSettings.propertiesOf(source.own().getClass());
-        InstanceSettings.bind(builder, config, source.binder(), source.prefix(), own);
+        InstanceSettings.bind(builder, config, source.binder(), source.prefix(), source.own().getClass());
         builder.retryPolicy(source.own().getRetryPolicy().over(RetryPolicy.DEFAULT));
         return builder;
     }

@@ -1,7 +1,9 @@
 package dev.consistencykit.spring;
 
+import java.beans.PropertyDescriptor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.ParameterizedType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -33,6 +35,8 @@ import dev.consistencykit.core.StrategyConfig;
  * each from properties of its own. A property an instance does not know is refused at start, with the ones it knows.
  */
 final class InstanceSettings {
+
+    private static final Bindable<Map<String, Object>> GIVEN = Bindable.mapOf(String.class, Object.class);
 
     private InstanceSettings() {
     }
@@ -73,22 +77,18 @@ final class InstanceSettings {
 
     /**
      * Applies to {@code builder} every setting the properties under {@code prefix} give, after checking that each
-     * property given there is one of the settings or of {@code ownProperties} (the instance's other properties).
+     * property given there, at every depth, is one of the settings or of {@code ownType} (the instance's other
+     * properties, with their groups: {@code retry-policy.max-attempts}, {@code targets[0].collection}).
      *
      * @throws IllegalStateException for a property the instance does not know, or a value its setter refuses
      */
     static <B extends StrategyBuilder<B, ?>> B bind(B builder, Class<? extends StrategyConfig> configType,
-                                                    Binder binder, String prefix, Set<String> ownProperties) {
+                                                    Binder binder, String prefix, Class<?> ownType) {
         List<Setting> settings = settings(builder.getClass(), configType);
-        Set<String> known = new TreeSet<>(ownProperties);
+        Set<String> known = new TreeSet<>(propertiesOf(ownType));
         settings.forEach(s -> known.add(s.property()));
-        Map<String, Object> given = binder.bind(prefix, Bindable.mapOf(String.class, Object.class)).orElse(Map.of());
-        for (String key : given.keySet()) {
-            if (known.stream().noneMatch(k -> relaxed(k).equals(relaxed(key.replaceFirst("\\[.*", ""))))) {
-                throw new IllegalStateException("consistency-kit: " + prefix + "." + key + " is not a setting of "
-                        + "this instance; its settings: " + known);
-            }
-        }
+        refuseUnknown(binder, prefix, known, "this instance");
+        refuseUnknownBelow(binder, prefix, ownType);
         for (Setting s : settings) {
             String key = prefix + "." + s.property();
             binder.bind(key, Bindable.of(s.type())).ifBound(value -> apply(builder, s, key, value));
@@ -96,10 +96,55 @@ final class InstanceSettings {
         return builder;
     }
 
+    /**
+     * Refuses a property given in a group of {@code type}'s properties, at any depth, that the group does not have:
+     * a group is a property whose type is one of {@link ConsistencyKitProperties}' classes (a list of them is a group
+     * per element); a map ({@code copies}) takes any key. Spring binds a group's properties leniently, so a misspelt
+     * one would leave its default in place without a word.
+     *
+     * @throws IllegalStateException naming the property and the ones its group has
+     */
+    static void refuseUnknownBelow(Binder binder, String prefix, Class<?> type) {
+        for (PropertyDescriptor p : BeanUtils.getPropertyDescriptors(type)) {
+            if (p.getReadMethod() == null || p.getReadMethod().getDeclaringClass() == Object.class) {
+                continue;
+            }
+            String key = prefix + "." + kebab(p.getName());
+            Class<?> raw = p.getPropertyType();
+            if (group(raw)) {
+                refuseUnknownIn(binder, key, raw);
+            } else if (List.class.isAssignableFrom(raw)
+                    && p.getReadMethod().getGenericReturnType() instanceof ParameterizedType list
+                    && list.getActualTypeArguments()[0] instanceof Class<?> element && group(element)) {
+                for (int i = 0; binder.bind(key + "[" + i + "]", GIVEN).isBound(); i++) {
+                    refuseUnknownIn(binder, key + "[" + i + "]", element);
+                }
+            }
+        }
+    }
+
+    private static void refuseUnknownIn(Binder binder, String prefix, Class<?> group) {
+        refuseUnknown(binder, prefix, new TreeSet<>(propertiesOf(group)), prefix);
+        refuseUnknownBelow(binder, prefix, group);
+    }
+
+    private static void refuseUnknown(Binder binder, String prefix, Set<String> known, String of) {
+        for (String key : binder.bind(prefix, GIVEN).orElse(Map.of()).keySet()) {
+            if (known.stream().noneMatch(k -> relaxed(k).equals(relaxed(key.replaceFirst("\\[.*", ""))))) {
+                throw new IllegalStateException("consistency-kit: " + prefix + "." + key + " is not a setting of "
+                        + of + "; its settings: " + known);
+            }
+        }
+    }
+
+    private static boolean group(Class<?> type) {
+        return type.getEnclosingClass() == ConsistencyKitProperties.class && !type.isEnum();
+    }
+
     /** The names of the JavaBean properties of {@code type}, in kebab case: an instance's own properties. */
     static Set<String> propertiesOf(Class<?> type) {
         Set<String> out = new LinkedHashSet<>();
-        for (java.beans.PropertyDescriptor p : BeanUtils.getPropertyDescriptors(type)) {
+        for (PropertyDescriptor p : BeanUtils.getPropertyDescriptors(type)) {
             if (p.getReadMethod() != null && p.getReadMethod().getDeclaringClass() != Object.class) {
                 out.add(kebab(p.getName()));
             }

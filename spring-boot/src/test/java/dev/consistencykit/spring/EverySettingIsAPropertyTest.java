@@ -118,6 +118,42 @@ class EverySettingIsAPropertyTest {
                 });
     }
 
+    @Test
+    void shouldRefuseAPropertyNoGroupKnowsAtAnyDepth() {
+        Map<String, String> misspelt = new LinkedHashMap<>();
+        misspelt.put("consistency-kit.job-queue.shipping.retry-policy.max-atempts=2",
+                "consistency-kit.job-queue.shipping.retry-policy.max-atempts is not a setting");
+        misspelt.put("consistency-kit.sync-flag.users.targets[1].version-feild=v",
+                "consistency-kit.sync-flag.users.targets[1].version-feild is not a setting");
+        misspelt.put("consistency-kit.maintenance.enabeld=false",
+                "consistency-kit.maintenance.enabeld is not a setting");
+        misspelt.put("consistency-kit.dashboard.refresh=5s", "consistency-kit.dashboard.refresh is not a setting");
+        misspelt.forEach((property, message) -> TestContexts.runner(database).withPropertyValues(
+                "consistency-kit.maintenance.enabled=false", "consistency-kit.ensure-indexes=false",
+                "consistency-kit.job-queue.shipping.retry-policy.max-attempts=3",
+                "consistency-kit.sync-flag.users.master-collection=users",
+                "consistency-kit.sync-flag.users.master-fields=name",
+                "consistency-kit.sync-flag.users.targets[0].collection=comments",
+                "consistency-kit.sync-flag.users.targets[0].id-field=authorId",
+                "consistency-kit.sync-flag.users.targets[0].copies.name=authorName",
+                "consistency-kit.sync-flag.users.targets[1].collection=posts",
+                "consistency-kit.sync-flag.users.targets[1].id-field=authorId", property).run(context -> {
+                    assertThat(context).as(property).hasFailed();
+                    assertThat(org.springframework.core.NestedExceptionUtils.getMostSpecificCause(
+                            context.getStartupFailure())).as(property).hasMessageContaining(message);
+                }));
+        TestContexts.runner(database).withPropertyValues("consistency-kit.maintenance.enabled=false",
+                "consistency-kit.ensure-indexes=false", "consistency-kit.job-queue.shipping.retry-policy.max-attempts=2",
+                "consistency-kit.sync-flag.users.master-collection=users",
+                "consistency-kit.sync-flag.users.master-fields=name",
+                "consistency-kit.sync-flag.users.targets[0].collection=comments",
+                "consistency-kit.sync-flag.users.targets[0].id-field=authorId",
+                "consistency-kit.sync-flag.users.targets[0].copies.name=authorName").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(config(context.getBean("shipping")).retryPolicy().maxAttempts()).isEqualTo(2);
+                });
+    }
+
     private Object run(String pattern, List<String> settings) throws Exception {
         String prefix = "consistency-kit." + pattern + ".x.";
         List<String> properties = new ArrayList<>(List.of("consistency-kit.maintenance.enabled=false",
