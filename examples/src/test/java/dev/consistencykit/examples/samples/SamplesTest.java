@@ -74,6 +74,31 @@ class SamplesTest {
                 + "rewrite the documents from the samples").isEmpty();
     }
 
+    /**
+     * A properties sample is copied into {@code application.properties} as it is, where a {@code #} after a value is
+     * part of the value ({@code workers=4   # threads} is the text "4   # threads"): comments stand on lines of
+     * their own.
+     */
+    @Test
+    void shouldShowPropertiesSamplesThatLoadAsTheyRead() throws IOException {
+        List<String> problems = new ArrayList<>();
+        for (Path document : documents()) {
+            String name = SampleSources.root().relativize(document).toString();
+            java.util.regex.Matcher block = java.util.regex.Pattern.compile("```properties\\n(.*?)```",
+                    java.util.regex.Pattern.DOTALL).matcher(SampleSources.read(document));
+            while (block.find()) {
+                java.util.Properties loaded = new java.util.Properties();
+                loaded.load(new java.io.StringReader(block.group(1)));
+                loaded.forEach((key, value) -> {
+                    if (value.toString().matches("(?s).*\\s#.*|.*\\s")) {
+                        problems.add(name + ": " + key + " would be '" + value + "'");
+                    }
+                });
+            }
+        }
+        assertThat(problems).isEmpty();
+    }
+
     /** The README is the front page: what it is, the table, the commands, the build, a first program, links. */
     @Test
     void shouldKeepTheReadmeAFrontPage() throws IOException {
