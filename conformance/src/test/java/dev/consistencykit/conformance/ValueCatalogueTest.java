@@ -207,4 +207,53 @@ class ValueCatalogueTest {
         }
         assertThat(problems).isEmpty();
     }
+
+    /**
+     * An account's cache in the user-writable accounts collection holding what the ledger never writes there (its
+     * sequence number, balance, counter or checkpoint a string, a double, NaN, a decimal, null, an array, a document,
+     * a long at its edge): the ledger's next credit and its balance are the log's (the cache is a cache), or a typed
+     * refusal ({@code ForeignRecordException}); never a raw exception, never a balance read from a value the ledger
+     * never writes. A whole number put in place of a cached balance or seqId (not negative) is a cache the ledger
+     * trusts (its reconcile finds such a cache and repairs it): those cases are not checked against the log, only
+     * that the calls end, typed or not.
+     */
+    @Test
+    void shouldKeepTheBooksWhateverAnAccountsCacheHolds(MongoDatabase db) {
+        List<BsonValue> odd = List.of(new org.bson.BsonString("x"), new BsonDouble(5.0), new BsonDouble(Double.NaN),
+                new BsonDecimal128(Decimal128.parse("5")), org.bson.BsonNull.VALUE,
+                new org.bson.BsonArray(List.of(new BsonInt32(1))), new BsonDocument("a", new BsonInt32(1)),
+                new BsonInt32(3), new BsonInt64(Long.MAX_VALUE), new BsonInt64(-1));
+        List<String> problems = new ArrayList<>();
+        int n = 0;
+        for (dev.consistencykit.logreconciliation.SeqAllocation allocation
+                : dev.consistencykit.logreconciliation.SeqAllocation.values()) {
+            Ledger ledger = Ledger.builder(db).seqAllocation(allocation).ledgerCollection("ledger" + allocation)
+                    .accountsCollection("accounts" + allocation).archiveCollection("archive" + allocation)
+                    .operationTimeout(java.time.Duration.ofSeconds(1)).build();
+            ledger.ensureIndexes();
+            MongoCollection<BsonDocument> accounts = db.getCollection("accounts" + allocation, BsonDocument.class);
+            for (String field : List.of("seqId", "balance", "head", "checkpoint", "checkpoint.seqId")) {
+                for (BsonValue v : odd) {
+                    String account = "acct" + n++;
+                    String what = allocation + " " + field + ": " + EmbeddedServerDifferentialTest.json(v);
+                    try {
+                        ledger.apply(LedgerTransaction.of(Change.credit(account, 10)));
+                        accounts.updateOne(eq("_id", account), Updates.set(field, v));
+                        ledger.apply(LedgerTransaction.of(Change.credit(account, 5)));
+                        long balance = ledger.balance(account);
+                        boolean trusted = (v.isInt32() || v.isInt64())
+                                && (field.equals("balance") || v.asNumber().longValue() >= 0);
+                        if (balance != 15 && !trusted) {
+                            problems.add(what + ": balance " + balance);
+                        }
+                    } catch (ConsistencyException typed) {
+                        // refused, typed
+                    } catch (RuntimeException raw) {
+                        problems.add(what + ": " + raw);
+                    }
+                }
+            }
+        }
+        assertThat(problems).isEmpty();
+    }
 }

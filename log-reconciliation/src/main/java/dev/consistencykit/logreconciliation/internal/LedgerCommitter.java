@@ -151,6 +151,12 @@ public final class LedgerCommitter implements PatternRecovery {
                 throw new ConsistencyException(config.name(), target.get("_id"), "more than " + MAX_CHAIN
                         + " predecessors to commit first");
             }
+            if (Deadline.remainingNanos() <= 0) {
+                // the call's time is up: each step is a round trip or more, and a chain may be long (or never end,
+                // on a cache whose seqId something else moved past the log): what is committed stays so, the rest is
+                // in flight for recovery or the next call
+                return new Committed(store.rereadAnywhere(target), mine, true);
+            }
             Document tx = store.reread(stack.peek());
             if (tx == null || COMMITTED.equals(tx.getString("proc"))) {
                 stack.pop();

@@ -2,6 +2,8 @@ package dev.consistencykit.logreconciliation.internal;
 
 import org.bson.Document;
 
+import dev.consistencykit.core.spi.Values;
+
 import dev.consistencykit.logreconciliation.LedgerState;
 
 /** The names the ledger stores on a transaction, a change and an account's cache, and how they are read back. */
@@ -80,8 +82,24 @@ final class LedgerSchema {
         return tx;
     }
 
+    /**
+     * A whole number the ledger keeps on {@code doc} (a cache's seqId or balance, a checkpoint's), 0 where the field is
+     * missing. The accounts collection is the user's to write to: anything else there (a double, a decimal, NaN, a
+     * string, null) is no number the ledger wrote, and reading it as one (5.0 as 5, a string as 0) would give a
+     * balance no log holds; so is a negative seqId or counter (numbers start at 1). It is a
+     * {@link ClassCastException}, which a call reports as {@link dev.consistencykit.core.ForeignRecordException}.
+     */
     static long longOf(Document doc, String field) {
-        return doc != null && doc.get(field) instanceof Number n ? n.longValue() : 0L;
+        if (doc == null || !doc.containsKey(field)) {
+            return 0L;
+        }
+        Object value = doc.get(field);
+        if ((value instanceof Long || value instanceof Integer)
+                && (field.equals(BALANCE) || ((Number) value).longValue() >= 0)) {
+            return ((Number) value).longValue();
+        }
+        throw new ClassCastException(field + " holds " + Values.show(value) + ", not the whole number the ledger"
+                + " writes there");
     }
 
     static long checkpointSeq(Document cache) {
