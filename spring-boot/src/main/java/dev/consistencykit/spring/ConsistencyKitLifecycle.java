@@ -17,8 +17,8 @@ import dev.consistencykit.core.Maintenance;
 import dev.consistencykit.core.MaintenanceStep;
 
 /**
- * The instances' life with the application's: on start, every instance's indexes (unless switched off), then the
- * maintenance runner over every instance (its recovery and pruning), then the job workers the properties ask for;
+ * The instances' life with the application's: on start, every instance's indexes (unless switched off), the
+ * recurring jobs the properties declare ({@link DeclaredSchedules}), then the maintenance runner over every instance (its recovery and pruning), then the job workers the properties ask for;
  * on stop, the workers first (running jobs finish within their grace, the rest go back to the queue), then the
  * runner. Stops early in Boot's shutdown, before the MongoClient closes.
  */
@@ -49,6 +49,9 @@ final class ConsistencyKitLifecycle implements SmartLifecycle {
             }
         }
         boolean jobQueues = ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", getClass().getClassLoader());
+        if (jobQueues) {
+            DeclaredSchedules.apply(beans, properties);
+        }
         List<MaintenanceStep> relays = jobQueues
                 ? JobQueueWorkers.outboxRelays(beans, properties, properties.isEnsureIndexes()) : List.of();
         if (properties.getMaintenance().isEnabled() && !instances.isEmpty()) {

@@ -316,6 +316,26 @@ public class ConsistencyKitProperties {
         private List<String> outboxCollections = new ArrayList<>();
         /** How often each outbox collection is relayed. */
         private Duration relayEvery = Duration.ofSeconds(5);
+        /**
+         * Recurring jobs by name, applied at start: each one's definition registered (a changed one replaces the
+         * stored one), each one switched off ({@code enabled=false}) removed; and once any is declared, every other
+         * recurring job of the queue removed too, unless {@code keep-undeclared-schedules}.
+         */
+        private final Map<String, DeclaredSchedule> schedules = new LinkedHashMap<>();
+        /** Keep the queue's recurring jobs that {@code schedules} does not name (registered by code). */
+        private boolean keepUndeclaredSchedules;
+
+        public Map<String, DeclaredSchedule> getSchedules() {
+            return schedules;
+        }
+
+        public boolean isKeepUndeclaredSchedules() {
+            return keepUndeclaredSchedules;
+        }
+
+        public void setKeepUndeclaredSchedules(boolean keepUndeclaredSchedules) {
+            this.keepUndeclaredSchedules = keepUndeclaredSchedules;
+        }
 
         public List<String> getOutboxCollections() {
             return outboxCollections;
@@ -355,6 +375,80 @@ public class ConsistencyKitProperties {
 
         public void setWorkerThreads(WorkerThreadType workerThreads) {
             this.workerThreads = workerThreads;
+        }
+    }
+
+    /** A recurring job declared in properties: a cron expression or a fixed delay, and the job each occurrence runs. */
+    public static class DeclaredSchedule {
+        /** A cron expression (five fields, or six with seconds), in {@code zone}. */
+        private String cron;
+        /** The time zone of {@code cron} (default UTC). */
+        private String zone;
+        /** The delay between the end of one run's firing and the next; instead of {@code cron}. */
+        private Duration fixedDelay;
+        /** What happens to occurrences missed while nothing fired: {@code skip}, {@code once} or {@code each}. */
+        private String missedRuns;
+        /** The job type each occurrence enqueues (a handler's type). */
+        private String type;
+        /** The job's payload, as JSON ({@code {"report": "daily"}}); default an empty document. */
+        private String payload;
+        /** Whether the recurring job exists; {@code false} removes it (switched off in this environment). */
+        private boolean enabled = true;
+
+        public String getCron() {
+            return cron;
+        }
+
+        public void setCron(String cron) {
+            this.cron = cron;
+        }
+
+        public String getZone() {
+            return zone;
+        }
+
+        public void setZone(String zone) {
+            this.zone = zone;
+        }
+
+        public Duration getFixedDelay() {
+            return fixedDelay;
+        }
+
+        public void setFixedDelay(Duration fixedDelay) {
+            this.fixedDelay = fixedDelay;
+        }
+
+        public String getMissedRuns() {
+            return missedRuns;
+        }
+
+        public void setMissedRuns(String missedRuns) {
+            this.missedRuns = missedRuns;
+        }
+
+        public String getType() {
+            return type;
+        }
+
+        public void setType(String type) {
+            this.type = type;
+        }
+
+        public String getPayload() {
+            return payload;
+        }
+
+        public void setPayload(String payload) {
+            this.payload = payload;
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 

@@ -98,8 +98,9 @@ final class InstanceSettings {
 
     /**
      * Refuses a property given in a group of {@code type}'s properties, at any depth, that the group does not have:
-     * a group is a property whose type is one of {@link ConsistencyKitProperties}' classes (a list of them is a group
-     * per element); a map ({@code copies}) takes any key. Spring binds a group's properties leniently, so a misspelt
+     * a group is a property whose type is one of {@link ConsistencyKitProperties}' classes (a list or a map of them
+     * is a group per element, as {@code schedules.<name>}; the instances' own maps are checked as instances); a map
+     * of plain values ({@code copies}) takes any key. Spring binds a group's properties leniently, so a misspelt
      * one would leave its default in place without a word.
      *
      * @throws IllegalStateException naming the property and the ones its group has
@@ -118,6 +119,13 @@ final class InstanceSettings {
                     && list.getActualTypeArguments()[0] instanceof Class<?> element && group(element)) {
                 for (int i = 0; binder.bind(key + "[" + i + "]", GIVEN).isBound(); i++) {
                     refuseUnknownIn(binder, key + "[" + i + "]", element);
+                }
+            } else if (Map.class.isAssignableFrom(raw)
+                    && p.getReadMethod().getGenericReturnType() instanceof ParameterizedType map
+                    && map.getActualTypeArguments()[1] instanceof Class<?> element && group(element)
+                    && !ConsistencyKitProperties.Instance.class.isAssignableFrom(element)) {
+                for (String entry : binder.bind(key, GIVEN).orElse(Map.of()).keySet()) {
+                    refuseUnknownIn(binder, key + "." + entry, element);
                 }
             }
         }
