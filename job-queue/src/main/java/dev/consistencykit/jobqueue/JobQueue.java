@@ -1,6 +1,7 @@
 package dev.consistencykit.jobqueue;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -43,6 +44,7 @@ import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.core.spi.WriteConcerns;
 import dev.consistencykit.jobqueue.internal.EncodedJob;
 import dev.consistencykit.jobqueue.internal.JobAudit;
+import dev.consistencykit.jobqueue.internal.JobActions;
 import dev.consistencykit.jobqueue.internal.JobDeadLetters;
 import dev.consistencykit.jobqueue.internal.JobOutbox;
 import dev.consistencykit.jobqueue.internal.JobParts;
@@ -100,6 +102,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     private final JobRunner runner;
     private final JobRecovery recovery;
     private final JobDeadLetters deadLetters;
+    private final JobActions actions;
     private final JobSchedules schedules;
     private final JobPruner pruner;
     private final JobAudit audit;
@@ -112,6 +115,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         this.runner = parts.runner();
         this.recovery = parts.recovery();
         this.deadLetters = parts.deadLetters();
+        this.actions = parts.actions();
         this.schedules = parts.schedules();
         this.pruner = parts.pruner();
         this.audit = parts.audit();
@@ -549,6 +553,43 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     public boolean replayDead(OperationId id) {
         Objects.requireNonNull(id, "id");
         return calls.operation("replay dead job", id.value(), () -> deadLetters.replay(id.value()));
+    }
+
+    /**
+     * Cancels job {@code id} while it waits (due later, due now, failed and due again, or awaiting its ordering or
+     * concurrency key's turn): it never runs; it is kept in state {@code discarded}, marked canceled, and pruned past
+     * the retention; marks an earlier attempt left on documents are settled and its key's line moves on. It decides by
+     * a compare-and-set on the job's state, so a worker claiming the job at the same moment wins or loses whole.
+     *
+     * @return whether this call canceled it (false: unknown, running, or finished)
+     */
+    public boolean cancel(OperationId id) {
+        Objects.requireNonNull(id, "id");
+        return calls.operation("cancel job", id.value(), () -> actions.cancel(id.value()));
+    }
+
+    /**
+     * Moves when job {@code id} runs to {@code at}, while it is due later or failed and due again (a past time: as soon
+     * as a worker is free). A job a worker holds, a finished one or one awaiting its key's turn is left as it is.
+     *
+     * @return whether the job was waiting and now runs at {@code at}
+     */
+    public boolean reschedule(OperationId id, Instant at) {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(at, "at");
+        return calls.operation("reschedule job", id.value(), () -> actions.reschedule(id.value(), at));
+    }
+
+    /**
+     * Runs finished job {@code id} (done, discarded or dead) again as a new job: its type, payload, priority and
+     * attempts (not its ordering or concurrency key), under an id that names it ({@code <id>/rerun/<ObjectId>}).
+     * One new job per call, however its write is retried.
+     *
+     * @return the new job's id; empty if {@code id} names no finished job
+     */
+    public Optional<OperationId> rerun(OperationId id) {
+        Objects.requireNonNull(id, "id");
+        return calls.operation("rerun job", id.value(), () -> actions.rerun(id.value()));
     }
 
     /**

@@ -127,7 +127,10 @@ class SyncFlagBehaviourTest {
                 batch = new ArrayList<>();
             }
         }
-        SyncFlag sync = SyncFlag.builder(db).master(Blog.USERS, "name").target(Blog.commentsTarget()).build();
+        // the claim is the round trips, not the speed: rewriting 200,000 copies in memory took over the default 30 s
+        // deadline with another module's tests beside it
+        SyncFlag sync = SyncFlag.builder(db).master(Blog.USERS, "name").target(Blog.commentsTarget())
+                .operationTimeout(java.time.Duration.ofMinutes(10)).build();
         sync.ensureIndexes();   // at start-up, as an application does: it also checks the setup once
 
         try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {

@@ -25,6 +25,7 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * @param runner      a job claimed, run by its handler and completed, failed or sent dead; the workers' calls
  * @param recovery    jobs taken back from quiet workers, held jobs of quiet relayers, due jobs run
  * @param deadLetters dead jobs replayed, discarded or deleted
+ * @param actions     live jobs canceled, rescheduled or run again
  * @param schedules   recurring jobs: schedules defined, their occurrences fired through the outbox
  * @param lines       ordering and concurrency keys: the jobs of a key let run in the order they joined its line, one
  *                    at a time or as many as its limit
@@ -32,7 +33,7 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * @param audit       the operator's reads: describe, interrupted, dead, status, backlog, counters
  */
 public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox, JobRunner runner,
-                       JobRecovery recovery, JobDeadLetters deadLetters, JobSchedules schedules,
+                       JobRecovery recovery, JobDeadLetters deadLetters, JobActions actions, JobSchedules schedules,
                        JobLines lines, JobPruner pruner, JobAudit audit) {
 
     /** The parts over {@code database} (already checked for an acknowledged write concern). */
@@ -49,7 +50,8 @@ public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox,
         return new JobParts(store, recording, outbox, runner,
                 new JobRecovery(config, store, runner, outbox, schedules, lines, counters, clock, listener,
                         ownerIds),
-                new JobDeadLetters(config, store, runner, lines, clock), schedules, lines,
+                new JobDeadLetters(config, store, runner, lines, clock),
+                new JobActions(config, store, runner, lines, recording), schedules, lines,
                 new JobPruner(config, store, counters, clock),
                 new JobAudit(config, store, counters, clock));
     }

@@ -27,6 +27,8 @@ public final class JobSchema {
     static final String TOKEN = "fencingToken";
     static final String DEDUPE = "dedupeKey";
     static final String COMPLETED = "completedAt";
+    /** On a job an operator canceled while it waited (state {@code discarded}): the cancel call's nonce. */
+    static final String CANCELED = "canceledBy";
     /**
      * On a job: its last attempts, oldest first, at most {@link dev.consistencykit.jobqueue.JobQueueConfig#attemptHistory}:
      * {@code {start, ms, worker, outcome, error}}.

@@ -561,6 +561,13 @@ public final class JobStore implements PatternSetup {
         return retry.execute(name, id, what, () -> ConditionalUpdates.transition(jobs, id, transition));
     }
 
+    /** Sets job {@code id}'s run-at time to {@code at} if it is in one of {@code states}; whether it was. */
+    boolean moveRunAt(Object id, List<String> states, Date at) {
+        Bson update = Updates.combine(Updates.set(RUN_AT, at), Updates.currentDate(JobSchema.LAST_MODIFIED));
+        return retry.execute(name, id, "reschedule", () -> jobs.updateOne(and(eq("_id", id), in(STATE, states)),
+                update).getMatchedCount() == 1);
+    }
+
     /** {@code update} on every job {@code filter} matches (the filter is the guard); how many changed. */
     long updateAll(String what, Bson filter, Bson update) {
         return retry.execute(name, null, what, () -> jobs.updateMany(filter, update).getModifiedCount());
