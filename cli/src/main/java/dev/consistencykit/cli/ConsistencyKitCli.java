@@ -34,7 +34,8 @@ import picocli.CommandLine;
             "130:Interrupted (SIGINT/Ctrl-C or SIGTERM), after printing what was done."},
         subcommands = {TourCommand.class, VerifyServerCommand.class, ServeCommand.class, ChaosCommand.class,
                 BenchCommand.class, SoakCommand.class, InspectCommand.class, RecoverCommand.class,
-                DeadJobCommands.Replay.class, DeadJobCommands.Discard.class,
+                DeadJobCommands.Replay.class, DeadJobCommands.Discard.class, LiveJobCommands.Cancel.class,
+                LiveJobCommands.Reschedule.class, LiveJobCommands.Rerun.class,
                 CompareCommand.class, DashboardCommand.class, SoakWorkerCommand.class})
 public final class ConsistencyKitCli implements Runnable, GlobalOptions {
 

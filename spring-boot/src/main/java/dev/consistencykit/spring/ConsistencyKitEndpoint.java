@@ -94,21 +94,26 @@ public final class ConsistencyKitEndpoint {
      * {@code errorContaining}, {@code ids} (one id, or several separated by commas; each as printed anywhere, bare hex
      * for a job enqueued without an id of its own), or {@code all: true} for every one. 404 for a name no job queue has, and for ids of
      * which none selected a dead job (the body names them); 400 for another action or no selection. Each job moves by
-     * a compare-and-set on its state: safe while workers run.
+     * a compare-and-set on its state: safe while workers run. The same path takes the actions on live jobs by
+     * {@code ids}: {@code cancel}, {@code reschedule} (with {@code at}) and {@code rerun}.
      */
     @WriteOperation
     public WebEndpointResponse<DeadJobsView> deadJobs(@Selector String name, @Selector String action,
                                                       @Nullable String type, @Nullable String errorContaining,
-                                                      @Nullable Object ids, @Nullable Boolean all) {
+                                                      @Nullable Object ids, @Nullable Boolean all,
+                                                      @Nullable String at) {
         ConsistencyStrategy<?> instance = instancesByBean().get(name);
         if (instance == null || !JOB_QUEUE.equals(instance.pattern())) {
             return notFound();
         }
-        if (!List.of("replay", "discard", "delete").contains(action)) {
-            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
-        }
         List<String> named = idsOf(ids);
         if (named == null) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        if (LiveJobActions.ACTIONS.contains(action)) {
+            return liveJobs(instance, action, named, at);
+        }
+        if (!List.of("replay", "discard", "delete").contains(action)) {
             return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
         }
         boolean narrowed = type != null || errorContaining != null || !named.isEmpty();
@@ -122,6 +127,28 @@ public final class ConsistencyKitEndpoint {
                     noneFound ? List.copyOf(named) : List.of()), noneFound ? WebEndpointResponse.STATUS_NOT_FOUND
                     : WebEndpointResponse.STATUS_OK);
         } catch (IllegalArgumentException e) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+    }
+
+    /**
+     * {@code cancel}, {@code reschedule} ({@code at}: an ISO-8601 instant) or {@code rerun} of the jobs {@code ids}
+     * names: 400 without ids (or without a readable {@code at}), 404 when it acted on none of them (naming them).
+     * The view's {@code selection} lists the jobs it acted on (a rerun's new ids).
+     */
+    private static WebEndpointResponse<DeadJobsView> liveJobs(ConsistencyStrategy<?> instance, String action,
+                                                              List<String> named, String at) {
+        if (named.isEmpty()) {
+            return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        try {
+            java.time.Instant when = action.equals("reschedule") ? java.time.Instant.parse(String.valueOf(at)) : null;
+            LiveJobActions.Result r = LiveJobActions.apply(instance, action, named, when);
+            boolean noneFound = r.jobs().isEmpty();
+            return new WebEndpointResponse<>(new DeadJobsView(instance.name(), action, String.join(", ", r.jobs()),
+                    r.jobs().size(), r.notFound()), noneFound ? WebEndpointResponse.STATUS_NOT_FOUND
+                    : WebEndpointResponse.STATUS_OK);
+        } catch (IllegalArgumentException | java.time.DateTimeException e) {
             return new WebEndpointResponse<>(WebEndpointResponse.STATUS_BAD_REQUEST);
         }
     }

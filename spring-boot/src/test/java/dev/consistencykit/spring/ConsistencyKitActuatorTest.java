@@ -83,7 +83,7 @@ class ConsistencyKitActuatorTest {
             assertThat(endpoint.instance("payments").getBody().interrupted()).isEmpty();
             assertThat(endpoint.instance("nothing").getStatus()).isEqualTo(404);
             assertThat(endpoint.recover("nothing").getStatus()).isEqualTo(404);
-            assertThat(endpoint.deadJobs("payments", "replay", null, null, null, true).getStatus())
+            assertThat(endpoint.deadJobs("payments", "replay", null, null, null, true, null).getStatus())
                     .as("not a job queue").isEqualTo(404);
         });
     }
@@ -152,13 +152,30 @@ class ConsistencyKitActuatorTest {
                     assertThat(dead.getDetails().get("dead").toString()).contains("j1").contains("smtp refused");
                     assertThat(dead.getDetails().get("attention").toString()).contains("1 dead job waiting");
                     ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
-                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, null).getStatus())
+                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, null, null).getStatus())
                             .as("no selection").isEqualTo(400);
-                    assertThat(endpoint.deadJobs("mail", "burn", null, null, null, true).getStatus()).isEqualTo(400);
-                    assertThat(endpoint.deadJobs("nope", "replay", null, null, null, true).getStatus())
+                    assertThat(endpoint.deadJobs("mail", "burn", null, null, null, true, null).getStatus())
+                            .isEqualTo(400);
+                    assertThat(endpoint.deadJobs("nope", "replay", null, null, null, true, null).getStatus())
                             .isEqualTo(404);
-                    assertThat(endpoint.deadJobs("mail", "discard", "fail", "smtp", null, null).getBody().jobs())
+                    assertThat(endpoint.deadJobs("mail", "discard", "fail", "smtp", null, null, null).getBody().jobs())
                             .isEqualTo(1);
+                    // the actions on live jobs, by ids
+                    mail.enqueue(dev.consistencykit.jobqueue.JobRequest.of("fail", new Document())
+                            .withId(OperationId.of("later")).delayedBy(Duration.ofHours(1)));
+                    assertThat(endpoint.deadJobs("mail", "reschedule", null, null, "later", null, "soon").getStatus())
+                            .as("no instant").isEqualTo(400);
+                    assertThat(endpoint.deadJobs("mail", "reschedule", null, null, "later", null,
+                            "2099-01-01T00:00:00Z").getBody().jobs()).isEqualTo(1);
+                    assertThat(endpoint.deadJobs("mail", "cancel", null, null, null, true, null).getStatus())
+                            .as("by ids only").isEqualTo(400);
+                    assertThat(endpoint.deadJobs("mail", "cancel", null, null, "later", null, null).getBody().jobs())
+                            .isEqualTo(1);
+                    var again = endpoint.deadJobs("mail", "cancel", null, null, "later", null, null);
+                    assertThat(again.getStatus()).isEqualTo(404);
+                    assertThat(again.getBody().idsNotFound()).containsExactly("later");
+                    assertThat(endpoint.deadJobs("mail", "rerun", null, null, "j1", null, null).getBody().selection())
+                            .startsWith("j1/rerun/");
                     assertThat(health(health, "mail").getDetails()).doesNotContainKey("deadJobs");
                     context.getBean(ConsistencyKitDatabase.class).database().getCollection("jobs")
                             .deleteMany(new Document());

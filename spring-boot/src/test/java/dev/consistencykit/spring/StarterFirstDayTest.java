@@ -117,14 +117,14 @@ class StarterFirstDayTest {
                     awaitDead(mail, deaths, 4, 4, runs, 4);
                     ConsistencyKitEndpoint endpoint = context.getBean(ConsistencyKitEndpoint.class);
 
-                    assertThat(endpoint.deadJobs("mail", "replay", "send", "refused a", null, null).getBody().jobs())
+                    assertThat(endpoint.deadJobs("mail", "replay", "send", "refused a", null, null, null).getBody().jobs())
                             .isEqualTo(1);
                     awaitDead(mail, deaths, 1, 4, runs, 5);   // a worker ran it again; it failed again
-                    assertThat(endpoint.deadJobs("mail", "discard", null, null, java.util.List.of("b", "c"), null)
+                    assertThat(endpoint.deadJobs("mail", "discard", null, null, java.util.List.of("b", "c"), null, null)
                             .getBody().jobs()).isEqualTo(2);
-                    assertThat(endpoint.deadJobs("mail", "delete", null, null, java.util.List.of("d"), null)
+                    assertThat(endpoint.deadJobs("mail", "delete", null, null, java.util.List.of("d"), null, null)
                             .getBody().jobs()).isEqualTo(1);
-                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, true).getBody().jobs())
+                    assertThat(endpoint.deadJobs("mail", "replay", null, null, null, true, null).getBody().jobs())
                             .as("only a is still dead").isEqualTo(1);
                     awaitDead(mail, deaths, 1, 1, runs, 6);
 
