@@ -48,7 +48,8 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--variant", paramLabel = "NAME", description = "the configuration of the pattern to measure,"
             + " where it has several (log-reconciliation: query, the default, or counter: how appends number their"
-            + " changes)")
+            + " changes; job-queue: apply, the default, keyed: an enqueue on an ordering key, or backlog: the same"
+            + " behind 2,000 waiting jobs of the key)")
     String variant;
 
     @Option(names = "--shard", description = "shard the benchmark's collections as docs/operations.md recommends"

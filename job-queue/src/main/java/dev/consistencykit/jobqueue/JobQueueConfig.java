@@ -48,6 +48,13 @@ public final class JobQueueConfig extends StrategyConfig {
     public static final int DEFAULT_ATTEMPT_HISTORY = 10;
     /** The most attempts a job's history may keep: {@value}. */
     public static final int MAX_ATTEMPT_HISTORY = 100;
+    /** Default of {@link #maxKeyBacklog()}. */
+    public static final int DEFAULT_MAX_KEY_BACKLOG = 100_000;
+    /**
+     * The most {@link #maxKeyBacklog()} may be: a key's line is one document, each entry about 70 bytes, and a
+     * document holds 16 MiB.
+     */
+    public static final int MAX_KEY_BACKLOG = 150_000;
     /** Default staleness for {@code recover()}: 60 s. */
     public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(60);
 
@@ -62,6 +69,7 @@ public final class JobQueueConfig extends StrategyConfig {
     Duration staleAfter = DEFAULT_STALE_AFTER;
     Duration maxIdle = DEFAULT_MAX_IDLE;
     int attemptHistory = DEFAULT_ATTEMPT_HISTORY;
+    int maxKeyBacklog = DEFAULT_MAX_KEY_BACKLOG;
 
     JobQueueConfig() {
         super(DEFAULT_NAME);
@@ -127,6 +135,11 @@ public final class JobQueueConfig extends StrategyConfig {
      */
     public int attemptHistory() {
         return attemptHistory;
+    }
+
+    /** The most jobs an ordering or concurrency key's line holds; a job past it is refused (LineFullException). */
+    public int maxKeyBacklog() {
+        return maxKeyBacklog;
     }
 
     @Override
@@ -234,6 +247,20 @@ public final class JobQueueConfig extends StrategyConfig {
                         + value);
             }
             config.attemptHistory = value;
+            return self();
+        }
+
+        /**
+         * The most jobs an ordering or concurrency key's line holds, 1 to {@value JobQueueConfig#MAX_KEY_BACKLOG}
+         * (default {@value JobQueueConfig#DEFAULT_MAX_KEY_BACKLOG}): a job enqueued on a key whose line is full is
+         * refused with {@link LineFullException}, and discarded, long before the line's document would reach the
+         * server's 16 MiB (where every later write of the key would fail).
+         */
+        public B maxKeyBacklog(int value) {
+            if (value < 1 || value > MAX_KEY_BACKLOG) {
+                throw new IllegalArgumentException("maxKeyBacklog must be 1 to " + MAX_KEY_BACKLOG + ", was " + value);
+            }
+            config.maxKeyBacklog = value;
             return self();
         }
 

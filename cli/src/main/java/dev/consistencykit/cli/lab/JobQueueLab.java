@@ -338,6 +338,14 @@ public final class JobQueueLab implements PatternLab {
                 .build();
     }
 
+    /** The jobs an ordering key holds before the {@code backlog} variant measures an enqueue behind them. */
+    static final int BACKLOG = 2_000;
+
+    @Override
+    public List<String> variants() {
+        return List.of("apply", "keyed", "backlog");
+    }
+
     @Override
     public BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress) {
         // the jobs stay unsharded (the claim needs them whole); the no-op handler touches nothing else
@@ -346,9 +354,27 @@ public final class JobQueueLab implements PatternLab {
             JobQueue queue = queue(db);
             queue.ensureIndexes();
             AtomicLong ids = new AtomicLong();
-            IntConsumer job = t -> {
-                long n = ids.incrementAndGet();
-                queue.apply(JobRequest.of("noop", new Document("n", n)).withId(OperationId.of(n)));
+            String variant = settings.variant().isEmpty() ? "apply" : settings.variant();
+            if (variant.equals("backlog")) {
+                // a key whose head waits for a worker that never comes, and BACKLOG jobs behind it
+                progress.accept("filling an ordering key with " + BACKLOG + " jobs");
+                for (int i = 0; i < BACKLOG; i++) {
+                    long n = ids.incrementAndGet();
+                    queue.enqueue(JobRequest.of("noop", new Document("n", n)).withId(OperationId.of(n))
+                            .withOrderingKey("hot"));
+                }
+            }
+            IntConsumer job = switch (variant) {
+                // an enqueue on an ordering key: behind one waiting job (keyed), or behind BACKLOG of them
+                case "keyed", "backlog" -> t -> {
+                    long n = ids.incrementAndGet();
+                    queue.enqueue(JobRequest.of("noop", new Document("n", n)).withId(OperationId.of(n))
+                            .withOrderingKey(variant.equals("keyed") ? "k" + n / 2 : "hot"));
+                };
+                default -> t -> {
+                    long n = ids.incrementAndGet();
+                    queue.apply(JobRequest.of("noop", new Document("n", n)).withId(OperationId.of(n)));
+                };
             };
             // the raw baseline updates jobs of the queue itself: enqueue a few thousand first
             Bench.timed(settings.threads(), Duration.ofSeconds(1), job);
@@ -360,7 +386,12 @@ public final class JobQueueLab implements PatternLab {
             Bench.Measured m = Bench.measure(target, db.getName(), settings, job, raw, progress, "jobs");
             return new BenchReport(pattern(), settings.threads(), m.pattern().operations(), m.roundTripsPerOp(),
                     m.writesPerOp(), m.pattern().perSecond(), m.raw().perSecond(),
-                    new Document("operation", "apply(): enqueue, claim that job, no-op handler, complete")
+                    new Document("operation", switch (variant) {
+                        case "keyed" -> "enqueue() on an ordering key whose line holds one job";
+                        case "backlog" -> "enqueue() on an ordering key whose line holds " + BACKLOG
+                                + " jobs and more (each one measured joins it)";
+                        default -> "apply(): enqueue, claim that job, no-op handler, complete";
+                    })
                             .append("rawBaseline", Bench.RAW_BASELINE)
                             .append("note", "on the embedded server the claim reads the jobs in state TODO through"
                                     + " the testkit's equality index and sorts them; MongoDB walks the claim-order"

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.ForeignRecordException;
@@ -34,10 +35,12 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.Passes;
+import dev.consistencykit.core.spi.Transition;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.ConcurrencyLimit;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobState;
+import dev.consistencykit.jobqueue.LineFullException;
 
 /**
  * The lines of ordering and concurrency keys. A job with a key is recorded {@code AWAITING} (no worker claims it), then
@@ -87,7 +90,7 @@ public final class JobLines {
         for (int attempt = 1; ; attempt++) {
             try {
                 config.retryPolicy().run(config.name(), jobId, "join line",
-                        () -> store.joinLine(key, jobId, n, newLimit));
+                        () -> store.joinLine(key, jobId, n, newLimit, config.maxKeyBacklog()));
                 break;
             } catch (MongoException e) {
                 // a duplicate key: the line's document holds the entry already (a retry of a join whose reply was
@@ -99,6 +102,10 @@ public final class JobLines {
                         () -> store.lineHolding(key, List.of(n))).contains(n)) {
                     break;
                 }
+                if (config.retryPolicy().execute(config.name(), key, "read line",
+                        () -> store.lineFull(key, config.maxKeyBacklog()))) {
+                    refuse(key, jobId);
+                }
                 if (attempt >= 5) {
                     throw e;
                 }
@@ -107,6 +114,21 @@ public final class JobLines {
         advance(key);
     }
 
+
+    /**
+     * Refuses job {@code jobId}, recorded to wait in line {@code key}, which is full: the job is discarded with the
+     * reason (it was never let run, so it has no effect to settle), then {@link LineFullException}.
+     */
+    private void refuse(String key, Object jobId) {
+        String why = "the line of " + Values.show(key) + " holds " + config.maxKeyBacklog() + " jobs (maxKeyBacklog):"
+                + " job " + Values.show(jobId) + " is refused and discarded; enqueue it again (under another id) once"
+                + " the key's backlog has gone down";
+        store.transition(jobId, "refuse", Transition.of(STATE, JobState.AWAITING.stored(),
+                JobState.DISCARDED.stored()).alsoUpdating(Updates.combine(Updates.set(JobSchema.LAST_ERROR, why),
+                Updates.currentDate(JobSchema.COMPLETED))));
+        LOG.warn("[{}] {}", config.name(), why);
+        throw new LineFullException(config.name(), jobId, why);
+    }
 
     /**
      * Moves line {@code key} on: takes off the entries among its first {@code limit} whose jobs ended (done,

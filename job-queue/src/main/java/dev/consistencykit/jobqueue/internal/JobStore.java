@@ -401,14 +401,23 @@ public final class JobStore implements PatternSetup {
 
     /**
      * Puts job {@code jobId}, recorded with order nonce {@code nonce}, at the end of key {@code key}'s line unless the
-     * line holds it already (creating the key's document if there is none). Not retried: a duplicate-key error (the
-     * key's document was created by another writer, or holds the entry already) is the caller's to settle.
+     * line holds it already or holds {@code most} entries (creating the key's document if there is none). Not retried:
+     * a duplicate-key error (the key's document was created by another writer, holds the entry already, or is full)
+     * is the caller's to settle.
      */
-    void joinLine(String key, Object jobId, String nonce, Integer limit) {
+    void joinLine(String key, Object jobId, String nonce, Integer limit, int most) {
         Bson join = Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
                 Updates.currentDate(JobSchema.MOVED));
-        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce)), limit == null ? join
+        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce),
+                exists(JobSchema.LINE + "." + (most - 1), false)), limit == null ? join
                 : Updates.combine(join, Updates.set(JobSchema.LIMIT, limit)), new UpdateOptions().upsert(true));
+    }
+
+    /** Whether line {@code key} holds {@code most} entries or more, from the primary. Not retried. */
+    boolean lineFull(String key, int most) {
+        return keys.withReadPreference(ReadPreference.primary()).find(and(eq("_id", key),
+                exists(JobSchema.LINE + "." + (most - 1), true))).projection(Projections.include("_id")).first()
+                != null;
     }
 
     /** The jobs of {@code ids}, with their state and line nonce, from the primary. Not retried. */
