@@ -69,17 +69,22 @@ final class DeadJobCommands {
         }
 
         List<JobQueue> queues(OperatorOptions.Scope scope, CommandSpec spec) {
-            List<JobQueue> found = new ArrayList<>();
-            for (DashboardInstance p : scope.present()) {
-                p.queue().filter(q -> queue == null || q.name().equals(queue)).ifPresent(found::add);
-            }
-            if (found.isEmpty()) {
-                throw new ParameterException(spec.commandLine(), (queue == null ? "no job queue"
-                        : "no job queue named " + queue) + " in database " + scope.name() + "; instances there: "
-                        + scope.instances());
-            }
-            return found;
+            return DeadJobCommands.queues(scope, spec, queue);
         }
+    }
+
+    /** The job queues of {@code scope}, or the one named {@code queue}; a usage error when there is none. */
+    static List<JobQueue> queues(OperatorOptions.Scope scope, CommandSpec spec, String queue) {
+        List<JobQueue> found = new ArrayList<>();
+        for (DashboardInstance p : scope.present()) {
+            p.queue().filter(q -> queue == null || q.name().equals(queue)).ifPresent(found::add);
+        }
+        if (found.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), (queue == null ? "no job queue"
+                    : "no job queue named " + queue) + " in database " + scope.name() + "; instances there: "
+                    + scope.instances());
+        }
+        return found;
     }
 
     /** Runs {@code action} on each queue; prints one line per queue and the JSON summary. */

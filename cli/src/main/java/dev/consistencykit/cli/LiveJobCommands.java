@@ -44,9 +44,7 @@ final class LiveJobCommands {
         List<String> ids = new ArrayList<>();
 
         List<JobQueue> queues(OperatorOptions.Scope scope, CommandSpec spec) {
-            DeadJobCommands.Selection selection = new DeadJobCommands.Selection();
-            selection.queue = queue;
-            return selection.queues(scope, spec);
+            return DeadJobCommands.queues(scope, spec, queue);
         }
     }
 

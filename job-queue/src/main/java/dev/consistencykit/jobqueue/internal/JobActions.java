@@ -2,7 +2,6 @@ package dev.consistencykit.jobqueue.internal;
 
 import static dev.consistencykit.jobqueue.internal.JobSchema.COMPLETED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECTS;
-import static dev.consistencykit.jobqueue.internal.JobSchema.LINE_KEY;
 import static dev.consistencykit.jobqueue.internal.JobSchema.MAX_ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobSchema.PAYLOAD;
 import static dev.consistencykit.jobqueue.internal.JobSchema.PRIORITY;
@@ -53,15 +52,13 @@ public final class JobActions {
 
     private final JobQueueConfig config;
     private final JobStore store;
-    private final JobRunner runner;
-    private final JobLines lines;
+    private final JobDeadLetters deadLetters;
     private final JobRecording recording;
 
-    JobActions(JobQueueConfig config, JobStore store, JobRunner runner, JobLines lines, JobRecording recording) {
+    JobActions(JobQueueConfig config, JobStore store, JobDeadLetters deadLetters, JobRecording recording) {
         this.config = config;
         this.store = store;
-        this.runner = runner;
-        this.lines = lines;
+        this.deadLetters = deadLetters;
         this.recording = recording;
     }
 
@@ -80,7 +77,7 @@ public final class JobActions {
                 return false;
             }
             if (nonce.equals(job.get(JobSchema.CANCELED))) {
-                finish(id, job);
+                deadLetters.ended(id, job);
                 return true;
             }
             if (!WAITING.contains(job.get(STATE))) {
@@ -94,22 +91,12 @@ public final class JobActions {
             if (r.outcome() == UpdateOutcome.APPLIED || r.document().map(d -> nonce.equals(
                     d.get(JobSchema.CANCELED))).orElse(false)) {
                 LOG.info("[{}] canceled job {} ({})", config.name(), Values.show(id), job.get(STATE));
-                finish(id, job);
+                deadLetters.ended(id, job);
                 return true;
             }
             // moved meanwhile: claimed (then it runs), or from one waiting state to another (read it again)
         }
         return false;
-    }
-
-    /** What a cancel leaves to do after its write; recovery does the same for a canceler that died before. */
-    private void finish(Object id, Document job) {
-        if (!job.getList(EFFECTS, Object.class, List.of()).isEmpty()) {
-            runner.settleEffects(id, job);
-        }
-        if (job.get(LINE_KEY) instanceof String key) {
-            lines.ended(id, key);
-        }
     }
 
     /**

@@ -128,13 +128,24 @@ public final class JobDeadLetters {
         }
         boolean discarded = ours || r.document().map(d -> JobState.DISCARDED.stored().equals(d.get(STATE)))
                 .orElse(false);
-        if (effects && discarded) {
-            runner.settleEffects(id, job);
-        }
-        if (discarded && job.get(JobSchema.LINE_KEY) instanceof String key) {
-            lines.ended(id, key);   // it blocked its key: the next job of the key may run
+        if (discarded) {
+            ended(id, job);
         }
         return ours;
+    }
+
+    /**
+     * What follows job {@code job} moving to {@code discarded} (discarded dead, or canceled while it waited): the marks
+     * of the effects it applied are settled off their documents, and its key's line moves on (it blocked the key, or
+     * held a place in its line). Recovery and the pruner finish what a crash between the two leaves.
+     */
+    void ended(Object id, Document job) {
+        if (!job.getList(EFFECTS, Object.class, List.of()).isEmpty()) {
+            runner.settleEffects(id, job);
+        }
+        if (job.get(JobSchema.LINE_KEY) instanceof String key) {
+            lines.ended(id, key);
+        }
     }
 
     /**

@@ -47,11 +47,11 @@ public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox,
         JobRunner runner = new JobRunner(config, store, recording, lines, handlers, counters, clock, listener,
                 ownerIds);
         JobSchedules schedules = new JobSchedules(config, store, recording, outbox, clock);
+        JobDeadLetters deadLetters = new JobDeadLetters(config, store, runner, lines, clock);
         return new JobParts(store, recording, outbox, runner,
                 new JobRecovery(config, store, runner, outbox, schedules, lines, counters, clock, listener,
                         ownerIds),
-                new JobDeadLetters(config, store, runner, lines, clock),
-                new JobActions(config, store, runner, lines, recording), schedules, lines,
+                deadLetters, new JobActions(config, store, deadLetters, recording), schedules, lines,
                 new JobPruner(config, store, counters, clock),
                 new JobAudit(config, store, counters, clock));
     }
