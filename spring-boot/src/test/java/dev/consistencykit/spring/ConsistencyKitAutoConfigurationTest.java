@@ -214,6 +214,39 @@ class ConsistencyKitAutoConfigurationTest {
                 });
     }
 
+    /**
+     * Every job queue registers every handler bean (docs/spring-boot.md): a job runs on the queue it was enqueued on,
+     * with its type's handler, and a type no handler names is dead at its first claim.
+     */
+    @Test
+    void shouldRunEachQueuesJobsWithTheHandlerOfTheirTypeOnThatQueueOnly() {
+        java.util.List<String> ran = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        runner().withPropertyValues("consistency-kit.job-queue.mail.collection=mailJobs",
+                        "consistency-kit.job-queue.billing.collection=billingJobs")
+                .withBean("note", JobHandler.class, () -> job -> ran.add(job.payload().getString("on")))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    JobQueue mail = context.getBean("mail", JobQueue.class);
+                    JobQueue billing = context.getBean("billing", JobQueue.class);
+                    mail.enqueue(JobRequest.of("note", new Document("on", "mail")).withId(OperationId.of("m1")));
+                    billing.enqueue(JobRequest.of("note", new Document("on", "billing"))
+                            .withId(OperationId.of("b1")));
+                    billing.enqueue(JobRequest.of("nobody", new Document()).withId(OperationId.of("b2")));
+
+                    assertThat(mail.processNext()).isPresent();
+                    assertThat(mail.processNext()).isEmpty();
+                    assertThat(ran).containsExactly("mail");
+                    assertThat(billing.processNext()).isPresent();
+                    assertThat(billing.processNext()).isPresent();
+                    assertThat(billing.processNext()).isEmpty();
+                    assertThat(ran).containsExactly("mail", "billing");
+                    var db = context.getBean(ConsistencyKitDatabase.class).database();
+                    assertThat(db.getCollection("billingJobs").find(Filters.eq("_id", "b2")).first()
+                            .getString("state")).isEqualTo("dead");
+                    assertThat(db.getCollection("mailJobs").countDocuments()).isEqualTo(1);
+                });
+    }
+
     @Test
     void shouldBindEveryInstancesCountersToTheApplicationsMeterRegistry() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
