@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
+import org.HdrHistogram.ConcurrentHistogram;
 import org.bson.Document;
 
 import com.mongodb.MongoInterruptedException;
@@ -207,7 +208,8 @@ public final class Comparison {
         AtomicLong patternDeclined = new AtomicLong();
         boolean hasPatternRead = c.noConsistentRead().isEmpty();
         int background = c.backgroundProcesses(settings.writers());
-        List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
+        // each caller's operation time in nanoseconds, three significant digits (HdrHistogram, as the peer benchmarks)
+        ConcurrentHistogram latencies = new ConcurrentHistogram(3);
         ExecutorService pool = Executors.newFixedThreadPool(settings.writers() + background
                 + 2 * settings.readers() + 1);
         List<Future<?>> futures = new ArrayList<>();
@@ -223,7 +225,7 @@ public final class Comparison {
                             } catch (ConsistencyException refused) {
                                 // insufficient funds, a conflict that outlasted its retries: no effect, answered
                             }
-                            latencies.add(System.nanoTime() - begin);
+                            latencies.recordValue(System.nanoTime() - begin);
                             operations.incrementAndGet();
                         })));
             }
@@ -320,8 +322,6 @@ public final class Comparison {
         }
         Optional<Double> recovery = violations.isEmpty()
                 ? Optional.of((System.nanoTime() - recoveryStart) / 1e9) : Optional.empty();
-        List<Long> sorted = new ArrayList<>(latencies);
-        Collections.sort(sorted);
         String note = c.noConsistentRead().map(reason -> "no consistent read: " + reason).orElse(
                 patternDeclined.get() == 0 ? "" : "the consistent read declined " + patternDeclined.get()
                         + " times: something stayed in flight on the documents for its whole wait");
@@ -334,8 +334,8 @@ public final class Comparison {
         }
         return new Entry(c.name(), c.pattern(), c.workload(), operations.get(), operations.get() / seconds,
                 callerCost.commandsPer(COST_SAMPLE), backgroundCost.commandsPer(COST_SAMPLE),
-                (callerCost.documentsWritten() + backgroundCost.documentsWritten()) / (double) COST_SAMPLE, percentile(sorted, 0.50),
-                percentile(sorted, 0.99), crashes.get(), rawReads.get(), rawAnomalies.get(), patternReads.get(),
+                (callerCost.documentsWritten() + backgroundCost.documentsWritten()) / (double) COST_SAMPLE, millis(latencies, 50),
+                millis(latencies, 99), crashes.get(), rawReads.get(), rawAnomalies.get(), patternReads.get(),
                 hasPatternRead ? Optional.of(patternAnomalies.get()) : Optional.empty(), recovery, violations,
                 c.anomalies(), note);
     }
@@ -385,12 +385,9 @@ public final class Comparison {
         return null;
     }
 
-    private static double percentile(List<Long> sortedNanos, double p) {
-        if (sortedNanos.isEmpty()) {
-            return 0;
-        }
-        int index = Math.min(sortedNanos.size() - 1, (int) Math.ceil(p * sortedNanos.size()) - 1);
-        return sortedNanos.get(Math.max(0, index)) / 1e6;
+    /** The {@code percentile}th percentile of {@code nanos} in milliseconds; 0 when nothing was recorded. */
+    private static double millis(ConcurrentHistogram nanos, double percentile) {
+        return nanos.getTotalCount() == 0 ? 0 : nanos.getValueAtPercentile(percentile) / 1e6;
     }
 
     static double round(double v) {
