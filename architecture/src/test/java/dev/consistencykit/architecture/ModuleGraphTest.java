@@ -53,37 +53,18 @@ class ModuleGraphTest {
             "driver-floor", "architecture");
     private static final Pattern IMPORT = Pattern.compile(
             "^import\\s+(?:static\\s+)?dev\\.consistencykit\\.([a-z]+)((?:\\.[A-Za-z_]+)*)", Pattern.MULTILINE);
-    private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
     private static final Pattern DEPENDENCY = Pattern.compile("<dependency>(.*?)</dependency>", Pattern.DOTALL);
 
     private static Path root() {
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null) {
-            Path pom = dir.resolve("pom.xml");
-            if (Files.exists(pom) && read(pom).contains("<modules>")
-                    && read(pom).contains("<artifactId>consistency-kit-parent</artifactId>")) {
-                return dir;
-            }
-            dir = dir.getParent();
-        }
-        throw new IllegalStateException("reactor root not found above " + Path.of("").toAbsolutePath());
+        return ProjectFiles.root();
     }
 
     private static String read(Path file) {
-        try {
-            return Files.readString(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ProjectFiles.read(file);
     }
 
     private static List<String> modules() {
-        List<String> modules = new ArrayList<>();
-        Matcher m = MODULE.matcher(read(root().resolve("pom.xml")));
-        while (m.find()) {
-            modules.add(m.group(1).trim());
-        }
-        return modules;
+        return ProjectFiles.modules();
     }
 
     private static List<Path> javaFiles(String module, String sourceSet) {

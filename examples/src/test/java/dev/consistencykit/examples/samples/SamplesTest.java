@@ -32,6 +32,7 @@ class SamplesTest {
     private static List<Path> documents() throws IOException {
         List<Path> documents = new ArrayList<>();
         documents.add(SampleSources.root().resolve("README.md"));
+        documents.add(SampleSources.root().resolve("CHANGELOG.md"));
         Path docs = SampleSources.root().resolve("docs");
         if (Files.isDirectory(docs)) {
             try (Stream<Path> files = Files.walk(docs)) {
