@@ -4,6 +4,8 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -44,8 +46,8 @@ import dev.consistencykit.jobqueue.RecurringJob;
  * An operator's page of every pattern instance in one database, and the JSON API it polls: counts of unfinished
  * operations by state, the interrupted ones oldest first, dead jobs with their error, each operation's record and
  * the documents it touches as a reader sees them, checks on request, and a short time series while the page is open.
- * Actions (recover an instance, recover one operation, replay a dead job) only when {@link DashboardSettings} enables
- * them, and then only for a request carrying the token.
+ * Actions (recover an instance or one operation, replay, discard or delete dead jobs, cancel, reschedule or rerun a
+ * live job) only when {@link DashboardSettings} enables them, and then only for a request carrying the token.
  *
  * <p>It answers {@link DashboardRequest}s whoever serves them: {@link DashboardHttpServer} (the CLI's
  * {@code dashboard}) or the Spring Boot starter's servlet. Every query behind it is indexed and bounded: each poll
@@ -100,6 +102,8 @@ public final class Dashboard {
     private static final String DEAD = "dead";
     /** What an operator may do to dead jobs. */
     private static final List<String> DEAD_ACTIONS = List.of("replay", "discard", "delete");
+    /** What an operator may do to a live job. */
+    private static final List<String> LIVE_ACTIONS = List.of("cancel", "reschedule", "rerun");
 
     private static final Logger LOG = LoggerFactory.getLogger(Dashboard.class);
 
@@ -168,7 +172,10 @@ public final class Dashboard {
         }
     }
 
-    /** Where an instance's API path leads: its method, its segments ({@code {id}} and {@code {verb}} are values). */
+    /**
+     * Where an instance's API path leads: its method, its segments ({@code {id}}, {@code {verb}}: an action on dead
+     * jobs, and {@code {live}}: an action on a live job, are values).
+     */
     private record Route(String method, List<String> segments, Handler handler) {
 
         /** The path's values by placeholder when {@code rest} matches, else empty. */
@@ -179,7 +186,8 @@ public final class Dashboard {
             Map<String, String> values = new HashMap<>();
             for (int i = 0; i < rest.size(); i++) {
                 String segment = segments.get(i);
-                if (segment.equals("{verb}") && !DEAD_ACTIONS.contains(rest.get(i))) {
+                if ((segment.equals("{verb}") && !DEAD_ACTIONS.contains(rest.get(i)))
+                        || (segment.equals("{live}") && !LIVE_ACTIONS.contains(rest.get(i)))) {
                     return Optional.empty();
                 }
                 if (segment.startsWith("{")) {
@@ -215,7 +223,9 @@ public final class Dashboard {
             new Route("POST", List.of(DEAD, "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
                     v.get("{verb}"), deadSelection(r.query(), true), false))),
             new Route("POST", List.of(DEAD, "{id}", "{verb}"), (r, i, v) -> withQueue(i, q -> deadAction(q, i,
-                    v.get("{verb}"), deadJob(v.get("{id}")), true))));
+                    v.get("{verb}"), deadJob(v.get("{id}")), true))),
+            new Route("POST", List.of("jobs", "{id}", "{live}"), (r, i, v) -> withQueue(i, q -> liveAction(q, i,
+                    v.get("{live}"), v.get("{id}"), r.query()))));
 
     private DashboardResponse route(DashboardRequest request, List<String> parts) {
         String method = request.method();
@@ -249,9 +259,69 @@ public final class Dashboard {
     }
 
     private DashboardResponse describeOperation(DashboardInstance instance, String id) {
-        Optional<OperationView> view = instance.strategy().describe(idOf(id));
-        return view.isPresent() ? ok(describe(view.get()))
-                : error(404, "no operation " + Values.show(id) + " in " + instance.key());
+        for (Object candidate : printedIds(id)) {
+            Optional<OperationView> view = instance.strategy().describe(candidate);
+            if (view.isPresent()) {
+                return ok(describe(view.get()));
+            }
+        }
+        return error(404, "no operation " + Values.show(id) + " in " + instance.key());
+    }
+
+    /**
+     * The ids {@code rawId} names: the JSON of one as the API lists it ({@code idParam}), or an id as printed anywhere
+     * else, which may name several ({@link OperationId#printedAs}: 24 hex digits are an ObjectId and that string).
+     */
+    private static List<Object> printedIds(String rawId) {
+        if (looksLikeJson(rawId)) {
+            return List.of(idOf(rawId));
+        }
+        List<Object> ids = new ArrayList<>();
+        OperationId.printedAs(rawId).forEach(id -> ids.add(id.value()));
+        if (!ids.contains(rawId)) {
+            ids.add(rawId);
+        }
+        return ids;
+    }
+
+    /**
+     * An action on a live job ({@code cancel} a waiting or scheduled one, {@code reschedule} it to {@code at}, an
+     * ISO-8601 instant, or {@code rerun} a finished one as a new job), by its id as listed or printed anywhere.
+     */
+    private static DashboardResponse liveAction(JobQueue queue, DashboardInstance instance, String verb, String rawId,
+                                                Map<String, String> query) {
+        Instant at = null;
+        if (verb.equals("reschedule")) {
+            String raw = blankToNull(query.get("at"));
+            if (raw == null) {
+                throw new IllegalArgumentException("reschedule needs at, an ISO-8601 instant (2030-01-01T09:00:00Z)");
+            }
+            try {
+                at = Instant.parse(raw.strip());
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException("at is no ISO-8601 instant: " + Values.show(raw), e);
+            }
+        }
+        Document body = new Document("action", verb).append("id", rawId);
+        for (Object candidate : printedIds(rawId)) {
+            OperationId id = operationId(candidate);
+            boolean done;
+            switch (verb) {
+                case "cancel" -> done = queue.cancel(id);
+                case "reschedule" -> done = queue.reschedule(id, at);
+                default -> {
+                    Optional<OperationId> again = queue.rerun(id);
+                    again.ifPresent(a -> body.append("job", a.value()));
+                    done = again.isPresent();
+                }
+            }
+            if (done) {
+                LOG.info("dashboard: {} of job {} of {} asked from the page", verb, id, instance.key());
+                return ok(body.append("done", true));
+            }
+        }
+        return error(404, "no job " + Values.show(rawId) + " in " + instance.key() + " to " + verb
+                + (verb.equals("rerun") ? " (a job that is done or dead)" : " (a waiting or scheduled job)"));
     }
 
     private static DashboardResponse withQueue(DashboardInstance instance,

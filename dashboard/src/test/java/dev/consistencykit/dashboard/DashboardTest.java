@@ -230,6 +230,46 @@ class DashboardTest {
         assertThat(sample.get("recovered")).as("the instances' own count: t-6 undone").isEqualTo(1);
     }
 
+    /**
+     * A live job by its id as printed anywhere (bare hex for a job enqueued without an id of its own): opened, then
+     * rescheduled, cancelled and rerun from the page, each once; an action on no such job is a 404 that changes
+     * nothing, and none goes without the token.
+     */
+    @Test
+    void shouldOpenRescheduleCancelAndRerunALiveJobByItsPrintedId(MongoDatabase db) {
+        seed(db);
+        JobQueue queue = queue(db);
+        OperationId waiting = queue.enqueue(JobRequest.of("fail", new Document("n", "live")));
+        String printed = waiting.toString();   // 24 hex digits, as the logs, inspect and the CLI print it
+        String base = "/api/instances/job-queue/job-queue/";
+        Dashboard dashboard = dashboard(db, true);
+
+        Document view = get(dashboard, base + "operations/" + printed, Map.of());
+        assertThat(view.get("record", Document.class).get("_id")).isEqualTo(waiting.value());
+
+        call(dashboard, "POST", base + "jobs/" + printed + "/reschedule", Map.of("at", "2099-01-01T00:00:00Z"), null,
+                401);
+        call(dashboard, "POST", base + "jobs/" + printed + "/reschedule", Map.of("at", "tomorrow"), TOKEN, 400);
+        call(dashboard, "POST", base + "jobs/" + printed + "/reschedule", Map.of(), TOKEN, 400);
+        call(dashboard, "POST", base + "jobs/" + printed + "/reschedule", Map.of("at", "2099-01-01T00:00:00Z"),
+                TOKEN, 200);
+        assertThat(db.getCollection("jobs").find(eq("_id", waiting.value())).first().getDate("runAt").toInstant())
+                .isEqualTo(java.time.Instant.parse("2099-01-01T00:00:00Z"));
+
+        Document canceled = call(dashboard, "POST", base + "jobs/" + printed + "/cancel", Map.of(), TOKEN, 200);
+        assertThat(canceled.getBoolean("done")).isTrue();
+        DatabaseSnapshot afterCancel = DatabaseSnapshot.of(db);
+        call(dashboard, "POST", base + "jobs/" + printed + "/cancel", Map.of(), TOKEN, 404);
+        call(dashboard, "POST", base + "jobs/%22no-such-job%22/rerun", Map.of(), TOKEN, 404);
+        call(dashboard, "POST", base + "jobs/" + printed + "/explode", Map.of(), TOKEN, 404);
+        assertThat(DatabaseSnapshot.of(db)).isEqualTo(afterCancel);
+
+        Document rerun = call(dashboard, "POST", base + "jobs/%22dead-03%22/rerun", Map.of(), TOKEN, 200);
+        Object again = rerun.get("job");
+        assertThat(db.getCollection("jobs").find(eq("_id", again)).first().getString("state")).isEqualTo("todo");
+        assertThat(db.getCollection("jobs").find(eq("_id", "dead-03")).first().getString("state")).isEqualTo("dead");
+    }
+
     @Test
     void shouldRefuseHostileInputBeforeAnyRead(MongoDatabase db) {
         seed(db);

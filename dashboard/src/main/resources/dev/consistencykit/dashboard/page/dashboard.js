@@ -59,7 +59,7 @@ async function api(path, method) {
 }
 
 function idText(id) {
-  if (id && typeof id === 'object' && typeof id.$oid === 'string') return 'ObjectId(' + id.$oid + ')';
+  if (id && typeof id === 'object' && typeof id.$oid === 'string') return id.$oid;   // as printed everywhere
   if (id && typeof id === 'object') return JSON.stringify(id);
   return String(id);
 }
@@ -336,6 +336,7 @@ async function openOperation(key, idParam) {
     $('operation').hidden = false;
     $('operation-title').textContent = 'operation ' + idText(view.id) + ' · ' + view.state;
     $('recover-operation').hidden = !state.overview.actions;
+    $('live-actions').hidden = !state.overview.actions || !(selectedInstance() || {}).jobQueue;
     $('operation-record').textContent = JSON.stringify(view.record, null, 2);
     const docs = $('operation-documents');
     docs.textContent = '';
@@ -423,6 +424,15 @@ function start() {
     const o = state.opened;
     if (o) act(instancePath(o.key) + '/operations/' + encodeURIComponent(o.idParam) + '/recover', recovered);
   });
+  for (const verb of ['cancel', 'reschedule', 'rerun']) {
+    $('job-' + verb).addEventListener('click', () => {
+      const o = state.opened;
+      if (!o) return;
+      const at = verb === 'reschedule' ? '?at=' + encodeURIComponent($('job-at').value.trim()) : '';
+      act(instancePath(o.key) + '/jobs/' + encodeURIComponent(o.idParam) + '/' + verb + at,
+        r => verb + ' of job ' + o.idParam + ': done' + (r.job !== undefined ? ', the new job is ' + idText(r.job) : ''));
+    });
+  }
   const open = new URLSearchParams(location.search).get('open');   // ?open=pattern/name: that instance at once
   refresh().then(() => {
     if (open && state.overview && state.overview.instances.some(i => i.key === open)) select(open, false);
