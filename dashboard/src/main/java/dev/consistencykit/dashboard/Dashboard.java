@@ -41,6 +41,7 @@ import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.RecurringJob;
+import dev.consistencykit.jobqueue.RunningJob;
 
 /**
  * An operator's page of every pattern instance in one database, and the JSON API it polls: counts of unfinished
@@ -216,6 +217,7 @@ public final class Dashboard {
             new Route("GET", List.of("operations"), (r, i, v) -> ok(operations(i, r.query()))),
             new Route("GET", List.of("operations", "{id}"), (r, i, v) -> describeOperation(i, v.get("{id}"))),
             new Route("GET", List.of(DEAD), (r, i, v) -> withQueue(i, q -> ok(dead(q, r.query())))),
+            new Route("GET", List.of("workers"), (r, i, v) -> withQueue(i, q -> ok(workers(q)))),
             new Route("GET", List.of("checks"), (r, i, v) -> ok(checks(i))),
             new Route("POST", List.of("recover"), (r, i, v) -> recoverInstance(i)),
             new Route("POST", List.of("operations", "{id}", "recover"), (r, i, v) -> recoverOperation(i,
@@ -571,6 +573,34 @@ public final class Dashboard {
         }
         return new Document("offset", offset).append("limit", limit)
                 .append("more", read.size() > limit && offset + limit < MAX_DEPTH).append("dead", page);
+    }
+
+    /**
+     * The workers of a job queue as the jobs they hold show them (at most {@link #UNFINISHED_CAP} running jobs, through
+     * the index of running jobs): each owner with its jobs, the longest it has held one, and the least lease it has
+     * left (a worker renews its leases while it runs: a lease run out is a worker gone, which recovery requeues).
+     */
+    private static Document workers(JobQueue queue) {
+        List<RunningJob> running = queue.running(UNFINISHED_CAP + 1);
+        Map<String, List<RunningJob>> byOwner = new LinkedHashMap<>();
+        for (RunningJob job : running.subList(0, Math.min(UNFINISHED_CAP, running.size()))) {
+            byOwner.computeIfAbsent(job.owner(), o -> new ArrayList<>()).add(job);
+        }
+        List<Document> workers = new ArrayList<>();
+        byOwner.forEach((owner, jobs) -> {
+            List<Document> held = new ArrayList<>();
+            for (RunningJob job : jobs) {
+                held.add(new Document("id", job.id()).append("idParam", DashboardJson.value(job.id()))
+                        .append("type", job.type()).append("runningSeconds", seconds(job.running()))
+                        .append("leaseLeftSeconds", job.leaseLeft().toMillis() / 1000.0));
+            }
+            workers.add(new Document("owner", owner).append("jobs", held)
+                    .append("longestRunningSeconds", seconds(jobs.get(0).running()))
+                    .append("leaseLeftSeconds", jobs.stream().mapToLong(j -> j.leaseLeft().toMillis()).min()
+                            .orElse(0) / 1000.0));
+        });
+        return new Document("workers", workers).append("runningJobs", Math.min(UNFINISHED_CAP, running.size()))
+                .append("capped", running.size() > UNFINISHED_CAP);
     }
 
     private static Document describe(OperationView view) {

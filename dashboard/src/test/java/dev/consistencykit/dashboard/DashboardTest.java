@@ -270,6 +270,23 @@ class DashboardTest {
         assertThat(db.getCollection("jobs").find(eq("_id", "dead-03")).first().getString("state")).isEqualTo("dead");
     }
 
+    /** The workers view: each worker with the jobs it holds, through the index of running jobs, bounded. */
+    @Test
+    void shouldShowEachWorkerWithTheJobsItHolds(MongoDatabase db) {
+        seed(db);
+        Document workers = get(dashboard(db, false), "/api/instances/job-queue/job-queue/workers", Map.of());
+
+        List<Document> list = workers.getList("workers", Document.class);
+        assertThat(list).hasSize(1);
+        assertThat(list.get(0).getString("owner")).isEqualTo(db.getCollection("jobs").find(eq("_id", "held")).first()
+                .getString("owner"));
+        assertThat(list.get(0).getList("jobs", Document.class)).extracting(j -> j.get("id"), j -> j.get("type"))
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("held", "fail"));
+        assertThat(list.get(0).getDouble("leaseLeftSeconds")).as("its lease, not yet run out").isPositive();
+        assertThat(workers.getInteger("runningJobs")).isEqualTo(1);
+        call(dashboard(db, false), "GET", "/api/instances/two-phase/two-phase/workers", Map.of(), null, 404);
+    }
+
     @Test
     void shouldRefuseHostileInputBeforeAnyRead(MongoDatabase db) {
         seed(db);

@@ -518,6 +518,17 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         return calls.idempotent("list dead jobs", () -> audit.dead(skip, limit));
     }
 
+    /**
+     * The jobs workers hold now, longest held first (at most {@code limit}, through the index of running jobs by claim
+     * time): who runs what and whether its lease still moves. A workers view groups them by {@link RunningJob#owner}.
+     *
+     * @throws IllegalArgumentException if {@code limit} is below 1
+     */
+    public List<RunningJob> running(int limit) {
+        Checks.atLeast("limit", limit, 1);
+        return calls.idempotent("list running jobs", () -> audit.running(limit));
+    }
+
     /** The most jobs {@link #backlog()} reads per aggregation: its counts are "at least" beyond. */
     public static final int BACKLOG_CAP = 10_000;
 

@@ -216,6 +216,7 @@ async function loadInstance(scroll) {
   $('dead-section').hidden = !i.jobQueue;
   $('backlog-section').hidden = !i.jobQueue;
   $('recurring-section').hidden = !i.jobQueue;
+  $('workers-section').hidden = !i.jobQueue;
   $('dead-bulk').hidden = !state.overview.actions;
   if (i.jobQueue) {
     const backlogBody = $('backlog').tBodies[0];
@@ -258,6 +259,32 @@ async function loadInstance(scroll) {
       cell.colSpan = 6;
       row.appendChild(cell);
       recurringBody.appendChild(row);
+    }
+    const workers = await api(instancePath(i.key) + '/workers');
+    const workersBody = $('workers').tBodies[0];
+    while (workersBody.firstChild) workersBody.removeChild(workersBody.firstChild);
+    for (const w of workers.workers) {
+      const row = el('tr');
+      row.appendChild(el('td', w.owner));
+      const jobs = el('td');
+      for (const job of w.jobs) {
+        const link = el('button', idText(job.id) + ' (' + job.type + ')');
+        link.type = 'button';
+        link.addEventListener('click', () => openOperation(i.key, job.idParam));
+        jobs.appendChild(link);
+      }
+      row.appendChild(jobs);
+      row.appendChild(el('td', age(w.longestRunningSeconds), 'num'));
+      row.appendChild(el('td', w.leaseLeftSeconds > 0 ? age(w.leaseLeftSeconds) : 'ran out', 'num'
+        + (w.leaseLeftSeconds > 0 ? '' : ' bad')));
+      workersBody.appendChild(row);
+    }
+    if (!workers.workers.length) {
+      const row = el('tr');
+      const cell = el('td', 'no job running', 'muted');
+      cell.colSpan = 4;
+      row.appendChild(cell);
+      workersBody.appendChild(row);
     }
     const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize
       + deadQuery());

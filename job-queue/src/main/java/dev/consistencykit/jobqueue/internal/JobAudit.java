@@ -45,6 +45,7 @@ import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
 import dev.consistencykit.jobqueue.JobState;
+import dev.consistencykit.jobqueue.RunningJob;
 
 /**
  * The operator's reads: one job with the documents its handler changed, the jobs done lately, the ones a worker went
@@ -117,6 +118,20 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
                 ? ", blocks ordering key " + Values.show(key.substring(JobSchema.ORDER_LINE.length()))
                 + " until replayed or discarded" : "")
                 + (error == null ? "" : ", last error: " + Values.show(error)));
+    }
+
+    /** The jobs workers hold, longest held first, through the {@code processing_age} index: at most {@code limit}. */
+    public List<RunningJob> running(int limit) {
+        List<RunningJob> out = new ArrayList<>();
+        for (Document job : store.find(eq(STATE, JobState.PROCESSING.stored()), Sorts.ascending(CLAIMED), 0, limit,
+                TYPE, OWNER, CLAIMED, LEASE)) {
+            Date claimed = job.getDate(CLAIMED);
+            Date lease = job.getDate(LEASE);
+            out.add(new RunningJob(job.get("_id"), String.valueOf(job.get(TYPE)), String.valueOf(job.get(OWNER)),
+                    claimed == null ? Duration.ZERO : clock.ageOf(claimed.toInstant()),
+                    lease == null ? Duration.ZERO : Duration.between(clock.now(), lease.toInstant())));
+        }
+        return out;
     }
 
     /**
