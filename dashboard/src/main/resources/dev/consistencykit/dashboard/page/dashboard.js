@@ -27,6 +27,15 @@ function el(tag, text, className) {
 
 function $(id) { return document.getElementById(id); }
 
+/** The one row of an empty table: what it would list, across its columns. */
+function emptyRow(body, text, columns) {
+  const row = el('tr');
+  const cell = el('td', text, 'muted');
+  cell.colSpan = columns;
+  row.appendChild(cell);
+  body.appendChild(row);
+}
+
 function age(seconds) {
   if (seconds === null || seconds === undefined) return '–';
   if (seconds < 1) return Math.round(seconds * 1000) + ' ms';
@@ -202,11 +211,7 @@ async function loadInstance(scroll) {
     body.appendChild(row);
   }
   if (!ops.operations.length) {
-    const row = el('tr');
-    const cell = el('td', only ? 'no interrupted operation' : 'no unfinished operation', 'muted');
-    cell.colSpan = 5;
-    row.appendChild(cell);
-    body.appendChild(row);
+    emptyRow(body, only ? 'no interrupted operation' : 'no unfinished operation', 5);
   }
   $('operations-page').textContent = ops.operations.length
     ? (ops.offset + 1) + '–' + (ops.offset + ops.operations.length) : '';
@@ -234,11 +239,7 @@ async function loadInstance(scroll) {
       backlogBody.appendChild(row);
     }
     if (!(i.backlog || []).length) {
-      const row = el('tr');
-      const cell = el('td', 'no job waiting, scheduled, awaiting, running or dead', 'muted');
-      cell.colSpan = 7;
-      row.appendChild(cell);
-      backlogBody.appendChild(row);
+      emptyRow(backlogBody, 'no job waiting, scheduled, awaiting, running or dead', 7);
     }
     const recurringBody = $('recurring').tBodies[0];
     while (recurringBody.firstChild) recurringBody.removeChild(recurringBody.firstChild);
@@ -254,11 +255,7 @@ async function loadInstance(scroll) {
       recurringBody.appendChild(row);
     }
     if (!(i.recurring || []).length) {
-      const row = el('tr');
-      const cell = el('td', 'no recurring job', 'muted');
-      cell.colSpan = 6;
-      row.appendChild(cell);
-      recurringBody.appendChild(row);
+      emptyRow(recurringBody, 'no recurring job', 6);
     }
     const workers = await api(instancePath(i.key) + '/workers');
     const workersBody = $('workers').tBodies[0];
@@ -280,11 +277,7 @@ async function loadInstance(scroll) {
       workersBody.appendChild(row);
     }
     if (!workers.workers.length) {
-      const row = el('tr');
-      const cell = el('td', 'no job running', 'muted');
-      cell.colSpan = 4;
-      row.appendChild(cell);
-      workersBody.appendChild(row);
+      emptyRow(workersBody, 'no job running', 4);
     }
     const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize
       + deadQuery());
@@ -315,11 +308,7 @@ async function loadInstance(scroll) {
       deadBody.appendChild(row);
     }
     if (!dead.dead.length) {
-      const row = el('tr');
-      const cell = el('td', 'no dead job', 'muted');
-      cell.colSpan = 4;
-      row.appendChild(cell);
-      deadBody.appendChild(row);
+      emptyRow(deadBody, 'no dead job', 4);
     }
     $('dead-page').textContent = dead.dead.length ? (dead.offset + 1) + '–' + (dead.offset + dead.dead.length) : '';
     $('dead-prev').disabled = dead.offset === 0;
