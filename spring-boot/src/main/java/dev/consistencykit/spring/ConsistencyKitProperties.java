@@ -496,9 +496,13 @@ public class ConsistencyKitProperties {
 
     /** Where a sync flag's copies live. */
     public static class Target {
+        /** The collection holding the copies. */
         private String collection;
+        /** The field of a copy's document that holds the master's id. */
         private String idField;
+        /** The array whose subdocuments hold the copies, when they are inside one (default: the document itself). */
         private String arrayField;
+        /** The field that keeps each copy's version (default: none). */
         private String versionField;
         /** Master field → the field of the copy. */
         private Map<String, String> copies = new LinkedHashMap<>();

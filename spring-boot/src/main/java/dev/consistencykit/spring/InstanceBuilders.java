@@ -1,6 +1,7 @@
 package dev.consistencykit.spring;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -51,6 +52,24 @@ final class InstanceBuilders {
             return "consistency-kit." + pattern + "." + key;
         }
     }
+
+    /**
+     * One pattern as the starter configures it: its key under {@code consistency-kit}, its builder, its configuration
+     * and the class of its instances' own properties.
+     */
+    record Kind(String key, Class<? extends StrategyBuilder<?, ?>> builderType,
+                Class<? extends StrategyConfig> configType, Class<? extends ConsistencyKitProperties.Instance> ownType) {
+    }
+
+    /** Every pattern, as {@link ConsistencyKitProperties} lists them: what {@link SettingsMetadata} describes. */
+    static final List<Kind> KINDS = List.of(
+            new Kind("two-phase", TwoPhaseCommit.Builder.class, TwoPhaseConfig.class,
+                    ConsistencyKitProperties.Instance.class),
+            new Kind("job-queue", JobQueue.Builder.class, JobQueueConfig.class, ConsistencyKitProperties.JobQueue.class),
+            new Kind("sync-flag", SyncFlag.Builder.class, SyncFlagConfig.class, ConsistencyKitProperties.SyncFlag.class),
+            new Kind("ledger", Ledger.Builder.class, LedgerConfig.class, ConsistencyKitProperties.Instance.class),
+            new Kind("versioning", VersionedStore.Builder.class, VersionedStoreConfig.class,
+                    ConsistencyKitProperties.Versioning.class));
 
     private static <B extends StrategyBuilder<B, ?>> B settings(B builder, Class<? extends StrategyConfig> config,
                                                                Shared shared, Source source) {

@@ -145,7 +145,8 @@ final class InstanceSettings {
         }
     }
 
-    private static boolean group(Class<?> type) {
+    /** Whether {@code type} is a group of properties: one of {@link ConsistencyKitProperties}' classes. */
+    static boolean group(Class<?> type) {
         return type.getEnclosingClass() == ConsistencyKitProperties.class && !type.isEnum();
     }
 

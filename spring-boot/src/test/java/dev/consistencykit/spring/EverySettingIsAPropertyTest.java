@@ -20,16 +20,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.consistencykit.core.StrategyConfig;
 import dev.consistencykit.jobqueue.JobQueue;
-import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.logreconciliation.Ledger;
-import dev.consistencykit.logreconciliation.LedgerConfig;
 import dev.consistencykit.syncflag.SyncFlag;
-import dev.consistencykit.syncflag.SyncFlagConfig;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.twophase.TwoPhaseCommit;
-import dev.consistencykit.twophase.TwoPhaseConfig;
 import dev.consistencykit.versioning.VersionedStore;
-import dev.consistencykit.versioning.VersionedStoreConfig;
 
 /**
  * Every setting of every pattern is a Spring property, enumerated from the configurations themselves: each field of a
@@ -60,11 +54,7 @@ class EverySettingIsAPropertyTest {
     }
 
     static Stream<Arguments> patterns() {
-        return Stream.of(Arguments.of("two-phase", TwoPhaseCommit.Builder.class, TwoPhaseConfig.class),
-                Arguments.of("job-queue", JobQueue.Builder.class, JobQueueConfig.class),
-                Arguments.of("sync-flag", SyncFlag.Builder.class, SyncFlagConfig.class),
-                Arguments.of("ledger", Ledger.Builder.class, LedgerConfig.class),
-                Arguments.of("versioning", VersionedStore.Builder.class, VersionedStoreConfig.class));
+        return InstanceBuilders.KINDS.stream().map(k -> Arguments.of(k.key(), k.builderType(), k.configType()));
     }
 
     @ParameterizedTest(name = "{0}")
