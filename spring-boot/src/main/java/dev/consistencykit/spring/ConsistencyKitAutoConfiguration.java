@@ -19,6 +19,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.core.env.Environment;
 
 import com.mongodb.ConnectionString;
@@ -39,6 +40,7 @@ import dev.consistencykit.core.Maintenance;
 @AutoConfiguration(afterName = "org.springframework.boot.mongodb.autoconfigure.MongoAutoConfiguration")
 @ConditionalOnClass({MongoClient.class, ConsistencyStrategy.class})
 @EnableConfigurationProperties(ConsistencyKitProperties.class)
+@ImportRuntimeHints(ConsistencyKitRuntimeHints.class)
 public final class ConsistencyKitAutoConfiguration {
 
     /** Registers the instances the properties declare (static: it runs before the other beans exist). */

@@ -4,11 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.BeanUtils;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.BeanNameAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
@@ -31,10 +31,11 @@ import dev.consistencykit.jobqueue.JobHandler;
  * first needed, on the {@link ConsistencyKitDatabase} bean; a job queue gets every job handler bean.
  */
 final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcessor, EnvironmentAware,
-        BeanFactoryAware, Ordered {
+        BeanFactoryAware, BeanNameAware, Ordered {
 
     private Environment environment;
     private BeanFactory beanFactory;
+    private String beanName;
     /** The pattern each instance key was declared for. */
     private final Map<String, Class<?>> declared = new java.util.HashMap<>();
 
@@ -54,64 +55,90 @@ final class ConsistencyKitInstances implements BeanDefinitionRegistryPostProcess
     }
 
     @Override
+    public void setBeanName(String value) {
+        this.beanName = value;
+    }
+
+    @Override
     public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
         Binder binder = Binder.get(environment);
         ConsistencyKitProperties p = binder.bind("consistency-kit", ConsistencyKitProperties.class)
                 .orElseGet(ConsistencyKitProperties::new);
         InstanceSettings.refuseUnknownBelow(binder, "consistency-kit", ConsistencyKitProperties.class);
         ClassLoader loader = getClass().getClassLoader();
-        if (ClassUtils.isPresent("dev.consistencykit.twophase.TwoPhaseCommit", loader)) {
-            register(registry, binder, "two-phase", p.getTwoPhase(), ConsistencyKitProperties.Instance::new,
-                    dev.consistencykit.twophase.TwoPhaseCommit.class,
-                    source -> () -> InstanceBuilders.twoPhase(database(), shared(), source));
-        }
-        if (ClassUtils.isPresent("dev.consistencykit.jobqueue.JobQueue", loader)) {
-            register(registry, binder, "job-queue", p.getJobQueue(), ConsistencyKitProperties.JobQueue::new,
-                    dev.consistencykit.jobqueue.JobQueue.class,
-                    source -> () -> InstanceBuilders.jobQueue(database(), shared(), source, handlers(),
-                            jobListener(source.key())));
-        }
-        if (ClassUtils.isPresent("dev.consistencykit.syncflag.SyncFlag", loader)) {
-            register(registry, binder, "sync-flag", p.getSyncFlag(), ConsistencyKitProperties.SyncFlag::new,
-                    dev.consistencykit.syncflag.SyncFlag.class,
-                    source -> () -> InstanceBuilders.syncFlag(database(), shared(), source));
-        }
-        if (ClassUtils.isPresent("dev.consistencykit.logreconciliation.Ledger", loader)) {
-            register(registry, binder, "ledger", p.getLedger(), ConsistencyKitProperties.Instance::new,
-                    dev.consistencykit.logreconciliation.Ledger.class,
-                    source -> () -> InstanceBuilders.ledger(database(), shared(), source));
-        }
-        if (ClassUtils.isPresent("dev.consistencykit.versioning.VersionedStore", loader)) {
-            register(registry, binder, "versioning", p.getVersioning(), ConsistencyKitProperties.Versioning::new,
-                    dev.consistencykit.versioning.VersionedStore.class,
-                    source -> () -> InstanceBuilders.versioning(database(), shared(), source));
+        for (InstanceBuilders.Kind kind : InstanceBuilders.KINDS) {
+            if (ClassUtils.isPresent(kind.instanceType(), loader)) {
+                register(registry, binder, kind.key(), own(p, kind.key()), kind.instanceType());
+            }
         }
     }
 
     /**
      * One bean per instance key under {@code consistency-kit.<pattern>}: a key with any property declares an
-     * instance, one of its settings ({@code ...payments.lease=30s}) as well as one of {@code own}'s properties.
+     * instance, one of its settings ({@code ...payments.lease=30s}) as well as one of its own properties. Each is
+     * made by {@link #instance} of this bean, with the pattern and the key as arguments: a definition Spring's
+     * ahead-of-time processing turns into code (an instance supplier it cannot).
      */
-    private <P extends ConsistencyKitProperties.Instance, T> void register(
-            BeanDefinitionRegistry registry, Binder binder, String pattern, Map<String, P> own,
-            Supplier<P> none, Class<T> type, Function<InstanceBuilders.Source, Supplier<T>> factory) {
+    private void register(BeanDefinitionRegistry registry, Binder binder, String pattern,
+                          Map<String, ? extends ConsistencyKitProperties.Instance> own, String typeName) {
+        Class<?> type = ClassUtils.resolveClassName(typeName, getClass().getClassLoader());
         Set<String> keys = new LinkedHashSet<>(binder.bind("consistency-kit." + pattern,
                 Bindable.mapOf(String.class, Object.class)).orElse(Map.of()).keySet());
         keys.addAll(own.keySet());
         for (String key : keys) {
             Class<?> earlier = declared.putIfAbsent(key, type);
-            if (earlier != null) {
+            if (earlier != null && earlier != type) {
                 // two instances cannot share a bean name: refused rather than one of them silently missing
                 throw new IllegalStateException("consistency-kit: the instance key '" + key + "' is declared for "
                         + earlier.getSimpleName() + " and for " + type.getSimpleName() + "; each key is a bean name"
                         + " and must be unique across patterns");
             }
             if (!registry.containsBeanDefinition(key)) {
-                InstanceBuilders.Source source = new InstanceBuilders.Source(binder, pattern, key,
-                        own.containsKey(key) ? own.get(key) : none.get());
-                registry.registerBeanDefinition(key, new RootBeanDefinition(type, factory.apply(source)));
+                RootBeanDefinition definition = new RootBeanDefinition();
+                definition.setTargetType(type);
+                definition.setFactoryBeanName(beanName);
+                definition.setFactoryMethodName("instance");
+                definition.getConstructorArgumentValues().addIndexedArgumentValue(0, pattern);
+                definition.getConstructorArgumentValues().addIndexedArgumentValue(1, key);
+                registry.registerBeanDefinition(key, definition);
             }
         }
+    }
+
+    /** The instances of {@code pattern} the properties declare with properties of their own class, by key. */
+    private static Map<String, ? extends ConsistencyKitProperties.Instance> own(ConsistencyKitProperties p,
+                                                                                String pattern) {
+        return switch (pattern) {
+            case "two-phase" -> p.getTwoPhase();
+            case "job-queue" -> p.getJobQueue();
+            case "sync-flag" -> p.getSyncFlag();
+            case "ledger" -> p.getLedger();
+            case "versioning" -> p.getVersioning();
+            default -> throw new IllegalArgumentException("no pattern " + pattern);
+        };
+    }
+
+    /**
+     * The instance {@code key} of {@code pattern}, built from the properties as they are when it is made: the factory
+     * method of the beans {@link #postProcessBeanDefinitionRegistry} registers.
+     */
+    public Object instance(String pattern, String key) {
+        Binder binder = Binder.get(environment);
+        ConsistencyKitProperties p = binder.bind("consistency-kit", ConsistencyKitProperties.class)
+                .orElseGet(ConsistencyKitProperties::new);
+        InstanceBuilders.Kind kind = InstanceBuilders.KINDS.stream().filter(k -> k.key().equals(pattern)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no pattern " + pattern));
+        ConsistencyKitProperties.Instance own = own(p, pattern).get(key);
+        InstanceBuilders.Source source = new InstanceBuilders.Source(binder, pattern, key,
+                own != null ? own : BeanUtils.instantiateClass(kind.ownType()));
+        return switch (pattern) {
+            case "two-phase" -> InstanceBuilders.twoPhase(database(), shared(), source);
+            case "job-queue" -> InstanceBuilders.jobQueue(database(), shared(), source, handlers(), jobListener(key));
+            case "sync-flag" -> InstanceBuilders.syncFlag(database(), shared(), source);
+            case "ledger" -> InstanceBuilders.ledger(database(), shared(), source);
+            case "versioning" -> InstanceBuilders.versioning(database(), shared(), source);
+            default -> throw new IllegalArgumentException("no pattern " + pattern);
+        };
     }
 
     private MongoDatabase database() {

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.util.ClassUtils;
 
 import com.mongodb.client.MongoDatabase;
 
@@ -54,21 +55,42 @@ final class InstanceBuilders {
     }
 
     /**
-     * One pattern as the starter configures it: its key under {@code consistency-kit}, its builder, its configuration
-     * and the class of its instances' own properties.
+     * One pattern as the starter configures it: its key under {@code consistency-kit}, its package, the simple names of
+     * its instances' class, its builder (nested in it) and its configuration, and the class of its instances' own
+     * properties. The pattern's classes are named, not referenced: a pattern whose module is absent is skipped.
      */
-    record Kind(String key, Class<? extends StrategyBuilder<?, ?>> builderType,
-                Class<? extends StrategyConfig> configType, Class<? extends ConsistencyKitProperties.Instance> ownType) {
+    record Kind(String key, String packageName, String instance, String config,
+                Class<? extends ConsistencyKitProperties.Instance> ownType) {
+
+        /** The fully qualified name of the instances' class. */
+        String instanceType() {
+            return packageName + "." + instance;
+        }
+
+        /** The builder's class (the pattern's module must be present). */
+        Class<?> builderType() {
+            return ClassUtils.resolveClassName(instanceType() + "$Builder", Kind.class.getClassLoader());
+        }
+
+        /** The configuration's class (the pattern's module must be present). */
+        @SuppressWarnings("unchecked")
+        Class<? extends StrategyConfig> configType() {
+            return (Class<? extends StrategyConfig>) ClassUtils.resolveClassName(packageName + "." + config,
+                    Kind.class.getClassLoader());
+        }
     }
 
-    /** Every pattern, as {@link ConsistencyKitProperties} lists them: what {@link SettingsMetadata} describes. */
+    /** Every pattern, as {@link ConsistencyKitProperties} lists them: what the starter registers and describes. */
     static final List<Kind> KINDS = List.of(
-            new Kind("two-phase", TwoPhaseCommit.Builder.class, TwoPhaseConfig.class,
+            new Kind("two-phase", "dev.consistencykit.twophase", "TwoPhaseCommit", "TwoPhaseConfig",
                     ConsistencyKitProperties.Instance.class),
-            new Kind("job-queue", JobQueue.Builder.class, JobQueueConfig.class, ConsistencyKitProperties.JobQueue.class),
-            new Kind("sync-flag", SyncFlag.Builder.class, SyncFlagConfig.class, ConsistencyKitProperties.SyncFlag.class),
-            new Kind("ledger", Ledger.Builder.class, LedgerConfig.class, ConsistencyKitProperties.Instance.class),
-            new Kind("versioning", VersionedStore.Builder.class, VersionedStoreConfig.class,
+            new Kind("job-queue", "dev.consistencykit.jobqueue", "JobQueue", "JobQueueConfig",
+                    ConsistencyKitProperties.JobQueue.class),
+            new Kind("sync-flag", "dev.consistencykit.syncflag", "SyncFlag", "SyncFlagConfig",
+                    ConsistencyKitProperties.SyncFlag.class),
+            new Kind("ledger", "dev.consistencykit.logreconciliation", "Ledger", "LedgerConfig",
+                    ConsistencyKitProperties.Instance.class),
+            new Kind("versioning", "dev.consistencykit.versioning", "VersionedStore", "VersionedStoreConfig",
                     ConsistencyKitProperties.Versioning.class));
 
     private static <B extends StrategyBuilder<B, ?>> B settings(B builder, Class<? extends StrategyConfig> config,
