@@ -147,8 +147,9 @@ class DashboardInBrowserTest {
 
     /**
      * An operator's dead letters from the page, with the application's workers running beside it: the backlog per
-     * type, a job found by its id typed bare, the dead filtered by type, then discarded in bulk, one deleted, the rest
-     * replayed (and dead again: the worker ran them and they failed again), each read back from the database.
+     * type, a job found by its id typed bare, jobs found across states by type and by state, the dead filtered by
+     * type, then discarded in bulk, one deleted, the rest replayed (and dead again: the worker ran them and they
+     * failed again), each read back from the database.
      */
     @Test
     void shouldManageDeadJobsFromThePageWhileWorkersRun(MongoDatabase db, @TempDir Path dir) throws Exception {
@@ -196,6 +197,19 @@ class DashboardInBrowserTest {
             browser.evaluate("document.getElementById('find-form').requestSubmit()");
             browser.waitFor("document.getElementById('operation-title').textContent.startsWith('operation e2')",
                     "the job found by its id");
+
+            // found across states: the jobs of a type, whatever their state, then only the scheduled one
+            browser.evaluate("document.getElementById('search-type').value = 'later'");
+            browser.evaluate("document.getElementById('search-form').requestSubmit()");
+            browser.waitFor("document.querySelectorAll('#search-results tbody tr[data-id]').length === 1",
+                    "the later job, found by its type");
+            assertThat(browser.text("document.querySelector('#search-results tbody tr[data-id]').cells[2]"
+                    + ".textContent")).isEqualTo("todo");
+            browser.evaluate("document.getElementById('search-type').value = ''");
+            browser.evaluate("document.getElementById('search-state').value = 'dead'");
+            browser.evaluate("document.getElementById('search-form').requestSubmit()");
+            browser.waitFor("document.querySelectorAll('#search-results tbody tr[data-id]').length === 5",
+                    "the five dead jobs, found by their state");
 
             // the sms ones, filtered then discarded in bulk
             browser.evaluate("document.getElementById('dead-type').value = 'sms'");

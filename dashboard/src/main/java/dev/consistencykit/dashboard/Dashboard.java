@@ -38,8 +38,11 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.StrategyStatus;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.DeadJobs;
+import dev.consistencykit.jobqueue.FoundJob;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobSearch;
+import dev.consistencykit.jobqueue.JobState;
 import dev.consistencykit.jobqueue.RecurringJob;
 import dev.consistencykit.jobqueue.RunningJob;
 
@@ -218,6 +221,7 @@ public final class Dashboard {
             new Route("GET", List.of("operations", "{id}"), (r, i, v) -> describeOperation(i, v.get("{id}"))),
             new Route("GET", List.of(DEAD), (r, i, v) -> withQueue(i, q -> ok(dead(q, r.query())))),
             new Route("GET", List.of("workers"), (r, i, v) -> withQueue(i, q -> ok(workers(q)))),
+            new Route("GET", List.of("jobs"), (r, i, v) -> withQueue(i, q -> ok(searchJobs(q, r.query())))),
             new Route("GET", List.of("checks"), (r, i, v) -> ok(checks(i))),
             new Route("POST", List.of("recover"), (r, i, v) -> recoverInstance(i)),
             new Route("POST", List.of("operations", "{id}", "recover"), (r, i, v) -> recoverOperation(i,
@@ -573,6 +577,71 @@ public final class Dashboard {
         }
         return new Document("offset", offset).append("limit", limit)
                 .append("more", read.size() > limit && offset + limit < MAX_DEPTH).append("dead", page);
+    }
+
+    /** The most jobs one search of the page lists. */
+    static final int SEARCH_LIMIT = 100;
+
+    /**
+     * The jobs of a queue a search selects, whatever their state, newest enqueued first ({@link JobQueue#jobs}):
+     * {@code id} (as printed anywhere), {@code type}, {@code state} (one or more, comma-separated), {@code from} and
+     * {@code to} (ISO-8601 instants: enqueued at or after, before), {@code limit} (at most {@link #SEARCH_LIMIT}).
+     */
+    private static Document searchJobs(JobQueue queue, Map<String, String> query) {
+        String id = blankToNull(query.get("id"));
+        JobSearch which = id == null ? JobSearch.all() : JobSearch.printed(List.of(id));
+        String type = blankToNull(query.get("type"));
+        if (type != null) {
+            which = which.ofType(type);
+        }
+        String states = blankToNull(query.get("state"));
+        if (states != null) {
+            List<JobState> named = new ArrayList<>();
+            for (String name : states.split(",", -1)) {
+                named.add(stateNamed(name.strip()));
+            }
+            which = which.inStates(named.toArray(new JobState[0]));
+        }
+        Instant from = instantParam(query, "from");
+        if (from != null) {
+            which = which.enqueuedFrom(from);
+        }
+        Instant to = instantParam(query, "to");
+        if (to != null) {
+            which = which.enqueuedBefore(to);
+        }
+        int limit = intParam(query, "limit", 50, 1, SEARCH_LIMIT);
+        List<Document> found = new ArrayList<>();
+        for (FoundJob job : queue.jobs(which, limit)) {
+            found.add(new Document("id", job.id()).append("idParam", DashboardJson.value(job.id()))
+                    .append("type", job.type()).append("state", job.state().stored())
+                    .append("enqueuedAt", job.enqueuedAt().map(Instant::toString).orElse(null))
+                    .append("runAt", job.runAt().map(Instant::toString).orElse(null))
+                    .append("attempts", job.attempts()).append("lastError", job.lastError().orElse(null)));
+        }
+        return new Document("search", which.toString()).append("limit", limit).append("jobs", found);
+    }
+
+    private static JobState stateNamed(String name) {
+        for (JobState s : JobState.values()) {
+            if (s.stored().equals(name)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("state: no job state is named " + Values.show(name) + "; the states: "
+                + java.util.Arrays.stream(JobState.values()).map(JobState::stored).toList());
+    }
+
+    private static Instant instantParam(Map<String, String> query, String name) {
+        String raw = blankToNull(query.get(name));
+        if (raw == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(raw.strip());
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(name + " is no ISO-8601 instant: " + Values.show(raw), e);
+        }
     }
 
     /**

@@ -288,6 +288,33 @@ class DashboardTest {
     }
 
     @Test
+    void shouldFindJobsInEveryStateByIdTypeStateAndTime(MongoDatabase db) {
+        seed(db);
+        Dashboard dashboard = dashboard(db, false);
+        String path = "/api/instances/job-queue/job-queue/jobs";
+
+        List<Document> all = get(dashboard, path, Map.of("type", "fail", "limit", "100")).getList("jobs",
+                Document.class);
+        assertThat(all).hasSize(DEAD_JOBS + 1);
+        assertThat(all).extracting(d -> d.getString("state")).containsOnly("dead", "processing");
+        assertThat(get(dashboard, path, Map.of("state", "processing")).getList("jobs", Document.class))
+                .extracting(d -> d.get("id")).containsExactly("held");
+        assertThat(get(dashboard, path, Map.of("state", "dead,processing", "limit", "3")).getList("jobs",
+                Document.class)).hasSize(3);
+        Document one = get(dashboard, path, Map.of("id", "dead-03")).getList("jobs", Document.class).get(0);
+        assertThat(one.getString("lastError")).contains("boom");
+        assertThat(one.getString("enqueuedAt")).isNotBlank();
+        assertThat(get(dashboard, path, Map.of("from", "2999-01-01T00:00:00Z")).getList("jobs", Document.class))
+                .isEmpty();
+        assertThat(get(dashboard, path, Map.of("type", "{\"$ne\": 1}")).getList("jobs", Document.class)).isEmpty();
+        assertThat(call(dashboard, "GET", path, Map.of("state", "sleeping"), null, 400).getString("error"))
+                .contains("no job state");
+        call(dashboard, "GET", path, Map.of("from", "yesterday"), null, 400);
+        call(dashboard, "GET", path, Map.of("limit", "101"), null, 400);
+        call(dashboard, "GET", "/api/instances/two-phase/two-phase/jobs", Map.of(), null, 404);
+    }
+
+    @Test
     void shouldRefuseHostileInputBeforeAnyRead(MongoDatabase db) {
         seed(db);
         Dashboard dashboard = dashboard(db, true);

@@ -529,6 +529,25 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         return calls.idempotent("list running jobs", () -> audit.running(limit));
     }
 
+    /** The most jobs one {@link #jobs search} returns. */
+    public static final int MAX_FOUND = 1_000;
+
+    /**
+     * The jobs {@code which} selects whatever their state, newest enqueued first, at most {@code limit}: what an
+     * operator looks for before opening one ({@code describe}) or acting on it. Each search is served by an index
+     * ({@link JobSearch}): it reads about as many index entries as it returns, plus those its other conditions pass over.
+     *
+     * @throws IllegalArgumentException if {@code limit} is not in 1…{@link #MAX_FOUND}
+     */
+    public List<FoundJob> jobs(JobSearch which, int limit) {
+        Objects.requireNonNull(which, "which");
+        Checks.atLeast("limit", limit, 1);
+        if (limit > MAX_FOUND) {
+            throw new IllegalArgumentException("limit: at most " + MAX_FOUND + ", not " + limit);
+        }
+        return calls.idempotent("search jobs", () -> audit.search(which, limit));
+    }
+
     /** The most jobs {@link #backlog()} reads per aggregation: its counts are "at least" beyond. */
     public static final int BACKLOG_CAP = 10_000;
 

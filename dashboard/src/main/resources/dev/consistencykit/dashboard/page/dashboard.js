@@ -222,6 +222,7 @@ async function loadInstance(scroll) {
   $('backlog-section').hidden = !i.jobQueue;
   $('recurring-section').hidden = !i.jobQueue;
   $('workers-section').hidden = !i.jobQueue;
+  $('search-section').hidden = !i.jobQueue;
   $('dead-bulk').hidden = !state.overview.actions;
   if (i.jobQueue) {
     const backlogBody = $('backlog').tBodies[0];
@@ -315,6 +316,45 @@ async function loadInstance(scroll) {
     $('dead-next').disabled = !dead.more;
   }
   if (scroll) $('instance').scrollIntoView({ block: 'start' });
+}
+
+/** The jobs of the selected queue the search form selects, whatever their state, newest first. */
+async function searchJobs() {
+  const key = state.selected;
+  const params = new URLSearchParams();
+  for (const [name, input] of [['id', 'search-id'], ['type', 'search-type'], ['state', 'search-state'],
+    ['from', 'search-from'], ['to', 'search-to']]) {
+    const value = $(input).value.trim();
+    if (value) params.set(name, value);
+  }
+  const body = $('search-results').tBodies[0];
+  while (body.firstChild) body.removeChild(body.firstChild);
+  let found;
+  try {
+    found = await api(instancePath(key) + '/jobs?' + params.toString());
+  } catch (e) {
+    say(e.message, true);
+    return;
+  }
+  for (const job of found.jobs) {
+    const row = el('tr');
+    row.dataset.id = job.idParam;
+    const open = el('button', idText(job.id));
+    open.type = 'button';
+    open.addEventListener('click', () => openOperation(key, job.idParam));
+    const cell = el('td');
+    cell.appendChild(open);
+    row.appendChild(cell);
+    row.appendChild(el('td', job.type));
+    row.appendChild(el('td', job.state, 'state-' + job.state));
+    row.appendChild(el('td', job.enqueuedAt || ''));
+    row.appendChild(el('td', String(job.attempts), 'num'));
+    row.appendChild(el('td', job.lastError || '', 'error-text'));
+    body.appendChild(row);
+  }
+  if (!found.jobs.length) {
+    emptyRow(body, 'no job: ' + found.search, 6);
+  }
 }
 
 async function countStates() {
@@ -433,6 +473,7 @@ function start() {
     const id = $('find-id').value.trim();
     if (id && state.selected) openOperation(state.selected, id);
   });
+  $('search-form').addEventListener('submit', e => { e.preventDefault(); searchJobs(); });
   $('count-states').addEventListener('click', countStates);
   $('run-checks').addEventListener('click', runChecks);
   $('recover-instance').addEventListener('click', () => act(instancePath(state.selected) + '/recover', recovered));

@@ -45,6 +45,8 @@ import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
 import dev.consistencykit.jobqueue.JobRequest;
+import dev.consistencykit.jobqueue.JobSearch;
+import dev.consistencykit.jobqueue.JobState;
 import dev.consistencykit.jobqueue.JobWorkers;
 import dev.consistencykit.logreconciliation.Change;
 import dev.consistencykit.logreconciliation.Ledger;
@@ -148,6 +150,26 @@ class JavadocSamplesTest {
         // javadoc:end
         assertThat(queue.dead(0, 10)).as("replayed, so not dead, so not discarded").isEmpty();
         assertThat(queue.status().count("todo")).isEqualTo(1);
+    }
+
+    @Test
+    void jobSearch(MongoDatabase db) {
+        JobQueue queue = JobQueue.builder(db)
+                .handler("email", ctx -> {
+                    throw new IllegalStateException("timeout");
+                }).build();
+        queue.ensureIndexes();
+        Instant since = Instant.now().minusSeconds(60);
+        queue.enqueue(JobRequest.of("email", new Document()).withMaxAttempts(1));
+        queue.processNext();
+        // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/JobSearch.java
+        queue.jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50);
+        queue.jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50);
+        queue.jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10);
+        // javadoc:end
+        assertThat(queue.jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50)).hasSize(1);
+        assertThat(queue.jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50)).hasSize(1);
+        assertThat(queue.jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10)).isEmpty();
     }
 
     @Test

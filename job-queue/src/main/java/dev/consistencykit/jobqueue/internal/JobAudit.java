@@ -32,6 +32,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 
 import dev.consistencykit.core.InterruptedOperation;
+import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationView;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.StrategyStatus;
@@ -41,9 +42,11 @@ import dev.consistencykit.core.spi.PatternInspection;
 import dev.consistencykit.core.spi.StateSnapshot;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.DeadJobs;
+import dev.consistencykit.jobqueue.FoundJob;
 import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueueConfig;
 import dev.consistencykit.jobqueue.JobQueueMetrics;
+import dev.consistencykit.jobqueue.JobSearch;
 import dev.consistencykit.jobqueue.JobState;
 import dev.consistencykit.jobqueue.RunningJob;
 
@@ -266,6 +269,56 @@ public final class JobAudit implements PatternInspection<JobQueueMetrics> {
             out.add(deadJob(job));
         }
         return out;
+    }
+
+    /**
+     * The jobs {@code which} selects, newest enqueued first, at most {@code limit}: by {@code _id} when it names ids,
+     * else through {@code type_enqueued} when it names a type, else through {@code state_enqueued} (every state when it
+     * names none).
+     */
+    public List<FoundJob> search(JobSearch which, int limit) {
+        List<Bson> parts = new ArrayList<>();
+        if (!which.ids().isEmpty()) {
+            List<Object> ids = new ArrayList<>();
+            for (OperationId id : which.ids()) {
+                ids.add(Ids.operationId(config.name(), "id", id.value()));
+            }
+            parts.add(in("_id", ids));
+        }
+        which.type().ifPresent(t -> parts.add(eq(TYPE, t)));
+        java.util.Collection<JobState> states = which.states().isEmpty() && which.ids().isEmpty()
+                && which.type().isEmpty() ? java.util.EnumSet.allOf(JobState.class) : which.states();
+        if (!states.isEmpty()) {
+            parts.add(in(STATE, states.stream().map(JobState::stored).sorted().toList()));
+        }
+        which.enqueuedFrom().ifPresent(t -> parts.add(Filters.gte(ENQUEUED, Date.from(t))));
+        which.enqueuedBefore().ifPresent(t -> parts.add(Filters.lt(ENQUEUED, Date.from(t))));
+        List<FoundJob> out = new ArrayList<>();
+        for (Document job : store.find(and(parts), Sorts.descending(ENQUEUED), 0, limit, TYPE, STATE, ENQUEUED,
+                RUN_AT, ATTEMPTS, LAST_ERROR)) {
+            Optional<JobState> state = known(job.get(STATE));
+            if (state.isEmpty()) {
+                continue;   // a state this version does not know (a document written by hand): not a job it shows
+            }
+            out.add(new FoundJob(job.get("_id"), String.valueOf(job.get(TYPE)), state.get(),
+                    instant(job.get(ENQUEUED)), instant(job.get(RUN_AT)),
+                    job.get(ATTEMPTS) instanceof Number n ? n.intValue() : 0,
+                    Optional.ofNullable(job.get(LAST_ERROR) instanceof String e ? e : null)));
+        }
+        return out;
+    }
+
+    private static Optional<JobState> known(Object stored) {
+        for (JobState s : JobState.values()) {
+            if (s.stored().equals(stored)) {
+                return Optional.of(s);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<java.time.Instant> instant(Object value) {
+        return value instanceof Date d ? Optional.of(d.toInstant()) : Optional.empty();
     }
 
     /** The counters since this instance was built. */

@@ -27,6 +27,7 @@ import static dev.consistencykit.jobqueue.internal.JobSchema.REVISION;
 import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.TOKEN;
+import static dev.consistencykit.jobqueue.internal.JobSchema.TYPE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.UNSETTLED;
 
 import java.time.Duration;
@@ -138,6 +139,12 @@ public final class JobStore implements PatternSetup {
         jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
+        // an operator's search across states (JobQueue.jobs), newest first: by type (written once, at the insert),
+        // and by state
+        jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(TYPE), Indexes.descending(ENQUEUED)),
+                new IndexOptions().name("type_enqueued"));
+        jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(ENQUEUED)),
+                new IndexOptions().name("state_enqueued"));
         requiredIndexes.create();
         placements.create();
         jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
