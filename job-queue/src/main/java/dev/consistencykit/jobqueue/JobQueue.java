@@ -535,7 +535,8 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     /**
      * The jobs {@code which} selects whatever their state, newest enqueued first, at most {@code limit}: what an
      * operator looks for before opening one ({@code describe}) or acting on it. Each search is served by an index
-     * ({@link JobSearch}): it reads about as many index entries as it returns, plus those its other conditions pass over.
+     * ({@link JobSearch}); where the server sorts through the index too (MongoDB), it reads about as many entries as it
+     * returns, plus those its other conditions pass over (docs/watching-jobs.md: the real engine sorts the matches).
      *
      * @throws IllegalArgumentException if {@code limit} is not in 1…{@link #MAX_FOUND}
      */
