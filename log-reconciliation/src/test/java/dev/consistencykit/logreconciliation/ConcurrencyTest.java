@@ -103,9 +103,14 @@ class ConcurrencyTest {
         assertThat(db.getCollection(LedgerConfig.DEFAULT_LEDGER_COLLECTION).countDocuments())
                 .isEqualTo((long) writers * perWriter);
         Ledger committer = Books.ledger(db).seqAllocation(allocation).build();
-        // one pass commits them all; from counters, a transaction's chain commits the ones it waits on first (so
-        // the pass reports those as done by another, not repaired): the invariants require every one committed
+        // the first pass finds them all; from counters, a transaction's chain commits the ones it waits on first (so
+        // the pass reports those as done by another, not repaired). A commit that meets a transient error or its
+        // deadline is left to the next pass (counted as skipped), as on a machine busy with other tests: passes run
+        // as maintenance runs them, until one finds nothing pending; the invariants require every one committed
         assertThat(committer.recover(Duration.ZERO).examined()).isEqualTo(writers * perWriter);
+        for (int pass = 0; pass < 20 && committer.recover(Duration.ZERO).examined() > 0; pass++) {
+            // left to this pass by the one before
+        }
         assertThat(Books.invariants(db, opening, true, null)).isEmpty();
     }
 
