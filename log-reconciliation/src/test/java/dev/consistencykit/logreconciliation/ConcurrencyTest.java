@@ -107,10 +107,7 @@ class ConcurrencyTest {
         // the pass reports those as done by another, not repaired). A commit that meets a transient error or its
         // deadline is left to the next pass (counted as skipped), as on a machine busy with other tests: passes run
         // as maintenance runs them, until one finds nothing pending; the invariants require every one committed
-        assertThat(committer.recover(Duration.ZERO).examined()).isEqualTo(writers * perWriter);
-        for (int pass = 0; pass < 20 && committer.recover(Duration.ZERO).examined() > 0; pass++) {
-            // left to this pass by the one before
-        }
+        assertThat(Books.recoverAll(committer).examined()).isEqualTo(writers * perWriter);
         assertThat(Books.invariants(db, opening, true, null)).isEmpty();
     }
 
@@ -138,7 +135,7 @@ class ConcurrencyTest {
                 }
             }
         });
-        Books.ledger(db).overdraftFloor(0).build().recover(Duration.ZERO);
+        Books.recoverAll(Books.ledger(db).overdraftFloor(0).build());
 
         assertThat(Books.invariants(db, opening, true, 0L)).isEmpty();
         assertThat(replayProblems(db, opening, 0)).isEmpty();
@@ -221,7 +218,7 @@ class ConcurrencyTest {
         writing.set(false);
         consumer.get(60, TimeUnit.SECONDS);
         committer.get(60, TimeUnit.SECONDS);
-        Books.ledger(db).build().recover(Duration.ZERO);
+        Books.recoverAll(Books.ledger(db).build());
         seen.addAll(cursor.poll(1_000));
 
         Map<String, List<Long>> byAccount = new HashMap<>();

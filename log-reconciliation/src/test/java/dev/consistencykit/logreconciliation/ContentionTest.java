@@ -2,7 +2,6 @@ package dev.consistencykit.logreconciliation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -86,7 +85,7 @@ class ContentionTest {
         } finally {
             pool.shutdownNow();
         }
-        Books.ledger(db).seqAllocation(allocation).build().recover(Duration.ZERO);
+        Books.recoverAll(Books.ledger(db).seqAllocation(allocation).build());
         System.out.println("ledger contention, " + allocation + ": " + refused.get() + " appends refused as too"
                 + " contended and " + unknown.get() + " out of time, each applied again");
         if (allocation == SeqAllocation.COUNTER) {
