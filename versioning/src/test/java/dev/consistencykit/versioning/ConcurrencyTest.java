@@ -70,7 +70,12 @@ class ConcurrencyTest {
             f.get(1, TimeUnit.MINUTES);
         }
         pool.shutdown();
-        Catalogue.store(db).build().recover(Duration.ZERO);
+        // passes as maintenance runs them, until one finds nothing left: each is bounded by its deadline and leaves to
+        // the next what it had no time for, as on a busy machine
+        VersionedStore finalRecoverer = Catalogue.store(db).build();
+        for (int pass = 0; pass < 20 && finalRecoverer.recover(Duration.ZERO).examined() > 0; pass++) {
+            // left to this pass by the one before
+        }
 
         assertThat(problems).as("fractured or impossible reads").isEmpty();
         assertThat(reads.get()).isGreaterThan(100);
