@@ -298,14 +298,9 @@ public final class Dashboard {
                                                 Map<String, String> query) {
         Instant at = null;
         if (verb.equals("reschedule")) {
-            String raw = blankToNull(query.get("at"));
-            if (raw == null) {
+            at = instantParam(query, "at");
+            if (at == null) {
                 throw new IllegalArgumentException("reschedule needs at, an ISO-8601 instant (2030-01-01T09:00:00Z)");
-            }
-            try {
-                at = Instant.parse(raw.strip());
-            } catch (DateTimeParseException e) {
-                throw new IllegalArgumentException("at is no ISO-8601 instant: " + Values.show(raw), e);
             }
         }
         Document body = new Document("action", verb).append("id", rawId);
@@ -598,7 +593,7 @@ public final class Dashboard {
         if (states != null) {
             List<JobState> named = new ArrayList<>();
             for (String name : states.split(",", -1)) {
-                named.add(stateNamed(name.strip()));
+                named.add(JobState.fromStored(name.strip()));
             }
             which = which.inStates(named.toArray(new JobState[0]));
         }
@@ -620,16 +615,6 @@ public final class Dashboard {
                     .append("attempts", job.attempts()).append("lastError", job.lastError().orElse(null)));
         }
         return new Document("search", which.toString()).append("limit", limit).append("jobs", found);
-    }
-
-    private static JobState stateNamed(String name) {
-        for (JobState s : JobState.values()) {
-            if (s.stored().equals(name)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("state: no job state is named " + Values.show(name) + "; the states: "
-                + java.util.Arrays.stream(JobState.values()).map(JobState::stored).toList());
     }
 
     private static Instant instantParam(Map<String, String> query, String name) {

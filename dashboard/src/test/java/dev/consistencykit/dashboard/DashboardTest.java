@@ -308,7 +308,7 @@ class DashboardTest {
                 .isEmpty();
         assertThat(get(dashboard, path, Map.of("type", "{\"$ne\": 1}")).getList("jobs", Document.class)).isEmpty();
         assertThat(call(dashboard, "GET", path, Map.of("state", "sleeping"), null, 400).getString("error"))
-                .contains("no job state");
+                .contains("unknown job state: sleeping");
         call(dashboard, "GET", path, Map.of("from", "yesterday"), null, 400);
         call(dashboard, "GET", path, Map.of("limit", "101"), null, 400);
         call(dashboard, "GET", "/api/instances/two-phase/two-phase/jobs", Map.of(), null, 404);

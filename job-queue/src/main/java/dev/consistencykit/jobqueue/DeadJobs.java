@@ -44,7 +44,8 @@ public record DeadJobs(Optional<String> type, Optional<String> errorContaining, 
     /** The longest type or error text a selection names. */
     public static final int MAX_TEXT = 1_024;
 
-    private static void checkText(String what, String text) {
+    /** Refuses a type or text outside 1…{@link #MAX_TEXT} characters. */
+    static void checkText(String what, String text) {
         if (text.isEmpty() || text.length() > MAX_TEXT) {
             throw new IllegalArgumentException(what + ": between 1 and " + MAX_TEXT + " characters, not "
                     + text.length());

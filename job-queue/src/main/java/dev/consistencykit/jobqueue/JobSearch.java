@@ -48,12 +48,7 @@ public record JobSearch(Optional<String> type, Set<JobState> states, Optional<In
             throw new IllegalArgumentException("ids: " + ids.size() + " named, at most " + DeadJobs.MAX_IDS
                     + " at once");
         }
-        type.ifPresent(t -> {
-            if (t.isEmpty() || t.length() > DeadJobs.MAX_TEXT) {
-                throw new IllegalArgumentException("type: between 1 and " + DeadJobs.MAX_TEXT + " characters, not "
-                        + t.length());
-            }
-        });
+        type.ifPresent(t -> DeadJobs.checkText("type", t));
         if (enqueuedFrom.isPresent() && enqueuedBefore.isPresent()
                 && !enqueuedFrom.get().isBefore(enqueuedBefore.get())) {
             throw new IllegalArgumentException("enqueued from " + enqueuedFrom.get() + " before "
