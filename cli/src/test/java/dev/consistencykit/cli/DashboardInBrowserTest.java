@@ -146,6 +146,50 @@ class DashboardInBrowserTest {
     }
 
     /**
+     * An answer on its way when the operator selects another instance is dropped, not drawn: the ledger's operations,
+     * held in the page's {@code fetch} until the two-phase instance is selected and shown, never replace its rows (an
+     * open button of them would open the ledger's operation under the two-phase title), nor does an operation opened
+     * on the ledger show once the two-phase instance is selected.
+     */
+    @Test
+    void shouldDropAnAnswerForAnInstanceNoLongerSelected(MongoDatabase db, @TempDir Path dir) throws Exception {
+        assumeTrue(HeadlessChromium.installed(), "Debian's chromium is not installed");
+        DashboardDemo.populate(db);
+        Dashboard dashboard = Dashboard.of(db, new DashboardSettings().staleAfter(Duration.ZERO)
+                .refreshEvery(Duration.ofHours(1)));
+        try (DashboardHttpServer server = DashboardHttpServer.start(dashboard,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+             HeadlessChromium browser = HeadlessChromium.start(dir.resolve("profile"), 1280, 1800)) {
+            browser.navigate(server.uri().toString());
+            browser.waitFor("window.dashboard && window.dashboard.refreshes >= 1", "the first refresh");
+            // the ledger's answers wait until the test lets them go
+            browser.evaluate("window.held = []; const real = window.fetch; window.fetch = (url, options) =>"
+                    + " String(url).includes('log-reconciliation') ? new Promise(go => window.held.push("
+                    + "() => go(real(url, options)))) : real(url, options)");
+            browser.evaluate(row("log-reconciliation/log-reconciliation") + ".querySelector('button').click()");
+            browser.waitFor("window.held.length === 1", "the ledger's operations asked for");
+            browser.evaluate("document.getElementById('find-id').value = 'pay-2'");
+            browser.evaluate("document.getElementById('find-form').requestSubmit()");
+            browser.waitFor("window.held.length === 2", "the ledger's operation asked for");
+            browser.evaluate(row("two-phase/two-phase") + ".querySelector('button').click()");
+            browser.waitFor("document.querySelector('#operations tbody tr[data-id] td')?.textContent === '"
+                    + DashboardDemo.INTERRUPTED_TRANSFER + "'", "the two-phase instance's operations");
+
+            browser.evaluate("window.held.forEach(go => go())");
+            browser.waitFor("window.dashboard.stale === 2", "both of the ledger's answers dropped");
+            assertThat(browser.text("document.getElementById('instance-title').textContent"))
+                    .startsWith("two-phase");
+            assertThat(browser.evaluate("document.querySelectorAll('#operations tbody tr[data-id]').length")
+                    .asNumber().intValue()).isEqualTo(1);
+            assertThat(browser.text("document.querySelector('#operations tbody tr[data-id] td').textContent"))
+                    .isEqualTo(DashboardDemo.INTERRUPTED_TRANSFER);
+            assertThat(browser.evaluate("document.getElementById('operation').hidden").asBoolean().getValue())
+                    .as("the ledger's operation not opened").isTrue();
+            assertThat(browser.exceptions()).isEmpty();
+        }
+    }
+
+    /**
      * An operator's dead letters from the page, with the application's workers running beside it: the backlog per
      * type, a job found by its id typed bare, jobs found across states by type and by state, the dead filtered by
      * type, then discarded in bulk, one deleted, the rest replayed (and dead again: the worker ran them and they

@@ -13,6 +13,7 @@ const state = {
   opened: null,            // {key, idParam}
   token: null,
   refreshes: 0,
+  stale: 0,                // answers dropped because another instance was selected while they were on their way
   timer: null,
 };
 // what a test (or a curious operator) can read from the console
@@ -55,6 +56,16 @@ function instancePath(key) {
   const slash = key.indexOf('/');
   return 'api/instances/' + encodeURIComponent(key.substring(0, slash)) + '/'
     + encodeURIComponent(key.substring(slash + 1));
+}
+
+/**
+ * Whether an answer for instance `key` came after another instance was selected: it is dropped (and counted),
+ * since drawn it would put the first instance's rows, and their buttons, under the second's title.
+ */
+function stale(key) {
+  if (state.selected === key) return false;
+  state.stale++;
+  return true;
 }
 
 async function api(path, method) {
@@ -193,6 +204,7 @@ async function loadInstance(scroll) {
   const only = $('only-interrupted').checked;
   const ops = await api(instancePath(i.key) + '/operations?offset=' + state.operationsOffset + '&limit='
     + state.pageSize + '&interrupted=' + only);
+  if (stale(i.key)) return;
   const body = $('operations').tBodies[0];
   while (body.firstChild) body.removeChild(body.firstChild);
   for (const op of ops.operations) {
@@ -259,6 +271,7 @@ async function loadInstance(scroll) {
       emptyRow(recurringBody, 'no recurring job', 6);
     }
     const workers = await api(instancePath(i.key) + '/workers');
+    if (stale(i.key)) return;
     const workersBody = $('workers').tBodies[0];
     while (workersBody.firstChild) workersBody.removeChild(workersBody.firstChild);
     for (const w of workers.workers) {
@@ -282,6 +295,7 @@ async function loadInstance(scroll) {
     }
     const dead = await api(instancePath(i.key) + '/dead?offset=' + state.deadOffset + '&limit=' + state.pageSize
       + deadQuery());
+    if (stale(i.key)) return;
     const deadBody = $('dead').tBodies[0];
     while (deadBody.firstChild) deadBody.removeChild(deadBody.firstChild);
     for (const job of dead.dead) {
@@ -336,6 +350,7 @@ async function searchJobs() {
     say(e.message, true);
     return;
   }
+  if (stale(key)) return;
   for (const job of found.jobs) {
     const row = el('tr');
     row.dataset.id = job.idParam;
@@ -362,6 +377,7 @@ async function countStates() {
   if (!i) return;
   try {
     const s = await api(instancePath(i.key) + '/status');
+    if (stale(i.key)) return;
     $('states').textContent = 'every state: ' + (Object.entries(s.countsByState).map(([k, v]) => k + ' ' + v)
       .join(', ') || 'no operation kept');
   } catch (e) { say(e.message, true); }
@@ -374,6 +390,7 @@ async function runChecks() {
   box.textContent = 'checking…';
   try {
     const c = await api(instancePath(i.key) + '/checks');
+    if (stale(i.key)) return;
     box.textContent = '';
     box.appendChild(el('p', c.check + ': ' + c.problems + ' problem(s) (' + age(c.seconds) + ')',
       c.problems > 0 ? 'bad' : 'good'));
@@ -388,6 +405,7 @@ async function runChecks() {
 async function openOperation(key, idParam) {
   try {
     const view = await api(instancePath(key) + '/operations/' + encodeURIComponent(idParam));
+    if (stale(key)) return;
     state.opened = { key, idParam };
     $('operation').hidden = false;
     $('operation-title').textContent = 'operation ' + idText(view.id) + ' · ' + view.state;
