@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -133,5 +134,27 @@ class PublicSurfaceTest {
             }
         }
         assertThat(needless).as("public types no class outside their package uses").isEmpty();
+    }
+
+    /**
+     * Two doors, two audiences (db-scheduler's {@code SchedulerClient} and {@code Scheduler}): what an operator calls
+     * on a job queue is {@code JobQueueOperator}, and none of it is on {@code JobQueue}, what an application calls.
+     */
+    @Test
+    void shouldKeepWhatAnOperatorCallsOffTheApplicationsDoor() {
+        JavaClass application = MAIN.get("dev.consistencykit.jobqueue.JobQueue");
+        JavaClass operator = MAIN.get("dev.consistencykit.jobqueue.JobQueueOperator");
+        Set<String> operators = publicMethodNames(operator);
+        assertThat(operators).contains("replayDead", "cancel", "pauseSchedule", "backlog", "jobs");
+        List<String> onBoth = new ArrayList<>(publicMethodNames(application));
+        onBoth.retainAll(operators);
+        assertThat(onBoth).as("an operator's calls on the application's door").isEmpty();
+    }
+
+    private static Set<String> publicMethodNames(JavaClass type) {
+        Set<String> names = new TreeSet<>();
+        type.getMethods().stream().filter(m -> m.getModifiers().contains(JavaModifier.PUBLIC))
+                .forEach(m -> names.add(m.getName()));
+        return names;
     }
 }

@@ -11,6 +11,7 @@ import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.dashboard.DashboardInstance;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobQueueOperator;
 import dev.consistencykit.testkit.MongoTarget;
 
 import picocli.CommandLine.Command;
@@ -97,9 +98,9 @@ final class DeadJobCommands {
             List<Document> done = new ArrayList<>();
             long total = 0;
             for (JobQueue queue : selection.queues(scope, spec)) {
-                long n = action.apply(queue, which);
+                long n = action.apply(queue.operator(), which);
                 total += n;
-                List<InterruptedOperation> left = queue.dead(which, 0, 1);
+                List<InterruptedOperation> left = queue.operator().dead(which, 0, 1);
                 out.printf("  job-queue %-14s %s %d %s%s%n", queue.name(), verb, n, which,
                         left.isEmpty() ? "" : " (some still dead: another process made them dead meanwhile)");
                 done.add(new Document("name", queue.name()).append(verb, n));
@@ -120,7 +121,7 @@ final class DeadJobCommands {
 
     @FunctionalInterface
     private interface ActionOnQueue {
-        long apply(JobQueue queue, DeadJobs which);
+        long apply(JobQueueOperator operator, DeadJobs which);
     }
 
     @Command(name = "replay", mixinStandardHelpOptions = true,
@@ -142,7 +143,7 @@ final class DeadJobCommands {
 
         @Override
         public Integer call() {
-            return act(parent, spec, options, selection, "replayed", JobQueue::replayDead);
+            return act(parent, spec, options, selection, "replayed", JobQueueOperator::replayDead);
         }
     }
 
@@ -171,8 +172,8 @@ final class DeadJobCommands {
 
         @Override
         public Integer call() {
-            return delete ? act(parent, spec, options, selection, "deleted", JobQueue::deleteDead)
-                    : act(parent, spec, options, selection, "discarded", JobQueue::discardDead);
+            return delete ? act(parent, spec, options, selection, "deleted", JobQueueOperator::deleteDead)
+                    : act(parent, spec, options, selection, "discarded", JobQueueOperator::discardDead);
         }
     }
 }

@@ -64,7 +64,7 @@ final class InspectCommand implements Callable<Integer> {
             long younger = 0;
             for (DashboardInstance p : present) {
                 if (p.queue().isPresent()) {
-                    for (RecurringJob r : p.queue().get().recurringJobs(0, limit)) {
+                    for (RecurringJob r : p.queue().get().operator().recurringJobs(0, limit)) {
                         recurring.add(new Document("queue", p.strategy().name())
                                 .append("recurringJob", Dashboard.recurringView(r)));
                     }

@@ -25,8 +25,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code cancel}, {@code reschedule} and {@code rerun}: an operator's actions on jobs by id, in every job queue of a
- * database (or the one {@code --queue} names). Each is {@link JobQueue#cancel}, {@link JobQueue#reschedule} or
- * {@link JobQueue#rerun} on each id as printed anywhere; an id that names no job it could act on exits 1.
+ * database (or the one {@code --queue} names). Each is {@link JobQueueOperator#cancel}, {@link
+ * JobQueueOperator#reschedule} or {@link JobQueueOperator#rerun} on each id as printed anywhere; an id that names no
+ * job it could act on exits 1.
  */
 final class LiveJobCommands {
 
@@ -123,7 +124,7 @@ final class LiveJobCommands {
         @Override
         public Integer call() {
             return act(parent, spec, options, jobs, "canceled",
-                    (queue, id) -> queue.cancel(id) ? Optional.of(id.value()) : Optional.empty());
+                    (queue, id) -> queue.operator().cancel(id) ? Optional.of(id.value()) : Optional.empty());
         }
     }
 
@@ -160,7 +161,7 @@ final class LiveJobCommands {
         public Integer call() {
             Instant at = instant();
             return act(parent, spec, options, jobs, "rescheduled",
-                    (queue, id) -> queue.reschedule(id, at) ? Optional.of(id.value()) : Optional.empty());
+                    (queue, id) -> queue.operator().reschedule(id, at) ? Optional.of(id.value()) : Optional.empty());
         }
 
         private Instant instant() {
@@ -198,7 +199,8 @@ final class LiveJobCommands {
 
         @Override
         public Integer call() {
-            return act(parent, spec, options, jobs, "reran", (queue, id) -> queue.rerun(id).map(OperationId::value));
+            return act(parent, spec, options, jobs, "reran", (queue, id) ->
+                    queue.operator().rerun(id).map(OperationId::value));
         }
     }
 }

@@ -130,9 +130,9 @@ class FaultMatrixTest {
                 .call("requeue", () -> queue.requeue(Duration.ZERO))
                 .call("interrupted", () -> queue.interrupted(Duration.ZERO, 10))
                 .call("status", queue::status)
-                .call("countsByType", queue::countsByType)
+                .call("countsByType", queue.operator()::countsByType)
                 .call("prune", queue::prune)
-                .call("replayDead", () -> queue.replayDead(OperationId.of("nothing")))
+                .call("replayDead", () -> queue.operator().replayDead(OperationId.of("nothing")))
                 .call("ensureEffectIndexes", () -> JobQueue.ensureEffectIndexes(db.getCollection("orders")
                         .withTimeout(500, TimeUnit.MILLISECONDS)))
                 .run();

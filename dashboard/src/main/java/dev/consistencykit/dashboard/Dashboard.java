@@ -308,10 +308,10 @@ public final class Dashboard {
             OperationId id = operationId(candidate);
             boolean done;
             switch (verb) {
-                case "cancel" -> done = queue.cancel(id);
-                case "reschedule" -> done = queue.reschedule(id, at);
+                case "cancel" -> done = queue.operator().cancel(id);
+                case "reschedule" -> done = queue.operator().reschedule(id, at);
                 default -> {
-                    Optional<OperationId> again = queue.rerun(id);
+                    Optional<OperationId> again = queue.operator().rerun(id);
                     again.ifPresent(a -> body.append("job", a.value()));
                     done = again.isPresent();
                 }
@@ -358,9 +358,9 @@ public final class Dashboard {
     private static DashboardResponse deadAction(JobQueue queue, DashboardInstance instance, String verb,
                                                 DeadJobs which, boolean single) {
         long n = switch (verb) {
-            case "replay" -> queue.replayDead(which);
-            case "discard" -> queue.discardDead(which);
-            default -> queue.deleteDead(which);
+            case "replay" -> queue.operator().replayDead(which);
+            case "discard" -> queue.operator().discardDead(which);
+            default -> queue.operator().deleteDead(which);
         };
         LOG.info("dashboard: {} of {} of {} asked from the page: {} job(s)", verb, which, instance.key(), n);
         Document body = new Document("action", verb).append("selection", which.toString()).append("jobs", n);
@@ -469,7 +469,7 @@ public final class Dashboard {
                 d.append("dead", dead);
                 if (instance.queue().isPresent()) {
                     List<Document> backlog = new ArrayList<>();
-                    for (JobBacklog b : instance.queue().get().backlog()) {
+                    for (JobBacklog b : instance.queue().get().operator().backlog()) {
                         backlog.add(new Document("type", b.type()).append("waiting", b.waiting())
                                 .append("scheduled", b.scheduled()).append("awaiting", b.awaiting())
                                 .append("running", b.running()).append("dead", b.dead()).append("oldestWaitingSeconds",
@@ -477,7 +477,7 @@ public final class Dashboard {
                     }
                     d.append("backlog", backlog);
                     List<Document> recurring = new ArrayList<>();
-                    for (RecurringJob r : instance.queue().get().recurringJobs(0, RECURRING_CAP)) {
+                    for (RecurringJob r : instance.queue().get().operator().recurringJobs(0, RECURRING_CAP)) {
                         recurring.add(recurringView(r));
                     }
                     d.append("recurring", recurring);
@@ -564,7 +564,7 @@ public final class Dashboard {
         Page p = Page.of(query);
         int offset = p.offset();
         int limit = p.limit();
-        List<InterruptedOperation> read = queue.dead(deadSelection(query, false), offset, limit + 1);
+        List<InterruptedOperation> read = queue.operator().dead(deadSelection(query, false), offset, limit + 1);
         List<Document> page = new ArrayList<>();
         for (InterruptedOperation op : read.subList(0, Math.min(limit, read.size()))) {
             page.add(new Document("id", op.id()).append("idParam", DashboardJson.value(op.id()))
@@ -578,9 +578,10 @@ public final class Dashboard {
     static final int SEARCH_LIMIT = 100;
 
     /**
-     * The jobs of a queue a search selects, whatever their state, newest enqueued first ({@link JobQueue#jobs}):
-     * {@code id} (as printed anywhere), {@code type}, {@code state} (one or more, comma-separated), {@code from} and
-     * {@code to} (ISO-8601 instants: enqueued at or after, before), {@code limit} (at most {@link #SEARCH_LIMIT}).
+     * The jobs of a queue a search selects, whatever their state, newest enqueued first ({@link
+     * JobQueueOperator#jobs}): {@code id} (as printed anywhere), {@code type}, {@code state} (one or more,
+     * comma-separated), {@code from} and {@code to} (ISO-8601 instants: enqueued at or after, before), {@code limit}
+     * (at most {@link #SEARCH_LIMIT}).
      */
     private static Document searchJobs(JobQueue queue, Map<String, String> query) {
         String id = blankToNull(query.get("id"));
@@ -607,7 +608,7 @@ public final class Dashboard {
         }
         int limit = intParam(query, "limit", 50, 1, SEARCH_LIMIT);
         List<Document> found = new ArrayList<>();
-        for (FoundJob job : queue.jobs(which, limit)) {
+        for (FoundJob job : queue.operator().jobs(which, limit)) {
             found.add(new Document("id", job.id()).append("idParam", DashboardJson.value(job.id()))
                     .append("type", job.type()).append("state", job.state().stored())
                     .append("enqueuedAt", job.enqueuedAt().map(Instant::toString).orElse(null))
@@ -635,7 +636,7 @@ public final class Dashboard {
      * left (a worker renews its leases while it runs: a lease run out is a worker gone, which recovery requeues).
      */
     private static Document workers(JobQueue queue) {
-        List<RunningJob> running = queue.running(UNFINISHED_CAP + 1);
+        List<RunningJob> running = queue.operator().running(UNFINISHED_CAP + 1);
         Map<String, List<RunningJob>> byOwner = new LinkedHashMap<>();
         for (RunningJob job : running.subList(0, Math.min(UNFINISHED_CAP, running.size()))) {
             byOwner.computeIfAbsent(job.owner(), o -> new ArrayList<>()).add(job);

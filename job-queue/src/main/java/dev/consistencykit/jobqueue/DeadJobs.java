@@ -9,14 +9,14 @@ import java.util.Optional;
 import dev.consistencykit.core.OperationId;
 
 /**
- * Which dead jobs an operator acts on ({@link JobQueue#replayDead(DeadJobs)}, {@link JobQueue#discardDead},
- * {@link JobQueue#deleteDead}, {@link JobQueue#dead(DeadJobs, int, int)}): all of them, or those of one type, those
- * whose last error contains a text, those with given ids, or any combination (every condition must hold).
+ * Which dead jobs an operator acts on ({@link JobQueueOperator#replayDead(DeadJobs)}, {@link
+ * JobQueueOperator#discardDead}, {@link JobQueueOperator#deleteDead}, {@link JobQueueOperator#dead(DeadJobs, int,
+ * int)}): all of them, or those of one type, those whose last error contains a text, those with given ids, or any
+ * combination (every condition must hold).
  *
  * <pre>{@code
- * queue.replayDead(DeadJobs.all().ofType("email").errorContaining("timeout"));
- * queue.discardDead(DeadJobs.ids(List.of(id)));
- * }</pre>
+ * queue.operator().replayDead(DeadJobs.all().ofType("email").errorContaining("timeout"));
+ * queue.operator().discardDead(DeadJobs.ids(List.of(id))); }</pre>
  *
  * <p>Immutable. The values are matched as literal values, never as operators: a type or an error text holding
  * {@code $} or regular-expression characters matches exactly that text.

@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * One job a {@link JobQueue#jobs search} found, as it stands: enough to pick it out of a list and open it
+ * One job a {@link JobQueueOperator#jobs search} found, as it stands: enough to pick it out of a list and open it
  * ({@code describe(id)}), or act on it.
  *
  * @param id         its id, as stored

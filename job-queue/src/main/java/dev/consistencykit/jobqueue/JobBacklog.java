@@ -5,8 +5,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The jobs of one type in a queue by where they stand ({@link JobQueue#backlog}): what an operator watches, and what
- * the gauges show. Each count is read up to {@link JobQueue#BACKLOG_CAP} jobs: beyond, it says "at least".
+ * The jobs of one type in a queue by where they stand ({@link JobQueueOperator#backlog}): what an operator watches, and
+ * what the gauges show. Each count is read up to {@link JobQueueOperator#BACKLOG_CAP} jobs: beyond, it says "at least".
  *
  * @param type          the job type
  * @param waiting       jobs due now (queued, or failed and past their back-off), not yet claimed

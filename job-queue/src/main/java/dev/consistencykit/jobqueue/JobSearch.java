@@ -12,15 +12,15 @@ import java.util.Set;
 import dev.consistencykit.core.OperationId;
 
 /**
- * Which jobs an operator looks for with {@link JobQueue#jobs}, whatever state they are in: those with given ids, those of
- * one type, those in given states, those enqueued in a time range (the server's time, as {@code enqueuedAt} holds it),
- * or any combination (every condition must hold). Each is served by an index: the ids by {@code _id}, a type by the
- * {@code type_enqueued} index, states by {@code state_enqueued}.
+ * Which jobs an operator looks for with {@link JobQueueOperator#jobs}, whatever state they are in: those with given
+ * ids, those of one type, those in given states, those enqueued in a time range (the server's time, as {@code
+ * enqueuedAt} holds it), or any combination (every condition must hold). Each is served by an index: the ids by {@code
+ * _id}, a type by the {@code type_enqueued} index, states by {@code state_enqueued}.
  *
  * <pre>{@code
- * queue.jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50);
- * queue.jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50);
- * queue.jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10);
+ * queue.operator().jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50);
+ * queue.operator().jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50);
+ * queue.operator().jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10);
  * }</pre>
  *
  * <p>Immutable. Values are matched as literal values, never as operators.

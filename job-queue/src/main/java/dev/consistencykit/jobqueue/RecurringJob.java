@@ -15,7 +15,7 @@ import dev.consistencykit.core.OperationId;
  * @param nextRun  when its next occurrence is due; empty once it has none (a cron expression that names no later time)
  * @param lastRun  the time of the last occurrence fired
  * @param lastJob  the job that occurrence enqueued ({@code <name>@<occurrence time>})
- * @param paused   whether an operator paused it ({@link JobQueue#pauseSchedule}): then it has no next run
+ * @param paused   whether an operator paused it ({@link JobQueueOperator#pauseSchedule}): then it has no next run
  */
 public record RecurringJob(String name, Schedule schedule, String type, Optional<Instant> nextRun,
                            Optional<Instant> lastRun, Optional<OperationId> lastJob, boolean paused) {
@@ -36,8 +36,8 @@ public record RecurringJob(String name, Schedule schedule, String type, Optional
     }
 
     /**
-     * The id of the job a trigger of schedule {@code name} at {@code time} enqueues ({@link JobQueue#triggerSchedule}):
-     * {@code <name>@<time>!}, never an occurrence's.
+     * The id of the job a trigger of schedule {@code name} at {@code time} enqueues ({@link
+     * JobQueueOperator#triggerSchedule}): {@code <name>@<time>!}, never an occurrence's.
      */
     public static OperationId triggeredId(String name, Instant time) {
         return OperationId.of(name + "@" + time + "!");

@@ -3,9 +3,9 @@ package dev.consistencykit.jobqueue;
 import java.time.Duration;
 import java.util.Objects;
 /**
- * A job a worker holds ({@link JobQueue#running}): who runs what, and how alive it looks. A worker renews its lease
- * while its handler runs, so a lease that keeps moving is a live worker; one that ran out is a worker gone (recovery
- * requeues its job).
+ * A job a worker holds ({@link JobQueueOperator#running}): who runs what, and how alive it looks. A worker renews its
+ * lease while its handler runs, so a lease that keeps moving is a live worker; one that ran out is a worker gone
+ * (recovery requeues its job).
  *
  * @param id        the job's id, as stored
  * @param type      its type

@@ -66,18 +66,19 @@ class DeadLettersTest {
         db.getCollection("counters").insertOne(new Document("_id", "c1").append("n", 0));
         kill(queue, "poison", "p1", new Document("c", "c1"));
 
-        assertThat(queue.dead(DeadJobs.all().errorContaining("$smtp (.*)"), 0, 10)).extracting(i -> i.id())
+        assertThat(queue.operator().dead(DeadJobs.all().errorContaining("$smtp (.*)"), 0, 10)).extracting(i -> i.id())
                 .containsExactly("f1");
-        assertThat(queue.replayDead(DeadJobs.all().errorContaining("$smtp (.*)"))).as("the text, not a pattern")
+        assertThat(queue.operator().replayDead(DeadJobs.all().errorContaining("$smtp (.*)")))
+                .as("the text, not a pattern")
                 .isEqualTo(1);
         assertThat(job(db, "f1").getString("state")).isEqualTo("todo");
         assertThat(job(db, "f2").getString("state")).isEqualTo("dead");
-        assertThat(queue.replayDead(DeadJobs.all().ofType("flaky").errorContaining("timeout"))).isEqualTo(1);
-        assertThat(queue.replayDead(DeadJobs.all().ofType("$ne"))).isZero();
-        assertThat(queue.replayDead(DeadJobs.all().ofType("flaky"))).isEqualTo(1);   // f3
+        assertThat(queue.operator().replayDead(DeadJobs.all().ofType("flaky").errorContaining("timeout"))).isEqualTo(1);
+        assertThat(queue.operator().replayDead(DeadJobs.all().ofType("$ne"))).isZero();
+        assertThat(queue.operator().replayDead(DeadJobs.all().ofType("flaky"))).isEqualTo(1);   // f3
         assertThat(job(db, "p1").getString("state")).isEqualTo("dead");
-        assertThat(queue.replayDead(DeadJobs.all())).isEqualTo(1);
-        assertThat(queue.replayDead(DeadJobs.all())).as("none left dead").isZero();
+        assertThat(queue.operator().replayDead(DeadJobs.all())).isEqualTo(1);
+        assertThat(queue.operator().replayDead(DeadJobs.all())).as("none left dead").isZero();
         assertThat(job(db, "f3").getInteger("attempts")).isZero();
     }
 
@@ -91,16 +92,16 @@ class DeadLettersTest {
         assertThat(counters.find().first()).as("a dead job's mark stays, so a replay does not apply it again")
                 .containsKey("appliedJobs");
 
-        assertThat(queue.discardDead(DeadJobs.ids(List.of(OperationId.of("p1"), OperationId.of("unknown")))))
+        assertThat(queue.operator().discardDead(DeadJobs.ids(List.of(OperationId.of("p1"), OperationId.of("unknown")))))
                 .isEqualTo(1);
 
         Document discarded = job(db, "p1");
         assertThat(discarded.getString("state")).isEqualTo("discarded");
         assertThat(discarded.getString("lastError")).contains("poisoned");
         assertThat(counters.find().first()).isEqualTo(new Document("_id", "c1").append("n", 1));
-        assertThat(queue.replayDead(OperationId.of("p1"))).as("discarded is final").isFalse();
-        assertThat(queue.replayDead(DeadJobs.all())).isZero();
-        assertThat(queue.discardDead(DeadJobs.all())).isZero();
+        assertThat(queue.operator().replayDead(OperationId.of("p1"))).as("discarded is final").isFalse();
+        assertThat(queue.operator().replayDead(DeadJobs.all())).isZero();
+        assertThat(queue.operator().discardDead(DeadJobs.all())).isZero();
         int before = runs.get();
         queue.recover();
         assertThat(queue.processNext()).isEmpty();
@@ -123,7 +124,8 @@ class DeadLettersTest {
         assertThat(job(db, "held")).containsKey(RecordReleases.FIELD);
         assertThat(job(db, "free")).doesNotContainKey(RecordReleases.FIELD);
 
-        JobQueue operator = queue(db, runs, clock);
+        JobQueue operatorsProcess = queue(db, runs, clock);
+        JobQueueOperator operator = operatorsProcess.operator();
         assertThat(operator.deleteDead(DeadJobs.all().ofType("flaky"))).isEqualTo(2);
 
         assertThat(job(db, "free")).as("deleted").isNull();
@@ -134,9 +136,9 @@ class DeadLettersTest {
 
         writer.close();   // released: prune removes it past the retention
         clock.advance(JobQueueConfig.DEFAULT_RETENTION.plusMinutes(1));
-        operator.prune();
+        operatorsProcess.prune();
         assertThat(job(db, "held")).isNull();
-        assertThat(released.dead(0, 10)).isEmpty();
+        assertThat(released.operator().dead(0, 10)).isEmpty();
     }
 
     @Test
@@ -174,10 +176,10 @@ class DeadLettersTest {
         AtomicBoolean stop = new AtomicBoolean();
         CompletableFuture<Void> operator = CompletableFuture.runAsync(() -> {
             for (int round = 0; round < 30 && !stop.get(); round++) {
-                queue.replayDead(DeadJobs.all());
-                queue.discardDead(DeadJobs.all().errorContaining("(c" + round + ")"));
-                queue.replayDead(DeadJobs.all().ofType("poison"));
-                queue.deleteDead(DeadJobs.all().errorContaining("(c" + (round + 10) + ")"));
+                queue.operator().replayDead(DeadJobs.all());
+                queue.operator().discardDead(DeadJobs.all().errorContaining("(c" + round + ")"));
+                queue.operator().replayDead(DeadJobs.all().ofType("poison"));
+                queue.operator().deleteDead(DeadJobs.all().errorContaining("(c" + (round + 10) + ")"));
             }
         });
         try (JobWorkers workers = queue.startWorkers(2)) {
@@ -190,7 +192,7 @@ class DeadLettersTest {
         } finally {
             stop.set(true);
         }
-        queue.deleteDead(DeadJobs.all());
+        queue.operator().deleteDead(DeadJobs.all());
         queue.recover();
 
         for (Document c : counters.find()) {

@@ -321,12 +321,12 @@ class JobQueueBehaviourTest {
         assertThat(dead.outcome()).isEqualTo(OperationResult.Outcome.ABORTED);
         assertThat(dead.reason()).get().asString().contains("broken input");
         assertThat(job(db, "j1").getString("state")).isEqualTo("dead");
-        assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
+        assertThat(queue.operator().replayDead(OperationId.of("j1"))).isTrue();
         assertThat(job(db, "j1").getString("state")).isEqualTo("todo");
         assertThat(queue.processNext().orElseThrow().state()).isEqualTo("dead");
-        assertThat(queue.replayDead(OperationId.of("j1"))).isTrue();
+        assertThat(queue.operator().replayDead(OperationId.of("j1"))).isTrue();
         assertThat(queue.processNext().orElseThrow().isCommitted()).isTrue();
-        assertThat(queue.replayDead(OperationId.of("j1"))).as("only dead jobs are replayed").isFalse();
+        assertThat(queue.operator().replayDead(OperationId.of("j1"))).as("only dead jobs are replayed").isFalse();
     }
 
     @Test
@@ -372,7 +372,7 @@ class JobQueueBehaviourTest {
         assertThat(queue.status().count("todo")).isEqualTo(3);
         assertThat(queue.status().inFlight()).isEqualTo(3);
         assertThat(queue.status().oldestInFlightAge()).isPresent();
-        assertThat(queue.countsByType().get("todo")).containsEntry("befriend", 1L).containsEntry("count", 2L);
+        assertThat(queue.operator().countsByType().get("todo")).containsEntry("befriend", 1L).containsEntry("count", 2L);
     }
 
     @Test

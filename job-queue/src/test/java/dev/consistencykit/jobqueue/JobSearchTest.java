@@ -19,8 +19,8 @@ import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
- * An operator's search across states ({@link JobQueue#jobs}): by type whatever the state, by state, by the time of the
- * enqueue, by an id as printed, newest first, every condition literal, every query served by an index.
+ * An operator's search across states ({@link JobQueueOperator#jobs}): by type whatever the state, by state, by the time
+ * of the enqueue, by an id as printed, newest first, every condition literal, every query served by an index.
  */
 @ExtendWith(MongoTestExtension.class)
 class JobSearchTest {
@@ -47,27 +47,27 @@ class JobSearchTest {
         queue.enqueue(JobRequest.of("mail", new Document("n", 3)).withId(OperationId.of("m2"))
                 .delayedBy(Duration.ofHours(1)));
 
-        List<FoundJob> mail = queue.jobs(JobSearch.all().ofType("mail"), 10);
+        List<FoundJob> mail = queue.operator().jobs(JobSearch.all().ofType("mail"), 10);
         assertThat(mail).extracting(FoundJob::id).containsExactly("m2", "m1");
         assertThat(mail).extracting(FoundJob::state).containsExactly(JobState.TODO, JobState.DONE);
         assertThat(mail.get(0).enqueuedAt()).isPresent();
         assertThat(mail.get(0).runAt().orElseThrow()).isAfter(mail.get(0).enqueuedAt().orElseThrow());
 
-        List<FoundJob> dead = queue.jobs(JobSearch.all().inStates(JobState.DEAD), 10);
+        List<FoundJob> dead = queue.operator().jobs(JobSearch.all().inStates(JobState.DEAD), 10);
         assertThat(dead).extracting(FoundJob::id).containsExactly("f1");
         assertThat(dead.get(0).lastError().orElseThrow()).contains("smtp down");
         assertThat(dead.get(0).attempts()).isEqualTo(1);
 
-        assertThat(queue.jobs(JobSearch.all(), 10)).extracting(FoundJob::id).containsExactly("m2", "f1", "m1");
-        assertThat(queue.jobs(JobSearch.all(), 2)).extracting(FoundJob::id).containsExactly("m2", "f1");
-        assertThat(queue.jobs(JobSearch.all().ofType("mail").inStates(JobState.DONE, JobState.DEAD), 10))
+        assertThat(queue.operator().jobs(JobSearch.all(), 10)).extracting(FoundJob::id).containsExactly("m2", "f1", "m1");
+        assertThat(queue.operator().jobs(JobSearch.all(), 2)).extracting(FoundJob::id).containsExactly("m2", "f1");
+        assertThat(queue.operator().jobs(JobSearch.all().ofType("mail").inStates(JobState.DONE, JobState.DEAD), 10))
                 .extracting(FoundJob::id).containsExactly("m1");
         Instant m1 = mail.get(1).enqueuedAt().orElseThrow();
-        assertThat(queue.jobs(JobSearch.all().enqueuedBefore(m1.plusMillis(1)), 10)).extracting(FoundJob::id)
+        assertThat(queue.operator().jobs(JobSearch.all().enqueuedBefore(m1.plusMillis(1)), 10)).extracting(FoundJob::id)
                 .containsExactly("m1");
-        assertThat(queue.jobs(JobSearch.all().enqueuedFrom(m1.plusMillis(1)), 10)).extracting(FoundJob::id)
+        assertThat(queue.operator().jobs(JobSearch.all().enqueuedFrom(m1.plusMillis(1)), 10)).extracting(FoundJob::id)
                 .containsExactly("m2", "f1");
-        assertThat(queue.jobs(JobSearch.ids(List.of(OperationId.of("m1"), OperationId.of("none"))), 10))
+        assertThat(queue.operator().jobs(JobSearch.ids(List.of(OperationId.of("m1"), OperationId.of("none"))), 10))
                 .extracting(FoundJob::id).containsExactly("m1");
     }
 
@@ -77,7 +77,7 @@ class JobSearchTest {
         queue.ensureIndexes();
         OperationId id = queue.enqueue(JobRequest.of("mail", new Document()));
 
-        List<FoundJob> found = queue.jobs(JobSearch.printed(List.of(id.toString())), 10);
+        List<FoundJob> found = queue.operator().jobs(JobSearch.printed(List.of(id.toString())), 10);
 
         assertThat(found).extracting(FoundJob::id).containsExactly(id.value());
     }
@@ -88,13 +88,14 @@ class JobSearchTest {
         queue.ensureIndexes();
         queue.enqueue(JobRequest.of("mail", new Document()).withId(OperationId.of("m1")));
 
-        assertThat(queue.jobs(JobSearch.all().ofType("{\"$ne\": 1}"), 10)).isEmpty();
-        assertThat(queue.jobs(JobSearch.all().ofType("ma.*"), 10)).isEmpty();
+        assertThat(queue.operator().jobs(JobSearch.all().ofType("{\"$ne\": 1}"), 10)).isEmpty();
+        assertThat(queue.operator().jobs(JobSearch.all().ofType("ma.*"), 10)).isEmpty();
         Instant now = Instant.now();
         assertThatThrownBy(() -> JobSearch.all().enqueuedFrom(now).enqueuedBefore(now))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("range is empty");
-        assertThatThrownBy(() -> queue.jobs(JobSearch.all(), 0)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> queue.jobs(JobSearch.all(), JobQueue.MAX_FOUND + 1))
+        assertThatThrownBy(() -> queue.operator().jobs(JobSearch.all(), 0))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> queue.operator().jobs(JobSearch.all(), JobQueueOperator.MAX_FOUND + 1))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> JobSearch.all().ofType("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> JobSearch.all().inStates()).isInstanceOf(IllegalArgumentException.class);
@@ -108,11 +109,11 @@ class JobSearchTest {
         queue.ensureIndexes();
         queue.enqueue(JobRequest.of("mail", new Document()).withId(OperationId.of("m1")));
         try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
-            queue.jobs(JobSearch.all(), 10);
-            queue.jobs(JobSearch.all().ofType("mail"), 10);
-            queue.jobs(JobSearch.all().inStates(JobState.DEAD), 10);
-            queue.jobs(JobSearch.all().enqueuedFrom(Instant.now().minusSeconds(60)), 10);
-            queue.jobs(JobSearch.ids(List.of(OperationId.of("m1"))), 10);
+            queue.operator().jobs(JobSearch.all(), 10);
+            queue.operator().jobs(JobSearch.all().ofType("mail"), 10);
+            queue.operator().jobs(JobSearch.all().inStates(JobState.DEAD), 10);
+            queue.operator().jobs(JobSearch.all().enqueuedFrom(Instant.now().minusSeconds(60)), 10);
+            queue.operator().jobs(JobSearch.ids(List.of(OperationId.of("m1"))), 10);
 
             assertThat(coverage.uncovered(db)).isEmpty();
         }

@@ -87,8 +87,8 @@ class LiveJobsExplorationTest {
     static FriendsWorkload cancel() {
         return seeded(true).operation((db, ignored, random) -> {
             JobQueue queue = Friends.queue(db).build();
-            queue.cancel(OperationId.of(random.nextBoolean() ? "first" : "second"));
-            queue.cancel(OperationId.of("lone"));
+            queue.operator().cancel(OperationId.of(random.nextBoolean() ? "first" : "second"));
+            queue.operator().cancel(OperationId.of("lone"));
             drain(queue);
         });
     }
@@ -98,10 +98,10 @@ class LiveJobsExplorationTest {
         return seeded(false).operation((db, ignored, random) -> {
             JobQueue queue = Friends.queue(db).build();
             // both times past, so that a crash between the two leaves the job due (an hour on, it would wait an hour)
-            queue.reschedule(OperationId.of("lone"), Instant.EPOCH.plus(Duration.ofDays(1)));
-            queue.reschedule(OperationId.of("lone"), Instant.EPOCH);
+            queue.operator().reschedule(OperationId.of("lone"), Instant.EPOCH.plus(Duration.ofDays(1)));
+            queue.operator().reschedule(OperationId.of("lone"), Instant.EPOCH);
             queue.processNext();
-            queue.rerun(OperationId.of("lone"));
+            queue.operator().rerun(OperationId.of("lone"));
             drain(queue);
         });
     }
@@ -147,7 +147,7 @@ class LiveJobsExplorationTest {
                     return List.of();
                 })
                 .actor("rerunner", db -> {
-                    Friends.queue(db).build().rerun(OperationId.of("lone"));
+                    Friends.queue(db).build().operator().rerun(OperationId.of("lone"));
                     return List.of();
                 })
                 .build().explore();

@@ -55,13 +55,13 @@ class LiveJobsTest {
         OperationId later = queue.enqueue(COUNT.withId(OperationId.of("later")).delayedBy(Duration.ofHours(1)));
         OperationId now = queue.enqueue(COUNT.withId(OperationId.of("now")));
 
-        assertThat(queue.cancel(later)).isTrue();
-        assertThat(queue.cancel(now)).isTrue();
-        assertThat(queue.cancel(now)).as("canceled already").isFalse();
-        assertThat(queue.cancel(OperationId.of("unknown"))).isFalse();
+        assertThat(queue.operator().cancel(later)).isTrue();
+        assertThat(queue.operator().cancel(now)).isTrue();
+        assertThat(queue.operator().cancel(now)).as("canceled already").isFalse();
+        assertThat(queue.operator().cancel(OperationId.of("unknown"))).isFalse();
 
         assertThat(queue.processNext()).isEmpty();
-        assertThat(queue.reschedule(later, Instant.EPOCH)).as("a canceled job is not moved").isFalse();
+        assertThat(queue.operator().reschedule(later, Instant.EPOCH)).as("a canceled job is not moved").isFalse();
         assertThat(queue.processNext()).isEmpty();
         assertThat(counted(db)).isZero();
         assertThat(job(db, now).getString("state")).isEqualTo("discarded");
@@ -87,7 +87,7 @@ class LiveJobsTest {
         assertThat(queue.processNext()).hasValueSatisfying(r -> assertThat(r.isCommitted()).isFalse());
         assertThat(job(db, id).getString("state")).isEqualTo("failed");
 
-        assertThat(queue.cancel(id)).isTrue();
+        assertThat(queue.operator().cancel(id)).isTrue();
 
         Document counter = db.getCollection(Friends.COUNTERS).find(eq("_id", "c0")).first();
         assertThat(counter.getLong("n")).as("the first attempt's effect stays").isEqualTo(1L);
@@ -109,15 +109,15 @@ class LiveJobsTest {
         try {
             Future<Optional<OperationResult>> run = worker.submit(queue::processNext);
             assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(queue.cancel(id)).isFalse();
-            assertThat(queue.reschedule(id, FAR)).isFalse();
+            assertThat(queue.operator().cancel(id)).isFalse();
+            assertThat(queue.operator().reschedule(id, FAR)).isFalse();
             release.countDown();
             assertThat(run.get(30, TimeUnit.SECONDS)).hasValueSatisfying(r -> assertThat(r.isCommitted()).isTrue());
         } finally {
             release.countDown();
             worker.shutdownNow();
         }
-        assertThat(queue.cancel(id)).as("done").isFalse();
+        assertThat(queue.operator().cancel(id)).as("done").isFalse();
     }
 
     @Test
@@ -129,8 +129,8 @@ class LiveJobsTest {
         for (String name : List.of("first", "second", "third")) {
             ids.add(queue.enqueue(COUNT.withId(OperationId.of(name)).withOrderingKey("k")));
         }
-        assertThat(queue.cancel(ids.get(1))).as("awaiting its turn").isTrue();
-        assertThat(queue.cancel(ids.get(0))).as("the head, due").isTrue();
+        assertThat(queue.operator().cancel(ids.get(1))).as("awaiting its turn").isTrue();
+        assertThat(queue.operator().cancel(ids.get(0))).as("the head, due").isTrue();
 
         while (queue.processNext().isPresent()) {
             // run what is due
@@ -149,12 +149,12 @@ class LiveJobsTest {
         OperationId later = queue.enqueue(COUNT.withId(OperationId.of("later")).delayedBy(Duration.ofHours(1)));
         OperationId now = queue.enqueue(COUNT.withId(OperationId.of("now")));
 
-        assertThat(queue.reschedule(now, FAR)).isTrue();
-        assertThat(queue.reschedule(later, Instant.EPOCH)).isTrue();
+        assertThat(queue.operator().reschedule(now, FAR)).isTrue();
+        assertThat(queue.operator().reschedule(later, Instant.EPOCH)).isTrue();
 
         assertThat(queue.processNext()).hasValueSatisfying(r -> assertThat(r.id()).isEqualTo(later));
         assertThat(queue.processNext()).as("the other moved to 2099").isEmpty();
-        assertThat(queue.reschedule(later, Instant.EPOCH)).as("done").isFalse();
+        assertThat(queue.operator().reschedule(later, Instant.EPOCH)).as("done").isFalse();
     }
 
     @Test
@@ -163,11 +163,11 @@ class LiveJobsTest {
         JobQueue queue = Friends.queue(db).build();
         queue.ensureIndexes();
         OperationId id = queue.enqueue(COUNT.withId(OperationId.of("once")).withPriority(3));
-        assertThat(queue.rerun(id)).as("not finished yet").isEmpty();
+        assertThat(queue.operator().rerun(id)).as("not finished yet").isEmpty();
         assertThat(queue.processNext()).isPresent();
 
-        OperationId again = queue.rerun(id).orElseThrow();
-        OperationId third = queue.rerun(id).orElseThrow();
+        OperationId again = queue.operator().rerun(id).orElseThrow();
+        OperationId third = queue.operator().rerun(id).orElseThrow();
 
         assertThat(again).isNotEqualTo(third);
         assertThat(again.value().toString()).startsWith("once/rerun/");
@@ -176,7 +176,7 @@ class LiveJobsTest {
             // run both
         }
         assertThat(counted(db)).isEqualTo(3L);
-        assertThat(queue.rerun(OperationId.of("unknown"))).isEmpty();
+        assertThat(queue.operator().rerun(OperationId.of("unknown"))).isEmpty();
         assertThat(Friends.invariants(db)).isEmpty();
     }
 }

@@ -95,7 +95,7 @@ class OrderingKeysTest {
         assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "k-3"), state(db, "other-1")))
                 .containsExactly("todo", "awaiting", "awaiting", "todo");
         assertThat(queue.status().countsByState()).containsEntry("awaiting", 2L);
-        assertThat(queue.backlog()).singleElement().satisfies(b -> {
+        assertThat(queue.operator().backlog()).singleElement().satisfies(b -> {
             assertThat(List.of(b.waiting(), b.scheduled(), b.awaiting(), b.running(), b.dead()))
                     .containsExactly(2L, 0L, 2L, 0L, 0L);
             assertThat(b.oldestWaiting()).isPresent();
@@ -125,10 +125,11 @@ class OrderingKeysTest {
         assertThat(List.of(state(db, "k-1"), state(db, "k-2"), state(db, "j-2"))).containsExactly("dead", "awaiting",
                 "awaiting");
         assertThat(seen(db, "other")).containsExactly(1);
-        assertThat(queue.dead(0, 10)).extracting(op -> op.detail()).allMatch(d -> d.contains("blocks ordering key"));
+        assertThat(queue.operator().dead(0, 10)).extracting(op -> op.detail()).allMatch(d ->
+                d.contains("blocks ordering key"));
 
-        assertThat(queue.replayDead(OperationId.of("k-1"))).isTrue();
-        assertThat(queue.discardDead(DeadJobs.ids(List.of(OperationId.of("j-1"))))).isEqualTo(1);
+        assertThat(queue.operator().replayDead(OperationId.of("k-1"))).isTrue();
+        assertThat(queue.operator().discardDead(DeadJobs.ids(List.of(OperationId.of("j-1"))))).isEqualTo(1);
         drain(queue);
 
         assertThat(seen(db, "k")).containsExactly(1, 2);

@@ -180,7 +180,7 @@ class RecurringJobsExplorationTest {
     static FriendsWorkload trigger() {
         return seeded().operation((db, ignored, random) -> {
             JobQueue queue = queueBefore(db);
-            queue.triggerSchedule(NAME);
+            queue.operator().triggerSchedule(NAME);
             queue.processNext();
         }).recoveredBy(db -> queueBefore(db).recover(Duration.ZERO))
                 .checkedBy(db -> onceOrNever(db, id -> id.toString().startsWith(NAME + "@")
@@ -189,7 +189,7 @@ class RecurringJobsExplorationTest {
 
     /** An operator's pause while the occurrence is due: it runs once or never, and nothing fires once paused. */
     static FriendsWorkload pause() {
-        return seeded().operation((db, ignored, random) -> queueAtOccurrence(db).pauseSchedule(NAME))
+        return seeded().operation((db, ignored, random) -> queueAtOccurrence(db).operator().pauseSchedule(NAME))
                 .recoveredBy(db -> queueAtOccurrence(db).recover(Duration.ZERO))
                 .checkedBy(db -> onceOrNever(db, id -> id.equals(RecurringJob.occurrenceId(NAME, due(db)).value())
                         || id.toString().endsWith("!"), true));
@@ -266,7 +266,7 @@ class RecurringJobsExplorationTest {
                     return List.of();
                 })
                 .actor("trigger", db -> {
-                    queueAtOccurrence(db).triggerSchedule(NAME);
+                    queueAtOccurrence(db).operator().triggerSchedule(NAME);
                     return List.of();
                 })
                 .build().explore();

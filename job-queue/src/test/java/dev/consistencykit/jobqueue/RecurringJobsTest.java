@@ -85,7 +85,7 @@ class RecurringJobsTest {
         assertThat(fired).isEqualTo(1);
         OperationId job = RecurringJob.occurrenceId("minutely", due);
         assertThat(jobIds(db)).containsExactly(job.value());
-        RecurringJob after = second.recurringJob("minutely").orElseThrow();
+        RecurringJob after = second.operator().recurringJob("minutely").orElseThrow();
         assertThat(after.lastRun()).contains(due);
         assertThat(after.lastJob()).contains(job);
         assertThat(after.nextRun()).contains(due.plusSeconds(60));
@@ -115,7 +115,7 @@ class RecurringJobsTest {
         assertThat(ids).filteredOn(id -> id.toString().startsWith("skip@")).isEmpty();
         assertThat(ids).filteredOn(id -> id.toString().startsWith("each@")).hasSize(10);
         for (String name : List.of("once", "skip", "each")) {
-            assertThat(queue.recurringJob(name).orElseThrow().nextRun()).as(name).contains(now.plusSeconds(60));
+            assertThat(queue.operator().recurringJob(name).orElseThrow().nextRun()).as(name).contains(now.plusSeconds(60));
         }
 
         clock.advance(Duration.ofMinutes(1));   // on time: every policy runs it
@@ -169,7 +169,7 @@ class RecurringJobsTest {
         assertThat(queue.unschedule("tick")).isFalse();
         clock.advance(Duration.ofDays(1));
         assertThat(queue.fireSchedules()).isZero();
-        assertThat(queue.recurringJob("tick")).isEmpty();
+        assertThat(queue.operator().recurringJob("tick")).isEmpty();
         assertThat(db.getCollection(JobQueueConfig.DEFAULT_SCHEDULES_COLLECTION).countDocuments()).isZero();
         assertThat(jobIds(db)).hasSize(1);
     }
@@ -214,14 +214,14 @@ class RecurringJobsTest {
         }
         assertThat(ahead.fireSchedules() + other.fireSchedules()).as("the taken occurrence is not fired again")
                 .isZero();
-        assertThat(ahead.recurringJob("tick").orElseThrow().nextRun()).as("moved past it")
+        assertThat(ahead.operator().recurringJob("tick").orElseThrow().nextRun()).as("moved past it")
                 .contains(Instant.parse("2030-01-01T00:00:02Z"));
 
         clock.advance(Duration.ofSeconds(1));   // 00:00:02.003 or 00:00:02.900
         assertThat(ahead.fireSchedules() + other.fireSchedules()).isEqualTo(1);
         assertThat(jobIds(db)).containsExactlyInAnyOrder(RecurringJob.occurrenceId("tick", first).value(),
                 RecurringJob.occurrenceId("tick", first.plusSeconds(1)).value());
-        assertThat(other.recurringJob("tick").orElseThrow().nextRun())
+        assertThat(other.operator().recurringJob("tick").orElseThrow().nextRun())
                 .contains(Instant.parse("2030-01-01T00:00:03Z"));
     }
 
@@ -234,15 +234,15 @@ class RecurringJobsTest {
     void shouldPauseResumeAndTriggerASchedule(MongoDatabase db) {
         Friends.seedCounters(db, 1);
         Time clock = new Time(db);
-        JobQueue operator = queue(db, clock);
+        JobQueue operatorsProcess = queue(db, clock);
         JobQueue worker = queue(db, clock);
-        operator.ensureIndexes();
-        Instant due = operator.schedule("minutely", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow();
+        operatorsProcess.ensureIndexes();
+        Instant due = operatorsProcess.schedule("minutely", Schedule.cron("* * * * *"), COUNT).nextRun().orElseThrow();
 
-        assertThat(operator.pauseSchedule("minutely")).isTrue();
-        assertThat(operator.pauseSchedule("minutely")).as("paused already: nothing written").isTrue();
-        assertThat(operator.pauseSchedule("nope")).isFalse();
-        RecurringJob paused = worker.recurringJob("minutely").orElseThrow();
+        assertThat(operatorsProcess.operator().pauseSchedule("minutely")).isTrue();
+        assertThat(operatorsProcess.operator().pauseSchedule("minutely")).as("paused already: nothing written").isTrue();
+        assertThat(operatorsProcess.operator().pauseSchedule("nope")).isFalse();
+        RecurringJob paused = worker.operator().recurringJob("minutely").orElseThrow();
         assertThat(paused.paused()).isTrue();
         assertThat(paused.nextRun()).isEmpty();
         clock.moveTo(due.plus(Duration.ofMinutes(5)));
@@ -255,15 +255,15 @@ class RecurringJobsTest {
         assertThat(worker.fireSchedules()).isZero();
         assertThat(jobIds(db)).isEmpty();
 
-        OperationId triggered = operator.triggerSchedule("minutely").orElseThrow();
+        OperationId triggered = operatorsProcess.operator().triggerSchedule("minutely").orElseThrow();
         assertThat(triggered.value().toString()).startsWith("minutely@").endsWith("!");
         assertThat(jobIds(db)).containsExactly(triggered.value());
         assertThat(worker.processNext()).isPresent();
         assertThat(counted(db)).isEqualTo(1);
-        assertThat(operator.triggerSchedule("nope")).isEmpty();
+        assertThat(operatorsProcess.operator().triggerSchedule("nope")).isEmpty();
 
-        assertThat(operator.resumeSchedule("minutely")).isTrue();
-        RecurringJob resumed = worker.recurringJob("minutely").orElseThrow();
+        assertThat(operatorsProcess.operator().resumeSchedule("minutely")).isTrue();
+        RecurringJob resumed = worker.operator().recurringJob("minutely").orElseThrow();
         assertThat(resumed.paused()).isFalse();
         Instant next = resumed.nextRun().orElseThrow();
         assertThat(next).isAfter(due.plus(Duration.ofMinutes(5)));
@@ -307,7 +307,7 @@ class RecurringJobsTest {
         clock.moveTo(due.plusSeconds(1));
 
         assertThat(queue.fireSchedules()).isEqualTo(1);
-        assertThat(queue.recurringJobs(0, 10)).extracting(RecurringJob::name).containsExactly("c");
+        assertThat(queue.operator().recurringJobs(0, 10)).extracting(RecurringJob::name).containsExactly("c");
         assertThat(jobIds(db)).singleElement().asString().startsWith("c@");
     }
 

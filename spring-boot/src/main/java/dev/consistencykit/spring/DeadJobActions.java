@@ -37,9 +37,9 @@ final class DeadJobActions {
             which = which.errorContaining(errorContaining);
         }
         long n = switch (action) {
-            case "replay" -> jobs.replayDead(which);
-            case "discard" -> jobs.discardDead(which);
-            case "delete" -> jobs.deleteDead(which);
+            case "replay" -> jobs.operator().replayDead(which);
+            case "discard" -> jobs.operator().discardDead(which);
+            case "delete" -> jobs.operator().deleteDead(which);
             default -> throw new IllegalArgumentException("no action " + action);
         };
         return new Result(which.toString(), n);

@@ -71,7 +71,7 @@ final class DeclaredSchedules {
         }
         List<String> others = new ArrayList<>();
         for (int skip = 0; ; skip += PAGE) {
-            List<RecurringJob> page = queue.recurringJobs(skip, PAGE);
+            List<RecurringJob> page = queue.operator().recurringJobs(skip, PAGE);
             page.stream().map(RecurringJob::name).filter(n -> !declared.contains(n)).forEach(others::add);
             if (page.size() < PAGE) {
                 break;

@@ -17,11 +17,11 @@ import dev.consistencykit.jobqueue.JobBacklog;
 import dev.consistencykit.jobqueue.JobQueue;
 
 /**
- * A job queue's jobs per type as gauges: {@code consistencykit.jobs} tagged with {@code state} ({@code waiting},
- * {@code scheduled}, {@code awaiting}, {@code running}, {@code dead}) and {@code type}, and
- * {@code consistencykit.jobs.oldest.waiting} (seconds) per type; with the instance and pattern tags of every meter.
- * The types are those the queue has handlers for and those it holds jobs of when bound. Read from
- * {@link JobQueue#backlog()} (bounded reads over indexes led by the state) at most every {@link #FRESH_FOR}, however
+ * A job queue's jobs per type as gauges: {@code consistencykit.jobs} tagged with {@code state} ({@code waiting}, {@code
+ * scheduled}, {@code awaiting}, {@code running}, {@code dead}) and {@code type}, and {@code
+ * consistencykit.jobs.oldest.waiting} (seconds) per type; with the instance and pattern tags of every meter. The types
+ * are those the queue has handlers for and those it holds jobs of when bound. Read from {@link
+ * JobQueueOperator#backlog()} (bounded reads over indexes led by the state) at most every {@link #FRESH_FOR}, however
  * often the registry is scraped; a read that fails leaves the gauges at NaN until one succeeds. Its own class, so that
  * nothing of the job queue's module loads when the application has none.
  *
@@ -92,7 +92,7 @@ final class JobQueueGauges {
             readAt = now;
             try {
                 Map<String, JobBacklog> read = new java.util.HashMap<>();
-                for (JobBacklog b : queue.backlog()) {
+                for (JobBacklog b : queue.operator().backlog()) {
                     read.put(b.type(), b);
                 }
                 byType = read;

@@ -37,10 +37,10 @@ final class LiveJobActions {
             boolean any = false;
             for (OperationId id : OperationId.printedAs(printed)) {
                 switch (action) {
-                    case "cancel" -> any |= jobs.cancel(id) && acted.add(id.toString());
-                    case "reschedule" -> any |= jobs.reschedule(id, at) && acted.add(id.toString());
+                    case "cancel" -> any |= jobs.operator().cancel(id) && acted.add(id.toString());
+                    case "reschedule" -> any |= jobs.operator().reschedule(id, at) && acted.add(id.toString());
                     case "rerun" -> {
-                        var again = jobs.rerun(id);
+                        var again = jobs.operator().rerun(id);
                         again.ifPresent(a -> acted.add(a.toString()));
                         any |= again.isPresent();
                     }

@@ -19,7 +19,7 @@ final class RecurringJobViews {
 
     /** The recurring jobs of job queue {@code queue}, by name, at most {@value #LISTED}. */
     static List<RecurringJobView> of(ConsistencyStrategy<?> queue) {
-        return ((JobQueue) queue).recurringJobs(0, LISTED).stream().map(r -> new RecurringJobView(
+        return ((JobQueue) queue).operator().recurringJobs(0, LISTED).stream().map(r -> new RecurringJobView(
                 r.name(), r.schedule().toString(), r.type(), r.nextRun().map(Object::toString).orElse(null),
                 r.lastRun().map(Object::toString).orElse(null),
                 r.lastJob().map(j -> String.valueOf(j.value())).orElse(null))).toList();

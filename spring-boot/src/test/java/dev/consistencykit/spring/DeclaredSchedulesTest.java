@@ -50,7 +50,7 @@ class DeclaredSchedulesTest {
         List<RecurringJob> out = new ArrayList<>();
         TestContexts.runner(database).withPropertyValues(all.toArray(new String[0])).run(context -> {
             assertThat(context).hasNotFailed();
-            out.addAll(context.getBean("reports", JobQueue.class).recurringJobs(0, 100));
+            out.addAll(context.getBean("reports", JobQueue.class).operator().recurringJobs(0, 100));
         });
         return out;
     }
@@ -81,7 +81,7 @@ class DeclaredSchedulesTest {
         java.util.concurrent.atomic.AtomicReference<Object> payload = new java.util.concurrent.atomic.AtomicReference<>();
         JobQueue worker = JobQueue.builder(MongoTarget.fromEnvironment().client().getDatabase(database)).name("reports")
                 .handler("report", ctx -> payload.set(ctx.payload())).build();
-        assertThat(worker.triggerSchedule("nightly")).isPresent();
+        assertThat(worker.operator().triggerSchedule("nightly")).isPresent();
         assertThat(worker.processNext()).hasValueSatisfying(r -> assertThat(r.isCommitted()).isTrue());
         assertThat(payload.get()).isEqualTo(new Document("kind", "daily").append("n", 2));
         assertThat(named(jobs, "sweep").orElseThrow().schedule()).isEqualTo(Schedule.fixedDelay(Duration.ofMinutes(5)));

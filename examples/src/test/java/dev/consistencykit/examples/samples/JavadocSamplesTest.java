@@ -28,6 +28,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import dev.consistencykit.core.ConsistencyStrategy;
+import dev.consistencykit.core.InterruptedOperation;
 import dev.consistencykit.core.Maintenance;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
@@ -44,6 +45,7 @@ import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.examples.samples.ExplorationSample.Transfers;
 import dev.consistencykit.jobqueue.DeadJobs;
 import dev.consistencykit.jobqueue.JobQueue;
+import dev.consistencykit.jobqueue.JobQueueOperator;
 import dev.consistencykit.jobqueue.JobRequest;
 import dev.consistencykit.jobqueue.JobSearch;
 import dev.consistencykit.jobqueue.JobState;
@@ -145,10 +147,29 @@ class JavadocSamplesTest {
                 new Document()).withMaxAttempts(1));
         queue.processNext();
         // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/DeadJobs.java
-        queue.replayDead(DeadJobs.all().ofType("email").errorContaining("timeout"));
-        queue.discardDead(DeadJobs.ids(List.of(id)));
+        queue.operator().replayDead(DeadJobs.all().ofType("email").errorContaining("timeout"));
+        queue.operator().discardDead(DeadJobs.ids(List.of(id)));
         // javadoc:end
-        assertThat(queue.dead(0, 10)).as("replayed, so not dead, so not discarded").isEmpty();
+        assertThat(queue.operator().dead(0, 10)).as("replayed, so not dead, so not discarded").isEmpty();
+        assertThat(queue.status().count("todo")).isEqualTo(1);
+    }
+
+    @Test
+    void jobQueueOperator(MongoDatabase db) {
+        JobQueue queue = JobQueue.builder(db)
+                .handler("mail", ctx -> {
+                    throw new IllegalStateException("smtp down");
+                }).build();
+        queue.enqueue(JobRequest.of("mail", new Document()).withMaxAttempts(1));
+        queue.processNext();
+        // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/JobQueueOperator.java
+        JobQueueOperator operator = queue.operator();
+        List<InterruptedOperation> dead = operator.dead(0, 20);   // each with the error that killed it
+        long replayed = operator.replayDead(DeadJobs.all().ofType("mail"));
+        // javadoc:end
+        assertThat(dead).hasSize(1);
+        assertThat(replayed).isEqualTo(1);
+        assertThat(operator.dead(0, 10)).as("replayed").isEmpty();
         assertThat(queue.status().count("todo")).isEqualTo(1);
     }
 
@@ -163,13 +184,13 @@ class JavadocSamplesTest {
         queue.enqueue(JobRequest.of("email", new Document()).withMaxAttempts(1));
         queue.processNext();
         // javadoc:start job-queue/src/main/java/dev/consistencykit/jobqueue/JobSearch.java
-        queue.jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50);
-        queue.jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50);
-        queue.jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10);
+        queue.operator().jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50);
+        queue.operator().jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50);
+        queue.operator().jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10);
         // javadoc:end
-        assertThat(queue.jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50)).hasSize(1);
-        assertThat(queue.jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50)).hasSize(1);
-        assertThat(queue.jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10)).isEmpty();
+        assertThat(queue.operator().jobs(JobSearch.all().ofType("email").enqueuedFrom(since), 50)).hasSize(1);
+        assertThat(queue.operator().jobs(JobSearch.all().inStates(JobState.DEAD, JobState.FAILED), 50)).hasSize(1);
+        assertThat(queue.operator().jobs(JobSearch.printed(List.of("6b0ad2650cb444495958755d")), 10)).isEmpty();
     }
 
     @Test

@@ -31,12 +31,13 @@ public final class RecurringJobsSample {
                 JobRequest.of("report", new Document("kind", "daily")).withMaxAttempts(3));
         queue.schedule("sweep", Schedule.fixedDelay(Duration.ofMinutes(5)), JobRequest.of("sweep", null));
         queue.fireSchedules();                 // workers (queue.startWorkers(4)) fire due occurrences beside their claims
-        Optional<RecurringJob> nightly = queue.recurringJob("nightly-report");   // next run, last run, last job
+        // next run, last run, last job
+        Optional<RecurringJob> nightly = queue.operator().recurringJob("nightly-report");
         queue.unschedule("sweep");             // nothing fires after this returns; a fired occurrence still runs
         // README:end
         Samples.check(nightly.orElseThrow().nextRun().isPresent(), "the nightly report has a next run");
         Samples.check(queue.processNext().isPresent(), "the sweep's first occurrence was due at once and ran");
-        Samples.check(queue.recurringJob("sweep").isEmpty(), "the sweep is unscheduled");
+        Samples.check(queue.operator().recurringJob("sweep").isEmpty(), "the sweep is unscheduled");
     }
 
     private static void sendReport(Document payload) {

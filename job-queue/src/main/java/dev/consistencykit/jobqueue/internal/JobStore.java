@@ -139,8 +139,8 @@ public final class JobStore implements PatternSetup {
         jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
-        // an operator's search across states (JobQueue.jobs), newest first: by type (written once, at the insert),
-        // and by state
+        // an operator's search across states (JobQueueOperator.jobs), newest first: by type (written once, at the
+        // insert), and by state
         jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(TYPE), Indexes.descending(ENQUEUED)),
                 new IndexOptions().name("type_enqueued"));
         jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(ENQUEUED)),
