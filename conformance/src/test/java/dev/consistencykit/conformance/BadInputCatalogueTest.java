@@ -110,7 +110,7 @@ class BadInputCatalogueTest {
 
     @AfterAll
     void drop() {
-        db.drop();
+        MongoTarget.drop(db);
     }
 
     private static Document deep(int levels) {

@@ -102,7 +102,7 @@ class BsonTypesRoundTripTest {
 
     @AfterEach
     void drop() {
-        db.drop();
+        MongoTarget.drop(db);
         client.close();
     }
 

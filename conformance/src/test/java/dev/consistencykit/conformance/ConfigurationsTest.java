@@ -54,7 +54,7 @@ class ConfigurationsTest {
 
     @AfterAll
     void drop() {
-        db.drop();
+        MongoTarget.drop(db);
     }
 
     @Test

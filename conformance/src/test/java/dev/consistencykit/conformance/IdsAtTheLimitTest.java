@@ -52,7 +52,7 @@ class IdsAtTheLimitTest {
 
     @AfterEach
     void drop() {
-        db.drop();
+        MongoTarget.drop(db);
     }
 
     /** {@code prefix} and random printable ASCII, {@link Ids#MAX_ID_BYTES} bytes in all (minus {@code less}). */

@@ -60,7 +60,7 @@ class ShardTargetingTest {
     @AfterEach
     void drop() {
         if (db != null) {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

@@ -64,7 +64,7 @@ class VocabularyTest {
 
     @AfterAll
     void drop() {
-        db.drop();
+        MongoTarget.drop(db);
     }
 
     @ParameterizedTest(name = "{0}")

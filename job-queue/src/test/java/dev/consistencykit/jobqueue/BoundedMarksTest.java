@@ -110,7 +110,7 @@ class BoundedMarksTest {
                 assertThat(ann.getList("jobOutboxReserved", Object.class, List.of())).as(what).isEmpty();
                 assertThat(fresh.getCollection(JobQueueConfig.DEFAULT_COLLECTION).countDocuments()).as(what)
                         .isEqualTo(1);
-                fresh.drop();
+                MongoTarget.drop(fresh);
             }
         }
     }
@@ -292,7 +292,7 @@ class BoundedMarksTest {
             assertThat(after.getList(Friends.WITNESS, Object.class)).as("site " + site).containsExactly("order-1-job");
             assertThat(after).as("site " + site).doesNotContainKeys("appliedJobs", "reservedJobs");
             assertThat(after.getLong("n")).isEqualTo(before.getLong("n"));
-            fresh.drop();
+            MongoTarget.drop(fresh);
         }
     }
 

@@ -41,7 +41,7 @@ class ShardedSetupTest {
     @AfterEach
     void drop() {
         if (db != null) {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

@@ -23,6 +23,7 @@ import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.testkit.CrashPointExplorer;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
@@ -36,7 +37,7 @@ class ZombieAndOutboxTest {
     void shouldRefuseZombieWorkerAndApplyEffectOnceWhenItWakesAfterTakeover(MongoDatabase db) throws Exception {
         // write #3 reserves the handler's first effect, #5 applies it, #9 is the completion
         for (int site : new int[] {3, 5, 9}) {
-            db.drop();
+            MongoTarget.drop(db);
             Friends.seedUsers(db, "ann", "bob");
             FaultInjector zombie = FaultInjector.at(site, FaultMode.PAUSE);
             JobQueue zombieQueue = Friends.queue(zombie.wrap(db)).build();

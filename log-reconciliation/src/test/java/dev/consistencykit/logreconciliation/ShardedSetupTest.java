@@ -43,7 +43,7 @@ class ShardedSetupTest {
     @AfterEach
     void drop() {
         if (db != null) {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

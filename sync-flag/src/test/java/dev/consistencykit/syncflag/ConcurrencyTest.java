@@ -23,6 +23,7 @@ import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 @ExtendWith(MongoTestExtension.class)
@@ -60,7 +61,7 @@ class ConcurrencyTest {
     @Test
     void shouldNeverPutAnOlderValueBackWhenAPausedRenameWakesAfterANewerOne(MongoDatabase db) throws Exception {
         for (int site : new int[] {2, 3}) {
-            db.drop();
+            MongoTarget.drop(db);
             Blog.seed(db, 3, 2);
             FaultInjector[] zombie = new FaultInjector[1];
             CompletableFuture<OperationResult> older = pausedAt(db, site, rename("old", "u0", "Ann Old"), zombie);

@@ -122,7 +122,7 @@ class BoundedEvidenceTest {
                     .isEqualTo(withoutEmptyArrays(before));
             assertThat(Bank.balance(fresh, "a0")).isEqualTo(1_000);
             assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
-            fresh.drop();
+            MongoTarget.drop(fresh);
         }
     }
 
@@ -181,7 +181,7 @@ class BoundedEvidenceTest {
                 // (the audit cannot count a compacted record's effects: checked on the accounts themselves)
                 assertThat(withoutEmptyArrays(accounts(fresh))).as("nothing left on an account, " + what)
                         .allSatisfy(a -> assertThat(a.keySet()).containsExactly("_id", "balance"));
-                fresh.drop();
+                MongoTarget.drop(fresh);
             }
         }
     }

@@ -43,7 +43,7 @@ class ReadSettledTest {
             } finally {
                 network.heal();
             }
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

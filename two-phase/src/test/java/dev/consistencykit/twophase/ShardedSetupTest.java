@@ -46,7 +46,7 @@ class ShardedSetupTest {
     @AfterEach
     void drop() {
         if (db != null) {
-            db.drop();
+            MongoTarget.drop(db);
         }
     }
 

@@ -35,6 +35,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.DatabaseSnapshot;
 import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
+import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /** The seven traps of the published recipe, each closed and each with a test. */
@@ -290,7 +291,7 @@ class TrapsTest {
             long expectedA1 = state.equals("done") ? 1_100 : 1_000;
             assertThat(Bank.balance(fresh, "a1")).as("site " + site).isEqualTo(expectedA1);
             assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
-            fresh.drop();
+            MongoTarget.drop(fresh);
         }
     }
 
@@ -323,7 +324,7 @@ class TrapsTest {
             assertThat(state).as("site " + site).isEqualTo(site <= 4 ? "canceled" : "done");
             assertThat(canceled.get()).as("site " + site).isEqualTo(site <= 4 ? 1 : 0);
             assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
-            fresh.drop();
+            MongoTarget.drop(fresh);
         }
     }
 
@@ -345,7 +346,7 @@ class TrapsTest {
                     .containsExactly("pending", "applied", "done");
             assertThat(Bank.balance(fresh, "a1")).as("site " + site).isEqualTo(1_100);
             assertThat(Bank.invariants(fresh, ACCOUNTS, true)).as("site " + site).isEmpty();
-            fresh.drop();
+            MongoTarget.drop(fresh);
         }
     }
 
