@@ -103,6 +103,23 @@ class ArchitectureTest {
                 .check(MAIN);
     }
 
+    /**
+     * A feature of the job queue is a part reached through the hooks ({@code JobHook}): the parts that move jobs tell
+     * {@code JobHooks}, and only {@code JobParts}, which lists the hooks once, names the keys' lines or the notices.
+     * Adding a feature is then its part and a line there, not an edit in every part that moves a job.
+     */
+    @Test
+    void shouldReachTheJobQueuesFeaturesThroughItsHooksAlone() {
+        String internal = "dev.consistencykit.jobqueue.internal.";
+        noClasses().that().resideInAPackage("dev.consistencykit.jobqueue..")
+                .and().doNotHaveFullyQualifiedName(internal + "JobParts")
+                .and().doNotHaveFullyQualifiedName(internal + "JobLines")
+                .and().doNotHaveFullyQualifiedName(internal + "JobNotices")
+                .should().dependOnClassesThat().haveFullyQualifiedName(internal + "JobLines")
+                .because("a part that moves jobs tells the hooks; the lines act on what they are told")
+                .check(MAIN);
+    }
+
     @Test
     void shouldKeepTheInternalsOfCoreAndTestkitToThemselves() {
         noClasses().that().resideOutsideOfPackage(pkg("testkit"))

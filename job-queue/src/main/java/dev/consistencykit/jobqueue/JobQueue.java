@@ -97,6 +97,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
     private final JobSchedules schedules;
     private final JobPruner pruner;
     private final JobQueueOperator operator;
+    private final JobQueueListener listener;
 
     private JobQueue(JobQueueConfig config, Calls calls, JobParts parts) {
         super(config, calls, parts.store(), parts.recovery(), parts.audit());
@@ -107,6 +108,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
         this.recovery = parts.recovery();
         this.schedules = parts.schedules();
         this.pruner = parts.pruner();
+        this.listener = parts.notices().listener();
         this.operator = new JobQueueOperator(calls, parts.audit(), parts.deadLetters(), parts.actions(),
                 parts.schedules());
     }
@@ -428,7 +430,7 @@ public final class JobQueue extends StrategyEntry<JobRequest, JobQueueConfig, Jo
      */
     public JobWorkers startWorkers(int workers, ThreadFactory threadFactory) {
         return new JobWorkers(runner, store, schedules, calls, name(), workers, config.lease(), config.maxIdle(),
-                runner.listener(), threadFactory);
+                listener, threadFactory);
     }
 
     /**

@@ -50,14 +50,14 @@ public final class JobDeadLetters {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRunner runner;
-    private final JobLines lines;
+    private final JobHooks hooks;
     private final ServerClock clock;
 
-    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, JobLines lines, ServerClock clock) {
+    JobDeadLetters(JobQueueConfig config, JobStore store, JobRunner runner, JobHooks hooks, ServerClock clock) {
         this.config = config;
         this.store = store;
         this.runner = runner;
-        this.lines = lines;
+        this.hooks = hooks;
         this.clock = clock;
     }
 
@@ -143,9 +143,7 @@ public final class JobDeadLetters {
         if (!job.getList(EFFECTS, Object.class, List.of()).isEmpty()) {
             runner.settleEffects(id, job);
         }
-        if (job.get(JobSchema.LINE_KEY) instanceof String key) {
-            lines.ended(id, key);
-        }
+        hooks.ended(new JobHook.EndedJob(id, job, JobState.DISCARDED, null, null));
     }
 
     /**

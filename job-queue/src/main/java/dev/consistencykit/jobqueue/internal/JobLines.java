@@ -57,7 +57,7 @@ import dev.consistencykit.jobqueue.LineFullException;
  * over from a job long ended, and leaves the line. A line holds only jobs in flight (and their leftovers), so it is
  * bounded by them; an empty line's document is deleted.
  */
-public final class JobLines {
+final class JobLines implements JobHook {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobLines.class);
 
@@ -74,6 +74,25 @@ public final class JobLines {
         this.config = config;
         this.store = store;
         this.clock = clock;
+    }
+
+    /** A job recorded with a key waits ({@code AWAITING}) in its key's line: it joins the line. */
+    @Override
+    public void recorded(Object jobId, Document fields, Object lineNonce) {
+        if (fields.get(LINE_KEY) instanceof String key) {
+            join(key, fields.get(LINE_LIMIT), jobId, lineNonce);
+        }
+    }
+
+    /**
+     * A job of a key that ended (done, discarded; dead, which lets a concurrency key's next job run while an ordering
+     * key stays blocked) moves its line on.
+     */
+    @Override
+    public void ended(EndedJob ended) {
+        if (ended.job().get(LINE_KEY) instanceof String key) {
+            moveOn(ended.id(), key);
+        }
     }
 
     /**
@@ -195,7 +214,7 @@ public final class JobLines {
     }
 
     /** {@link #advance} after a job of line {@code key} ended; a failure is left to recovery, which moves it on. */
-    void ended(Object jobId, String key) {
+    private void moveOn(Object jobId, String key) {
         try {
             advance(key);
         } catch (ConsistencyException | MongoException e) {
@@ -209,9 +228,9 @@ public final class JobLines {
      * writes) join it, and the lines nothing moved for {@code staleAfter} are moved on (the process that ended a job
      * of theirs died before it could).
      *
-     * @return the lines it moved on
      */
-    public int recover(Duration staleAfter) {
+    @Override
+    public void recover(Duration staleAfter) {
         Date cutoff = clock.cutoff(staleAfter);
         Map<String, List<Document>> awaiting = new LinkedHashMap<>();
         // awaiting jobs, oldest first by the due index ({state, runAt}), by key
@@ -259,6 +278,5 @@ public final class JobLines {
                 moved.put(key, true);
             }
         }
-        return moved.size();
     }
 }

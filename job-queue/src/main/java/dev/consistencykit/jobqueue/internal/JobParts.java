@@ -1,5 +1,6 @@
 package dev.consistencykit.jobqueue.internal;
 
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -19,6 +20,11 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * documents go through the apply-once lifecycle, reserved by the claim and applied under that reservation; the outbox
  * writes jobs into a business document in the same write as the business change, and a relay moves them to the queue.
  *
+ * <p>A feature that acts as jobs move is a part implementing {@link JobHook} (recorded, ended, failed, requeued, lease
+ * lost, a recovery pass), listed here once in the hooks the moving parts call: the ordering and concurrency keys'
+ * {@link JobLines}, the counters and listener's {@link JobNotices}, and, for recovery's pass, the schedules. A new
+ * feature is its part and one line here.
+ *
  * @param store       the only owner of the collections: the job's writes by name, the indexes, the records held
  * @param recording   a job checked, encoded and recorded
  * @param outbox      jobs written with a business document, and their relay into the queue
@@ -27,14 +33,13 @@ import dev.consistencykit.jobqueue.JobQueueListener;
  * @param deadLetters dead jobs replayed, discarded or deleted
  * @param actions     live jobs canceled, rescheduled or run again
  * @param schedules   recurring jobs: schedules defined, their occurrences fired through the outbox
- * @param lines       ordering and concurrency keys: the jobs of a key let run in the order they joined its line, one
- *                    at a time or as many as its limit
+ * @param notices     the queue's counters and the application's listener, told as jobs move
  * @param pruner      done and discarded jobs past retention removed
  * @param audit       the operator's reads: describe, interrupted, dead, status, backlog, counters
  */
 public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox, JobRunner runner,
                        JobRecovery recovery, JobDeadLetters deadLetters, JobActions actions, JobSchedules schedules,
-                       JobLines lines, JobPruner pruner, JobAudit audit) {
+                       JobNotices notices, JobPruner pruner, JobAudit audit) {
 
     /** The parts over {@code database} (already checked for an acknowledged write concern). */
     public static JobParts of(JobQueueConfig config, MongoDatabase database, ServerClock clock,
@@ -42,16 +47,17 @@ public record JobParts(JobStore store, JobRecording recording, JobOutbox outbox,
         JobStore store = new JobStore(config, database);
         JobCounters counters = new JobCounters();
         JobLines lines = new JobLines(config, store, clock);
-        JobRecording recording = new JobRecording(config, store, lines, counters, clock, ownerIds);
+        JobNotices notices = new JobNotices(config.name(), counters, listener);
+        // the features told as jobs move: keys' lines first (a key's next job may run), then counters and listener
+        JobHooks hooks = new JobHooks(List.of(lines, notices));
+        JobRecording recording = new JobRecording(config, store, hooks, counters, clock, ownerIds);
         JobOutbox outbox = new JobOutbox(config, store, recording, counters, ownerIds);
-        JobRunner runner = new JobRunner(config, store, recording, lines, handlers, counters, clock, listener,
-                ownerIds);
+        JobRunner runner = new JobRunner(config, store, recording, handlers, hooks, clock, ownerIds);
         JobSchedules schedules = new JobSchedules(config, store, recording, outbox, clock);
-        JobDeadLetters deadLetters = new JobDeadLetters(config, store, runner, lines, clock);
+        JobDeadLetters deadLetters = new JobDeadLetters(config, store, runner, hooks, clock);
         return new JobParts(store, recording, outbox, runner,
-                new JobRecovery(config, store, runner, outbox, schedules, lines, counters, clock, listener,
-                        ownerIds),
-                deadLetters, new JobActions(config, store, deadLetters, recording), schedules, lines,
+                new JobRecovery(config, store, runner, outbox, hooks.with(schedules), clock, ownerIds),
+                deadLetters, new JobActions(config, store, deadLetters, recording), schedules, notices,
                 new JobPruner(config, store, counters, clock),
                 new JobAudit(config, store, counters, clock));
     }

@@ -46,17 +46,17 @@ public final class JobRecording {
 
     private final JobQueueConfig config;
     private final JobStore store;
-    private final JobLines lines;
+    private final JobHooks hooks;
     private final JobCounters counters;
     private final ServerClock clock;
     private final Supplier<String> ownerIds;
 
     /** The recording of jobs, through the store; a job's due time runs on {@code clock}. */
-    JobRecording(JobQueueConfig config, JobStore store, JobLines lines, JobCounters counters, ServerClock clock,
+    JobRecording(JobQueueConfig config, JobStore store, JobHooks hooks, JobCounters counters, ServerClock clock,
                  Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
-        this.lines = lines;
+        this.hooks = hooks;
         this.counters = counters;
         this.clock = clock;
         this.ownerIds = ownerIds;
@@ -174,11 +174,8 @@ public final class JobRecording {
                         found.get(JobSchema.LINE_NONCE));
             }
         });
-        if (job.fields().get(JobSchema.LINE_KEY) instanceof String key) {
-            // recorded waiting: it runs once its turn in its key's line comes (at once, if it has come)
-            lines.join(key, job.fields().get(JobSchema.LINE_LIMIT), recorded.get("_id"),
-                    recorded.get(JobSchema.LINE_NONCE));
-        }
+        // a job with a key was recorded waiting: it runs once its turn in its key's line comes
+        hooks.recorded(recorded.get("_id"), job.fields(), recorded.get(JobSchema.LINE_NONCE));
         return recorded;
     }
 

@@ -36,21 +36,18 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 
-import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.RecoveryReport;
 import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Checks;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Ids;
-import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.Passes;
 import dev.consistencykit.core.spi.PatternRecovery;
 import dev.consistencykit.core.spi.UpdateOutcome;
 import dev.consistencykit.core.spi.Values;
 import dev.consistencykit.jobqueue.JobQueueConfig;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
@@ -64,30 +61,23 @@ public final class JobRecovery implements PatternRecovery {
     private final JobStore store;
     private final JobRunner runner;
     private final JobOutbox outbox;
-    private final JobSchedules schedules;
-    private final JobLines lines;
-    private final JobCounters counters;
+    private final JobHooks hooks;
     private final ServerClock clock;
-    private final JobQueueListener listener;
     private final Supplier<String> ownerIds;
 
     /**
      * Recovery, through the store, with the runner (recovery runs the jobs it finds due), the outbox (it finishes
-     * the relays of relayers that died holding a job), the schedules (it fires what firers that died left) and the
-     * ordering keys (it moves on the lines their movers left).
+     * the relays of relayers that died holding a job) and the features' hooks (told of the jobs it requeues or sends
+     * dead; each finishes in a pass what its writers that died left: the schedules fire, the lines move on).
      */
-    JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobSchedules schedules,
-                JobLines lines, JobCounters counters, ServerClock clock, JobQueueListener listener,
-                Supplier<String> ownerIds) {
+    JobRecovery(JobQueueConfig config, JobStore store, JobRunner runner, JobOutbox outbox, JobHooks hooks,
+                ServerClock clock, Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.runner = runner;
         this.outbox = outbox;
-        this.schedules = schedules;
-        this.lines = lines;
-        this.counters = counters;
+        this.hooks = hooks;
         this.clock = clock;
-        this.listener = listener;
         this.ownerIds = ownerIds;
     }
 
@@ -188,16 +178,10 @@ public final class JobRecovery implements PatternRecovery {
                 skipped++;
             } else if (last) {
                 dead++;
-                counters.dead.increment();
-                if (job.get(JobSchema.LINE_KEY) instanceof String key) {
-                    lines.ended(id, key);   // a concurrency key's next job may run; an ordering key stays blocked
-                }
-                Listeners.call(config.name(), () -> listener.onDead(new OperationId(id), job.getString(TYPE),
-                        "the worker lost its lease on the last attempt", null));
+                hooks.ended(new JobHook.EndedJob(id, job, JobState.DEAD, error, null));
             } else {
                 requeued++;
-                counters.requeued.increment();
-                Listeners.call(config.name(), () -> listener.onRequeued(new OperationId(id), job.getString(TYPE)));
+                hooks.requeued(id, job.getString(TYPE));
             }
         }
         if (requeued + dead > 0) {
@@ -220,10 +204,9 @@ public final class JobRecovery implements PatternRecovery {
         Swept swept = sweep(staleAfter.isZero() ? Leases.ALL : Leases.EXPIRED);
         Date heldBefore = clock.cutoff(staleAfter);   // zero: every one, whatever the clock says
         JobOutbox.HeldJobs held = outbox.releaseHeld(heldBefore, HELD_PER_PASS);
-        // occurrences whose firer died after its write are relayed, those it died before are fired
-        schedules.recover(staleAfter);
-        // waiting jobs that joined no line, lines whose head ended and nothing moved them on
-        lines.recover(staleAfter);
+        // each feature finishes what its writers that died left: waiting jobs that joined no line and lines nothing
+        // moved on, the occurrences of schedules whose firer died
+        hooks.recover(staleAfter);
         int examined = swept.examined() + held.released() + held.withdrawn() + held.left();
         int forward = held.released();
         int back = held.withdrawn();

@@ -60,7 +60,6 @@ import dev.consistencykit.core.spi.GuardedResult;
 import dev.consistencykit.core.spi.Ids;
 import dev.consistencykit.core.spi.IncOperands;
 import dev.consistencykit.core.spi.IncOverflow;
-import dev.consistencykit.core.spi.Listeners;
 import dev.consistencykit.core.spi.MarkerWrite;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OnceEffects;
@@ -72,7 +71,6 @@ import dev.consistencykit.jobqueue.EffectTargetMissingException;
 import dev.consistencykit.jobqueue.JobContext;
 import dev.consistencykit.jobqueue.JobHandler;
 import dev.consistencykit.jobqueue.JobQueueConfig;
-import dev.consistencykit.jobqueue.JobQueueListener;
 import dev.consistencykit.jobqueue.JobState;
 
 /**
@@ -85,36 +83,26 @@ public final class JobRunner {
     private final JobQueueConfig config;
     private final JobStore store;
     private final JobRecording recording;
-    private final JobLines lines;
     private final Map<String, JobHandler> handlers;
-    private final JobCounters counters;
     private final ServerClock clock;
-    private final JobQueueListener listener;
+    private final JobHooks hooks;
     private final Supplier<String> ownerIds;
     private final FailureLog failures;
 
     /**
-     * The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}; a job with
-     * an ordering or concurrency key moves its key's line on when it ends.
+     * The claiming and running of jobs by {@code handlers}, through the store; leases run on {@code clock}; the
+     * features' {@code hooks} are told of each outcome it records (a key's line moves on, the listener hears).
      */
-    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, JobLines lines,
-              Map<String, JobHandler> handlers, JobCounters counters, ServerClock clock, JobQueueListener listener,
-              Supplier<String> ownerIds) {
+    JobRunner(JobQueueConfig config, JobStore store, JobRecording recording, Map<String, JobHandler> handlers,
+              JobHooks hooks, ServerClock clock, Supplier<String> ownerIds) {
         this.config = config;
         this.store = store;
         this.recording = recording;
-        this.lines = lines;
         this.handlers = Map.copyOf(handlers);
-        this.counters = counters;
         this.clock = clock;
-        this.listener = listener;
+        this.hooks = hooks;
         this.ownerIds = ownerIds;
         this.failures = new FailureLog(LOG, config.name(), System::nanoTime);
-    }
-
-    /** The application's listener. */
-    public JobQueueListener listener() {
-        return listener;
     }
 
     /** A fresh owner name, for one worker. */
@@ -181,12 +169,7 @@ public final class JobRunner {
             if (effects) {
                 settleEffects(claimed.id(), r.document().orElse(null));
             }
-            if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
-                lines.ended(claimed.id(), key);   // the next job of its key may run
-            }
-            counters.done.increment();
-            Listeners.call(config.name(), () -> listener.onDone(new OperationId(claimed.id()),
-                    claimed.job().getString(TYPE)));
+            hooks.ended(new JobHook.EndedJob(claimed.id(), claimed.job(), JobState.DONE, null, null));
             return new RanJob(claimed.id(), JobState.DONE, false, null);
         }
         return lost(claimed);
@@ -205,11 +188,9 @@ public final class JobRunner {
                 Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
                 Updates.unset(LEASE), attempt(claimed, JobState.FAILED, failure)));
         if (isOurs(r, claimed, JobState.FAILED)) {
-            counters.failed.increment();
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
                     runAt.toInstant(), delay, failure);
-            Listeners.call(config.name(), () -> listener.onFailed(new OperationId(claimed.id()), job.getString(TYPE),
-                    attempt, error, failure.thrown()));
+            hooks.failed(claimed.id(), job.getString(TYPE), attempt, error, failure.thrown());
             return new RanJob(claimed.id(), JobState.FAILED, false, error);
         }
         return lost(claimed);
@@ -221,14 +202,9 @@ public final class JobRunner {
                 Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
                 attempt(claimed, JobState.DEAD, failure)));
         if (isOurs(r, claimed, JobState.DEAD)) {
-            if (claimed.job().get(JobSchema.LINE_KEY) instanceof String key) {
-                lines.ended(claimed.id(), key);   // a concurrency key's next job may run; an ordering key stays blocked
-            }
-            counters.dead.increment();
             failures.dead(claimed.id(), claimed.job().getString(TYPE), claimed.job().getInteger(ATTEMPTS),
                     claimed.job().getInteger(MAX_ATTEMPTS), failure);
-            Listeners.call(config.name(), () -> listener.onDead(new OperationId(claimed.id()),
-                    claimed.job().getString(TYPE), error, failure.thrown()));
+            hooks.ended(new JobHook.EndedJob(claimed.id(), claimed.job(), JobState.DEAD, error, failure.thrown()));
             return new RanJob(claimed.id(), JobState.DEAD, false, error);
         }
         return lost(claimed);
@@ -281,9 +257,7 @@ public final class JobRunner {
     }
 
     RanJob lost(ClaimedJob claimed) {
-        counters.leaseLost.increment();
-        Listeners.call(config.name(), () -> listener.onLeaseLost(new OperationId(claimed.id()),
-                claimed.job().getString(TYPE)));
+        hooks.leaseLost(claimed.id(), claimed.job().getString(TYPE));
         Document now = store.readPrimary(claimed.id());
         JobState state = now == null ? JobState.DONE : JobState.fromStored(now.getString(STATE));
         return new RanJob(claimed.id(), state, true, now == null ? null : now.getString(LAST_ERROR));

@@ -65,7 +65,7 @@ import dev.consistencykit.jobqueue.Schedule;
  * died after its write is relayed like any outboxed job, and one whose firer died before it is fired by the next
  * process that looks. The guard is the schedule itself, which only moves forward: nothing a pruner removes.
  */
-public final class JobSchedules {
+public final class JobSchedules implements JobHook {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobSchedules.class);
 
@@ -430,16 +430,16 @@ public final class JobSchedules {
      * Finishes what firers and removers that died left: relays the occurrences their writes outboxed, fires what is
      * due, and deletes removed schedules nothing holds any more.
      */
-    public int recover(Duration staleAfter) {
+    @Override
+    public void recover(Duration staleAfter) {
         outbox.relayAll(store.schedules(), staleAfter);
-        int fired = fireDue();
+        fireDue();
         for (Object removed : store.removedSchedules(REMOVED_PER_PASS)) {
             Passes.orLeftToNextPass(config.name(), "removed schedule " + Values.show(removed), null, () -> {
                 deleteRemoved(removed);
                 return null;
             });
         }
-        return fired;
     }
 
     /** Fires schedule {@code s}'s occurrences due by {@code now}; how many this call fired. */
