@@ -51,8 +51,8 @@ public final class JobQueueConfig extends StrategyConfig {
     /** Default of {@link #maxKeyBacklog()}. */
     public static final int DEFAULT_MAX_KEY_BACKLOG = 100_000;
     /**
-     * The most {@link #maxKeyBacklog()} may be: a key's line is one document, each entry about 70 bytes, and a
-     * document holds 16 MiB.
+     * The most {@link #maxKeyBacklog()} may be: recovery looks for a waiting job's entry across its line's chunks (of
+     * 100 entries, about 7 kB) in one read.
      */
     public static final int MAX_KEY_BACKLOG = 150_000;
     /** Default staleness for {@code recover()}: 60 s. */
@@ -253,8 +253,9 @@ public final class JobQueueConfig extends StrategyConfig {
         /**
          * The most jobs an ordering or concurrency key's line holds, 1 to {@value JobQueueConfig#MAX_KEY_BACKLOG}
          * (default {@value JobQueueConfig#DEFAULT_MAX_KEY_BACKLOG}): a job enqueued on a key whose line is full is
-         * refused with {@link LineFullException}, and discarded, long before the line's document would reach the
-         * server's 16 MiB (where every later write of the key would fail).
+         * refused with {@link LineFullException}, and discarded. A line is kept in chunks of at most 100 entries
+         * and counted in whole chunks, so a concurrency key whose jobs ended out of order may refuse a job a little
+         * before its line holds this many.
          */
         public B maxKeyBacklog(int value) {
             if (value < 1 || value > MAX_KEY_BACKLOG) {

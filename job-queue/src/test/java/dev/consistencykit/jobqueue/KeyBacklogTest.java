@@ -1,6 +1,7 @@
 package dev.consistencykit.jobqueue;
 
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.or;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -28,9 +29,14 @@ class KeyBacklogTest {
         return JobRequest.of("count", new Document("counter", "c0")).withId(OperationId.of(id));
     }
 
+    /** The entries of line {@code key}, on the key's document and in its chunks. */
     private static int lineLength(MongoDatabase db, String key) {
-        Document line = db.getCollection(JobQueueConfig.DEFAULT_KEYS_COLLECTION).find(eq("_id", key)).first();
-        return line == null ? 0 : line.getList("line", Object.class).size();
+        int n = 0;
+        for (Document d : db.getCollection(JobQueueConfig.DEFAULT_KEYS_COLLECTION).find(or(eq("_id", key),
+                eq("_id.k", key)))) {
+            n += d.getList("line", Object.class).size();
+        }
+        return n;
     }
 
     @Test

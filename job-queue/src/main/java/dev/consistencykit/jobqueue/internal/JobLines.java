@@ -3,11 +3,15 @@ package dev.consistencykit.jobqueue.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.lte;
+import static dev.consistencykit.jobqueue.internal.JobSchema.CHUNKS;
+import static dev.consistencykit.jobqueue.internal.JobSchema.HEAD_CHUNK;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LIMIT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LINE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LINE_KEY;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LINE_LIMIT;
+import static dev.consistencykit.jobqueue.internal.JobSchema.LINE_ID;
 import static dev.consistencykit.jobqueue.internal.JobSchema.LINE_NONCE;
+import static dev.consistencykit.jobqueue.internal.JobSchema.NEXT_CHUNK;
 import static dev.consistencykit.jobqueue.internal.JobSchema.ORDER_LINE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.RUN_AT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.STATE;
@@ -44,13 +48,22 @@ import dev.consistencykit.jobqueue.LineFullException;
 
 /**
  * The lines of ordering and concurrency keys. A job with a key is recorded {@code AWAITING} (no worker claims it), then
- * joins its key's line, an array on the key's own document ({@code {j: job id, n: its line nonce}}), in the order jobs
- * arrive. Only jobs among the first {@code limit} entries of a line are ever let run ({@code AWAITING} to
- * {@code TODO}): 1 for an ordering key, the key's limit for a concurrency key. An entry leaves the line only once its
- * job ended: done or discarded, or, on a concurrency key, dead. So at any moment the jobs let run and not ended are
- * among the first {@code limit} entries: never more than {@code limit} run at once, and an ordering key's jobs run one
- * after the other in line order, whatever crashed. Moving a line on ({@link #advance}) reads the first entries' jobs
- * and acts on what it finds, so any process may do it any number of times.
+ * joins its key's line ({@code {j: job id, n: its line nonce}}), in the order jobs arrive. Only jobs among the first
+ * {@code limit} entries of a line are ever let run ({@code AWAITING} to {@code TODO}): 1 for an ordering key, the key's
+ * limit for a concurrency key. An entry leaves the line only once its job ended: done or discarded, or, on a
+ * concurrency key, dead. So at any moment the jobs let run and not ended are among the first {@code limit} entries:
+ * never more than {@code limit} run at once, and an ordering key's jobs run one after the other in line order, whatever
+ * crashed. Moving a line on ({@link #advance}) reads the first entries' jobs and acts on what it finds, so any process
+ * may do it any number of times.
+ *
+ * <p>A line is kept in documents of at most a chunk of entries ({@link LineShape}), so that its cost does not grow with
+ * the key's backlog: a join pushes onto the key's document, which holds the newest entries; when that is full, a join
+ * first moves them into a chunk, a document of their own numbered after the line's last ({@code nextChunk}), written
+ * before the key's document lets them go and counts it, so an entry is always in one of them (for a moment in both).
+ * The line is its chunks from {@code headChunk}, oldest first, then the key's document; a chunk emptied at the head is
+ * deleted and the head moves past it. A chunk's id carries its number and its line's id, and numbers only grow, so a
+ * chunk a paused process writes late is one no line reads (behind the head, or of a line since deleted): the writer
+ * deletes it, or recovery does.
  *
  * <p>On an ordering key a dead job stays at the head: the key is blocked (it alone) until an operator replays or
  * discards it. An entry whose job is gone or carries another line nonce (pruned, enqueued again under its id) is left
@@ -66,14 +79,19 @@ final class JobLines implements JobHook {
     /** Waiting jobs and quiet keys a recovery pass looks at, each. */
     static final int PER_PASS = 100;
 
+    /** Times a join tries again, each time after another writer moved first or it made room itself. */
+    static final int JOIN_ATTEMPTS = 10;
+
     private final JobQueueConfig config;
     private final JobStore store;
     private final ServerClock clock;
+    private final LineShape shape;
 
     JobLines(JobQueueConfig config, JobStore store, ServerClock clock) {
         this.config = config;
         this.store = store;
         this.clock = clock;
+        this.shape = LineShape.holding(config.maxKeyBacklog());
     }
 
     /** A job recorded with a key waits ({@code AWAITING}) in its key's line: it joins the line. */
@@ -109,11 +127,11 @@ final class JobLines implements JobHook {
         for (int attempt = 1; ; attempt++) {
             try {
                 config.retryPolicy().run(config.name(), jobId, "join line",
-                        () -> store.joinLine(key, jobId, n, newLimit, config.maxKeyBacklog()));
+                        () -> store.joinLine(key, jobId, n, newLimit, shape));
                 break;
             } catch (MongoException e) {
-                // a duplicate key: the line's document holds the entry already (a retry of a join whose reply was
-                // lost), or another writer created it between this upsert's look and its insert: push onto it
+                // a duplicate key: the key's document holds the entry already (a retry of a join whose reply was
+                // lost), another writer created it between this upsert's look and its insert, or it is full
                 if (!MongoErrors.isDuplicateKey(e)) {
                     throw e;
                 }
@@ -121,11 +139,15 @@ final class JobLines implements JobHook {
                         () -> store.lineHolding(key, List.of(n))).contains(n)) {
                     break;
                 }
-                if (config.retryPolicy().execute(config.name(), key, "read line",
-                        () -> store.lineFull(key, config.maxKeyBacklog()))) {
-                    refuse(key, jobId);
+                Document tail = config.retryPolicy().execute(config.name(), key, "read line",
+                        () -> store.lineTail(key));
+                if (tail != null && full(tail)) {
+                    if (!(tail.get(CHUNKS) instanceof Integer chunks) || chunks >= shape.maxChunks()) {
+                        refuse(key, jobId);
+                    }
+                    roll(key, tail);
                 }
-                if (attempt >= 5) {
+                if (attempt >= JOIN_ATTEMPTS) {
                     throw e;
                 }
             }
@@ -133,6 +155,62 @@ final class JobLines implements JobHook {
         advance(key);
     }
 
+    /** Whether the key's document {@code tail} holds all the entries it may. */
+    private boolean full(Document tail) {
+        int room = tail.get(CHUNKS) instanceof Integer chunks && chunks < shape.maxChunks() ? shape.chunk()
+                : shape.lastChunk();
+        return tail.getList(LINE, Object.class, List.of()).size() >= room;
+    }
+
+    /**
+     * Moves the entries of the key's document {@code tail} (as read) into the line's next chunk: writes the chunk,
+     * unless one of that number exists (written by another join, or by one that died before the next write), then lets
+     * the key's document give up the chunk's entries and count it, if the chunk is still its next. A chunk this call
+     * wrote that no line reads (the line moved past it, or was deleted, while this call paused) is deleted again.
+     */
+    private void roll(String key, Document tail) {
+        if (!(tail.get(NEXT_CHUNK) instanceof Integer number) || tail.get(LINE_ID) == null) {
+            throw new ForeignRecordException(config.name(), key, "the line " + Values.show(key) + " has no chunk"
+                    + " numbers this queue wrote: " + Values.show(tail), null);
+        }
+        Object lineId = tail.get(LINE_ID);
+        Document id = JobStore.chunkId(key, lineId, number);
+        List<Document> entries = entries(key, tail.getList(LINE, Object.class, List.of()));
+        boolean wrote = config.retryPolicy().execute(config.name(), key, "write a line's chunk",
+                () -> store.insertChunk(id, entries, Date.from(clock.now())));
+        List<Document> chunk = entries;
+        if (!wrote) {
+            List<Document> found = config.retryPolicy().execute(config.name(), key, "read a line's chunk",
+                    () -> store.lineChunks(List.of(id), shape.chunk()));
+            if (found.isEmpty()) {
+                return;   // written and already emptied and deleted: the line moved on; look at it again
+            }
+            chunk = entries(key, found.get(0).getList(LINE, Object.class, List.of()));
+        }
+        List<Object> nonces = chunk.stream().map(e -> e.get("n")).toList();
+        if (store.rollLine(key, lineId, number, nonces)) {
+            store.chunkInLine(id);
+        } else if (wrote) {
+            Document now = config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineTail(key));
+            if (now == null || !lineId.equals(now.get(LINE_ID))
+                    || !(now.get(HEAD_CHUNK) instanceof Integer head) || number < head) {
+                store.deleteChunk(id);
+            }
+        }
+    }
+
+    /** {@code raw}, entries of line {@code key}, each checked to be one this queue wrote. */
+    private List<Document> entries(String key, List<Object> raw) {
+        List<Document> out = new ArrayList<>();
+        for (Object entry : raw) {
+            if (!(entry instanceof Document d) || d.get("j") == null || !(d.get("n") instanceof String)) {
+                throw new ForeignRecordException(config.name(), key, "the line " + Values.show(key) + " holds"
+                        + " an entry this queue did not write: " + Values.show(entry), null);
+            }
+            out.add(d);
+        }
+        return out;
+    }
 
     /**
      * Refuses job {@code jobId}, recorded to wait in line {@code key}, which is full: the job is discarded with the
@@ -160,49 +238,45 @@ final class JobLines implements JobHook {
     public boolean advance(String key) {
         boolean ordering = key.startsWith(ORDER_LINE);
         // the head alone: an ordering key's first entry, a concurrency key's first (at most its limit); never the
-        // whole line, which grows with the key's backlog (2,000 waiting jobs: ~110 kB on each enqueue and completion)
+        // whole line, which grows with the key's backlog
         int most = ordering ? 1 : ConcurrencyLimit.MAX_LIMIT;
         for (int i = 0; i < MOVES; i++) {
-            Document line = config.retryPolicy().execute(config.name(), key, "read line",
+            Document tail = config.retryPolicy().execute(config.name(), key, "read line",
                     () -> store.lineHead(key, most));
-            if (line == null) {
+            if (tail == null) {
                 return false;
             }
-            List<Object> entries = line.getList(LINE, Object.class, List.of());
-            if (entries.isEmpty()) {
+            int limit = ordering || !(tail.get(LIMIT) instanceof Integer n) || n < 1 ? 1
+                    : Math.min(n, ConcurrencyLimit.MAX_LIMIT);
+            List<Placed> first = head(key, tail, limit);
+            if (first == null) {
+                continue;   // an emptied chunk left the head: look again
+            }
+            if (first.isEmpty()) {
                 store.deleteEmptyLine(key);
                 return false;
             }
-            int limit = ordering || !(line.get(LIMIT) instanceof Integer n) || n < 1 ? 1
-                    : Math.min(n, ConcurrencyLimit.MAX_LIMIT);
-            List<Document> first = new ArrayList<>();
-            for (Object entry : entries.subList(0, Math.min(limit, entries.size()))) {
-                if (!(entry instanceof Document d) || d.get("j") == null || !(d.get("n") instanceof String)) {
-                    throw new ForeignRecordException(config.name(), key, "the line " + Values.show(key) + " holds"
-                            + " an entry this queue did not write: " + Values.show(entry), null);
-                }
-                first.add(d);
-            }
             Map<Object, Document> jobs = new HashMap<>();
             for (Document job : config.retryPolicy().execute(config.name(), key, "read the first jobs of a line",
-                    () -> store.linedJobs(first.stream().map(e -> e.get("j")).toList()))) {
+                    () -> store.linedJobs(first.stream().map(e -> e.entry().get("j")).toList()))) {
                 jobs.put(Ids.idKey(job.get("_id")), job);
             }
-            List<Object> ended = new ArrayList<>();
+            Map<Object, List<Object>> ended = new LinkedHashMap<>();
             List<Document> waiting = new ArrayList<>();
-            for (Document entry : first) {
+            for (Placed placed : first) {
+                Document entry = placed.entry();
                 Document job = jobs.get(Ids.idKey(entry.get("j")));
                 Object state = job == null ? null : job.get(STATE);
                 boolean ours = job != null && entry.get("n").equals(job.get(LINE_NONCE));
                 if (!ours || JobState.DONE.stored().equals(state) || JobState.DISCARDED.stored().equals(state)
                         || (!ordering && JobState.DEAD.stored().equals(state))) {
-                    ended.add(entry.get("n"));
+                    ended.computeIfAbsent(placed.in(), d -> new ArrayList<>()).add(entry.get("n"));
                 } else if (JobState.AWAITING.stored().equals(state)) {
                     waiting.add(entry);
                 }
             }
             if (!ended.isEmpty()) {
-                store.leaveLine(key, ended);
+                ended.forEach(store::leaveLine);
                 continue;   // others may now be among the first
             }
             for (Document entry : waiting) {
@@ -211,6 +285,54 @@ final class JobLines implements JobHook {
             return true;
         }
         return true;
+    }
+
+    /** An entry of a line and the document it is on: the key's (its {@code _id}, the key) or a chunk's. */
+    private record Placed(Object in, Document entry) {
+    }
+
+    /**
+     * The first {@code limit} entries of line {@code key}, whose document is {@code tail}: from its chunks, oldest
+     * first, then from the key's document; empty when the line holds none. {@code null} when the head chunk was emptied
+     * (or deleted, its head not yet moved): it is deleted and the head moved past it, and the caller looks again.
+     */
+    private List<Placed> head(String key, Document tail, int limit) {
+        List<Placed> out = new ArrayList<>();
+        List<Document> ids = JobStore.chunkIds(key, tail, Integer.MAX_VALUE);
+        int at = 0;
+        while (out.size() < limit && at < ids.size()) {
+            int batch = Math.min(ids.size() - at, Math.max(1, (limit - out.size() + shape.chunk() - 1)
+                    / shape.chunk()));
+            List<Document> asked = ids.subList(at, at + batch);
+            int want = limit - out.size();
+            Map<Object, Document> found = new HashMap<>();
+            for (Document chunk : config.retryPolicy().execute(config.name(), key, "read a line's chunks",
+                    () -> store.lineChunks(asked, want))) {
+                found.put(chunk.get("_id"), chunk);
+            }
+            for (Document id : asked) {
+                Document chunk = found.get(id);
+                List<Object> entries = chunk == null ? List.of() : chunk.getList(LINE, Object.class, List.of());
+                if (entries.isEmpty() && at == 0 && out.isEmpty()) {
+                    // the head chunk, emptied: deleted (unless something was written into it again), then passed
+                    if (chunk != null) {
+                        store.deleteEmptyChunk(id);
+                    }
+                    store.dropHeadChunk(key, tail.get(LINE_ID), id.getInteger(JobSchema.CHUNK_NUMBER));
+                    return null;
+                }
+                // an emptied chunk behind the head is passed over; deleted once it is the head
+                entries(key, entries).forEach(e -> out.add(new Placed(id, e)));
+            }
+            at += batch;
+        }
+        for (Document entry : entries(key, tail.getList(LINE, Object.class, List.of()))) {
+            if (out.size() >= limit) {
+                break;
+            }
+            out.add(new Placed(key, entry));
+        }
+        return out.size() > limit ? out.subList(0, limit) : out;
     }
 
     /** {@link #advance} after a job of line {@code key} ended; a failure is left to recovery, which moves it on. */
@@ -268,14 +390,47 @@ final class JobLines implements JobHook {
             });
             moved.put(key, true);
         }
-        for (String key : store.linesBefore(cutoff, PER_PASS)) {
-            if (!moved.containsKey(key)) {
+        for (Object id : store.linesBefore(cutoff, PER_PASS)) {
+            if (id instanceof String key && !moved.containsKey(key)) {
                 boolean inFlight = Passes.orLeftToNextPass(config.name(), "line " + Values.show(key), false,
                         () -> advance(key));
                 if (inFlight) {
                     store.lookedAtLine(key);   // a running or dead head: the next passes look at other keys first
                 }
                 moved.put(key, true);
+            } else if (id instanceof Document chunk) {
+                Passes.orLeftToNextPass(config.name(), "chunk " + Values.show(chunk), null, () -> {
+                    finish(chunk);
+                    return null;
+                });
+            }
+        }
+    }
+
+    /**
+     * Finishes chunk {@code id}, written and never noted in its line (its writer died, or paused): one no line reads
+     * (behind its line's head, of a line since deleted) is deleted; one its line has counted is noted in it; one the
+     * line has not counted yet, its next, is put in the line, as the join that wrote it would have.
+     */
+    private void finish(Document id) {
+        if (!(id.get(JobSchema.CHUNK_KEY) instanceof String key) || !(id.get(JobSchema.CHUNK_NUMBER)
+                instanceof Integer number) || id.get(JobSchema.CHUNK_LINE) == null) {
+            store.lookedAtLine(id);   // not one this queue wrote: left alone, behind the others
+            return;
+        }
+        Document tail = config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineTail(key));
+        boolean ours = tail != null && id.get(JobSchema.CHUNK_LINE).equals(tail.get(LINE_ID))
+                && tail.get(HEAD_CHUNK) instanceof Integer && tail.get(NEXT_CHUNK) instanceof Integer;
+        if (!ours || number < tail.getInteger(HEAD_CHUNK)) {
+            store.deleteChunk(id);
+        } else if (number < tail.getInteger(NEXT_CHUNK)) {
+            store.chunkInLine(id);
+        } else {
+            List<Document> found = config.retryPolicy().execute(config.name(), key, "read a line's chunk",
+                    () -> store.lineChunks(List.of(id), shape.chunk()));
+            if (!found.isEmpty() && store.rollLine(key, tail.get(LINE_ID), number, entries(key,
+                    found.get(0).getList(LINE, Object.class, List.of())).stream().map(e -> e.get("n")).toList())) {
+                store.chunkInLine(id);
             }
         }
     }

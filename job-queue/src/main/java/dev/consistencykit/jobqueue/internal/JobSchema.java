@@ -85,11 +85,34 @@ public final class JobSchema {
      * entry left by a job of that id long gone (pruned, enqueued again) is told apart.
      */
     static final String LINE_NONCE = "lineNonce";
-    /** On a key's document: its line, {@code [{j: job id, n: line nonce}]}, in the order jobs arrived. */
+    /**
+     * On a key's document and on each chunk of its line: entries {@code [{j: job id, n: line nonce}]}, in the order jobs
+     * arrived; the key's document holds the newest, its chunks the older ones.
+     */
     static final String LINE = "line";
+    /**
+     * On a key's document: the id of this line, the line nonce of the job that created the document; a chunk's
+     * {@code _id} carries it, so that a chunk left by a line since deleted never passes for one of a new line.
+     */
+    static final String LINE_ID = "lineId";
+    /** On a key's document: the number the next chunk of its line gets (0, 1, …; never used twice by one line). */
+    static final String NEXT_CHUNK = "nextChunk";
+    /** On a key's document: the number of its line's oldest chunk that may still hold entries. */
+    static final String HEAD_CHUNK = "headChunk";
+    /** On a key's document: how many chunks its line holds, {@code nextChunk - headChunk}. */
+    static final String CHUNKS = "chunks";
+    /** In a chunk's {@code _id}, {@code {k: key, l: line id, c: number}}: the key, the line id and the number. */
+    static final String CHUNK_KEY = "k";
+    /** See {@link #CHUNK_KEY}. */
+    static final String CHUNK_LINE = "l";
+    /** See {@link #CHUNK_KEY}. */
+    static final String CHUNK_NUMBER = "c";
     /** On a concurrency key's document: how many of the line's first jobs may run at once. */
     static final String LIMIT = "limit";
-    /** On a key's document: when it last moved, for recovery to look at a key nothing moved for a while. */
+    /**
+     * On a key's document: when it last moved, for recovery to look at a key nothing moved for a while; on a chunk, when
+     * it was written, until the write that puts it in its line clears it (recovery finishes or removes one left).
+     */
     static final String MOVED = "movedAt";
     /** The prefix of an ordering key's line id. */
     static final String ORDER_LINE = "order:";

@@ -46,6 +46,7 @@ import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
 
+import com.mongodb.MongoException;
 import com.mongodb.ReadPreference;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
@@ -66,6 +67,7 @@ import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.core.spi.Claim;
 import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.GuardedResult;
+import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.Names;
 import dev.consistencykit.core.spi.OnceEffects;
 import dev.consistencykit.core.spi.PatternRegistry;
@@ -407,24 +409,24 @@ public final class JobStore implements PatternSetup {
     // ---------------------------------------------------------------- ordering keys' lines
 
     /**
-     * Puts job {@code jobId}, recorded with order nonce {@code nonce}, at the end of key {@code key}'s line unless the
-     * line holds it already or holds {@code most} entries (creating the key's document if there is none). Not retried:
-     * a duplicate-key error (the key's document was created by another writer, holds the entry already, or is full)
-     * is the caller's to settle.
+     * Puts job {@code jobId}, recorded with line nonce {@code nonce}, at the end of key {@code key}'s line, on the key's
+     * document, unless the document holds it already or is full ({@code shape}: a chunk's worth of entries, fewer on
+     * a line that holds all the chunks it may), creating the key's document (line id {@code nonce}) if there is none.
+     * Not retried: a duplicate-key error (the key's document was created by another writer, holds the entry already,
+     * or is full) is the caller's to settle.
      */
-    void joinLine(String key, Object jobId, String nonce, Integer limit, int most) {
+    void joinLine(String key, Object jobId, String nonce, Integer limit, LineShape shape) {
+        Bson room = Filters.or(
+                and(Filters.lt(JobSchema.CHUNKS, shape.maxChunks()),
+                        exists(JobSchema.LINE + "." + (shape.chunk() - 1), false)),
+                and(Filters.gte(JobSchema.CHUNKS, shape.maxChunks()),
+                        exists(JobSchema.LINE + "." + (shape.lastChunk() - 1), false)));
         Bson join = Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
-                Updates.currentDate(JobSchema.MOVED));
-        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce),
-                exists(JobSchema.LINE + "." + (most - 1), false)), limit == null ? join
+                Updates.currentDate(JobSchema.MOVED), Updates.setOnInsert(JobSchema.LINE_ID, nonce),
+                Updates.setOnInsert(JobSchema.NEXT_CHUNK, 0), Updates.setOnInsert(JobSchema.HEAD_CHUNK, 0),
+                Updates.setOnInsert(JobSchema.CHUNKS, 0));
+        keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce), room), limit == null ? join
                 : Updates.combine(join, Updates.set(JobSchema.LIMIT, limit)), new UpdateOptions().upsert(true));
-    }
-
-    /** Whether line {@code key} holds {@code most} entries or more, from the primary. Not retried. */
-    boolean lineFull(String key, int most) {
-        return keys.withReadPreference(ReadPreference.primary()).find(and(eq("_id", key),
-                exists(JobSchema.LINE + "." + (most - 1), true))).projection(Projections.include("_id")).first()
-                != null;
     }
 
     /** The jobs of {@code ids}, with their state and line nonce, from the primary. Not retried. */
@@ -433,65 +435,174 @@ public final class JobStore implements PatternSetup {
                 .projection(Projections.include(STATE, JobSchema.LINE_NONCE)).into(new ArrayList<>());
     }
 
-    /**
-     * Line {@code key}'s document with the first {@code most} entries of its line only (a {@code $slice}
-     * projection), from the primary: what moving a line on needs, whatever the line's length behind them. Not retried.
-     */
-    Document lineHead(String key, int most) {
-        // the limit named with the slice: a projection of a $slice alone returns every other field on MongoDB, and
-        // only the sliced array on the embedded server
-        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key))
-                .projection(Projections.fields(Projections.include(JobSchema.LIMIT),
-                        Projections.slice(JobSchema.LINE, most))).first();
+    /** Key {@code key}'s document whole (its entries are at most a chunk's worth), from the primary. Not retried. */
+    Document lineTail(String key) {
+        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key)).first();
     }
 
     /**
-     * Which of {@code nonces} line {@code key} holds entries of: one read that returns those entries alone (a
-     * {@code $filter} on the server, the nonces as literals: they are read back from jobs, input again), however long
-     * the line. Not retried.
+     * Key {@code key}'s document with the first {@code most} entries it holds only (a {@code $slice} projection), from
+     * the primary: with its line's chunks, what moving a line on needs. Not retried.
+     */
+    Document lineHead(String key, int most) {
+        // the fields named with the slice: a projection of a $slice alone returns every other field on MongoDB, and
+        // only the sliced array on the embedded server
+        return keys.withReadPreference(ReadPreference.primary()).find(eq("_id", key))
+                .projection(Projections.fields(Projections.include(JobSchema.LIMIT, JobSchema.LINE_ID,
+                        JobSchema.NEXT_CHUNK, JobSchema.HEAD_CHUNK, JobSchema.CHUNKS),
+                        Projections.slice(JobSchema.LINE, most))).first();
+    }
+
+    /** The chunks of {@code ids} that exist, each with its first {@code most} entries only, from the primary. */
+    List<Document> lineChunks(List<Document> ids, int most) {
+        return keys.withReadPreference(ReadPreference.primary()).find(in("_id", ids))
+                .projection(Projections.fields(Projections.include("_id"), Projections.slice(JobSchema.LINE, most)))
+                .into(new ArrayList<>());
+    }
+
+    /**
+     * Writes chunk {@code id} holding {@code entries}, noted written at {@code now} until it is in its line; whether
+     * this call wrote it (false: a chunk of that id exists). Not retried: a lost reply is settled by the caller, which
+     * reads the chunk.
+     */
+    boolean insertChunk(Document id, List<Document> entries, Date now) {
+        try {
+            keys.insertOne(new Document("_id", id).append(JobSchema.LINE, entries).append(JobSchema.MOVED, now));
+            return true;
+        } catch (MongoException e) {
+            if (MongoErrors.isDuplicateKey(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Puts the chunk numbered {@code chunk} in key {@code key}'s line {@code lineId}, if it is still the line's next:
+     * the entries of {@code nonces} (the chunk's) leave the key's document, and the line counts one more chunk.
+     * Whether it did; a lost reply reads as not (the caller looks at the line again).
+     */
+    boolean rollLine(String key, Object lineId, int chunk, List<Object> nonces) {
+        return retry.execute(name, key, "move a line's entries into a chunk", () -> keys.updateOne(and(eq("_id", key),
+                eq(JobSchema.LINE_ID, lineId), eq(JobSchema.NEXT_CHUNK, chunk)), Updates.combine(Updates.pull(
+                JobSchema.LINE, in("n", nonces)), Updates.inc(JobSchema.NEXT_CHUNK, 1),
+                Updates.inc(JobSchema.CHUNKS, 1)))).getMatchedCount() == 1;
+    }
+
+    /** Notes that chunk {@code id} is in its line: recovery no longer looks at it. */
+    void chunkInLine(Document id) {
+        retry.run(name, id, "note chunk in line", () -> keys.updateOne(eq("_id", id), Updates.unset(JobSchema.MOVED)));
+    }
+
+    /**
+     * Takes the chunk numbered {@code chunk}, emptied or gone, off the head of key {@code key}'s line {@code lineId},
+     * if it is still its head.
+     */
+    void dropHeadChunk(String key, Object lineId, int chunk) {
+        retry.run(name, key, "drop a line's emptied chunk", () -> keys.updateOne(and(eq("_id", key),
+                eq(JobSchema.LINE_ID, lineId), eq(JobSchema.HEAD_CHUNK, chunk), Filters.gt(JobSchema.CHUNKS, 0)),
+                Updates.combine(Updates.inc(JobSchema.HEAD_CHUNK, 1), Updates.inc(JobSchema.CHUNKS, -1),
+                        Updates.currentDate(JobSchema.MOVED))));
+    }
+
+    /** Deletes chunk {@code id} if it holds no entry. */
+    void deleteEmptyChunk(Document id) {
+        retry.run(name, id, "delete empty chunk", () -> keys.deleteOne(and(eq("_id", id),
+                Filters.size(JobSchema.LINE, 0))));
+    }
+
+    /** Deletes chunk {@code id}, which no line reads: behind its line's head, or of a line since deleted. */
+    void deleteChunk(Document id) {
+        retry.run(name, id, "delete chunk no line reads", () -> keys.deleteOne(eq("_id", id)));
+    }
+
+    /**
+     * Which of {@code nonces} line {@code key} holds entries of, on the key's document and in its chunks: reads that
+     * return those entries alone (a {@code $filter} on the server, the nonces as literals: they are read back from
+     * jobs, input again), however long the line. Not retried.
      */
     Set<String> lineHolding(String key, List<String> nonces) {
-        Document held = keys.withReadPreference(ReadPreference.primary()).aggregate(List.of(
+        Document filter = new Document("$filter", new Document("input", "$" + JobSchema.LINE).append("as", "e")
+                .append("cond", new Document("$in", List.of("$$e.n", new Document("$literal", nonces)))));
+        Document tail = keys.withReadPreference(ReadPreference.primary()).aggregate(List.of(
                 Aggregates.match(eq("_id", key)),
-                Aggregates.project(new Document(JobSchema.LINE, new Document("$filter", new Document("input",
-                        "$" + JobSchema.LINE).append("as", "e").append("cond", new Document("$in", List.of("$$e.n",
-                        new Document("$literal", nonces))))))))).first();
+                Aggregates.project(new Document(JobSchema.LINE, filter).append(JobSchema.LINE_ID, 1)
+                        .append(JobSchema.HEAD_CHUNK, 1).append(JobSchema.NEXT_CHUNK, 1)))).first();
         Set<String> out = new HashSet<>();
-        for (Object entry : held == null ? List.of() : held.getList(JobSchema.LINE, Object.class, List.of())) {
-            if (entry instanceof Document d && d.get("n") instanceof String n) {
-                out.add(n);
+        if (tail == null) {
+            return out;
+        }
+        List<Document> held = new ArrayList<>(List.of(tail));
+        List<Document> chunks = chunkIds(key, tail, Integer.MAX_VALUE);
+        if (!chunks.isEmpty()) {
+            keys.withReadPreference(ReadPreference.primary()).aggregate(List.of(
+                    Aggregates.match(in("_id", chunks)),
+                    Aggregates.project(new Document(JobSchema.LINE, filter)))).into(held);
+        }
+        for (Document d : held) {
+            for (Object entry : d.getList(JobSchema.LINE, Object.class, List.of())) {
+                if (entry instanceof Document e && e.get("n") instanceof String n) {
+                    out.add(n);
+                }
             }
         }
         return out;
     }
 
-    /** Takes the entries of line nonces {@code nonces} out of line {@code key}, wherever they are. Idempotent. */
-    void leaveLine(String key, List<Object> nonces) {
-        retry.run(name, key, "leave line", () -> keys.updateOne(eq("_id", key), Updates.combine(Updates.pull(
-                JobSchema.LINE, in("n", nonces)), Updates.currentDate(JobSchema.MOVED))));
+    /**
+     * The ids of the first {@code most} chunks line {@code key} holds, from its document {@code tail}, oldest first;
+     * none when the document's numbers are not ones this queue wrote.
+     */
+    static List<Document> chunkIds(String key, Document tail, int most) {
+        if (!(tail.get(JobSchema.HEAD_CHUNK) instanceof Integer head)
+                || !(tail.get(JobSchema.NEXT_CHUNK) instanceof Integer next) || tail.get(JobSchema.LINE_ID) == null) {
+            return List.of();
+        }
+        List<Document> ids = new ArrayList<>();
+        for (int c = head; c < next && ids.size() < most; c++) {
+            ids.add(chunkId(key, tail.get(JobSchema.LINE_ID), c));
+        }
+        return ids;
     }
 
-    /** Deletes key {@code key}'s document if its line is empty. */
+    /** The {@code _id} of chunk {@code number} of key {@code key}'s line {@code lineId}. */
+    static Document chunkId(String key, Object lineId, int number) {
+        return new Document(JobSchema.CHUNK_KEY, key).append(JobSchema.CHUNK_LINE, lineId)
+                .append(JobSchema.CHUNK_NUMBER, number);
+    }
+
+    /**
+     * Takes the entries of line nonces {@code nonces} out of document {@code id} of a line (a key's document, or a
+     * chunk), wherever they are. Idempotent.
+     */
+    void leaveLine(Object id, List<Object> nonces) {
+        Bson pull = Updates.pull(JobSchema.LINE, in("n", nonces));
+        retry.run(name, id, "leave line", () -> keys.updateOne(eq("_id", id), id instanceof String
+                ? Updates.combine(pull, Updates.currentDate(JobSchema.MOVED)) : pull));
+    }
+
+    /** Deletes key {@code key}'s document if its line is empty: no entry on it, no chunk. */
     void deleteEmptyLine(String key) {
         retry.run(name, key, "delete empty line", () -> keys.deleteOne(and(eq("_id", key),
-                Filters.size(JobSchema.LINE, 0))));
+                Filters.size(JobSchema.LINE, 0), eq(JobSchema.CHUNKS, 0))));
     }
 
-    /** Notes that recovery looked at key {@code key}, so that the next passes look at others first. */
-    void lookedAtLine(String key) {
+    /** Notes that recovery looked at key {@code key} (or a chunk), so that the next passes look at others first. */
+    void lookedAtLine(Object key) {
         retry.run(name, key, "note line looked at", () -> keys.updateOne(eq("_id", key),
                 Updates.currentDate(JobSchema.MOVED)));
     }
 
-    /** Keys nothing moved since {@code cutoff}, at most {@code limit}, least recently moved first. */
-    List<String> linesBefore(Date cutoff, int limit) {
-        List<String> out = new ArrayList<>();
+    /**
+     * Keys nothing moved since {@code cutoff}, and chunks written before it and still not in their line, at most
+     * {@code limit}, least recently moved first: their {@code _id}s.
+     */
+    List<Object> linesBefore(Date cutoff, int limit) {
+        List<Object> out = new ArrayList<>();
         for (Document d : retry.execute(name, null, "find quiet lines", () -> keys.find(lte(JobSchema.MOVED, cutoff))
                 .projection(Projections.include("_id")).sort(Sorts.ascending(JobSchema.MOVED)).limit(limit)
                 .into(new ArrayList<>()))) {
-            if (d.get("_id") instanceof String key) {
-                out.add(key);
-            }
+            out.add(d.get("_id"));
         }
         return out;
     }
