@@ -3,6 +3,7 @@ package dev.consistencykit.jobqueue;
 import static com.mongodb.client.model.Filters.eq;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Date;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
+import dev.consistencykit.core.ServerClock;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
@@ -56,6 +58,36 @@ class LineChunksTest {
         List<Object> seen = OrderingKeysTest.seen(db, "a");
         assertThat(seen).hasSize(250).isSorted();
         assertThat(keys(db).countDocuments()).as("documents of a line that ran").isZero();
+    }
+
+    /**
+     * A join behind an ordering key's chunks does not move the line (its job is not at the head) and does not count
+     * as a move: so when the process that ended the head died before moving the line on, recovery still finds the
+     * line quiet, however many jobs keep joining it, and moves it on.
+     */
+    @Test
+    void shouldMoveOnALineWhoseEnderDiedWhileJobsKeepJoiningIt(MongoDatabase db) {
+        OrderingKeysTest.seedLogs(db, "k");
+        JobQueue anHourAgo = OrderingKeysTest.queue(db).maxKeyBacklog(4).serverClock(ServerClock.unsynchronized(
+                Clock.offset(Clock.systemUTC(), Duration.ofHours(-1)))).build();
+        anHourAgo.ensureIndexes();
+        anHourAgo.enqueue(OrderingKeysTest.step("k", 1));   // the line made an hour ago: its head runs
+        JobQueue queue = OrderingKeysTest.queue(db).maxKeyBacklog(4).build();
+        queue.enqueue(OrderingKeysTest.step("k", 2));
+        queue.enqueue(OrderingKeysTest.step("k", 3));
+        // the head's worker recorded it done, then died before moving the line on
+        db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "k-1"),
+                com.mongodb.client.model.Updates.set("state", "done"));
+        assertThat(state(db, "k-2")).isEqualTo("awaiting");
+
+        queue.recover(Duration.ofMinutes(30));
+
+        assertThat(state(db, "k-2")).as("the next job, once recovery moved the quiet line on").isEqualTo("todo");
+        assertThat(state(db, "k-3")).isEqualTo("awaiting");
+    }
+
+    private static String state(MongoDatabase db, String id) {
+        return db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find(eq("_id", id)).first().getString("state");
     }
 
     @Test

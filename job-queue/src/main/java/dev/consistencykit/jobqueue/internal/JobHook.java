@@ -9,8 +9,8 @@ import dev.consistencykit.jobqueue.JobState;
 /**
  * What a feature of the queue does when a job moves. A feature (an ordering key's line, a schedule, the counters and
  * the application's listener) is a part that implements the moments it cares about; {@link JobParts} hands the parts
- * to {@link JobHooks}, and the parts where jobs move (recording, the runner, recovery, the dead letters) call the hooks,
- * never a feature by name. db-scheduler adds behaviour to its executor the same way, as task policies
+ * to {@link JobHooks}, and the parts where jobs move (recording, the runner, recovery, the dead letters) call the
+ * hooks, never a feature by name. db-scheduler adds behaviour to its executor the same way, as task policies
  * ({@code FailureHandler}, {@code DeadExecutionHandler}).
  *
  * <p>A hook runs in the thread that moved the job, after the write that moved it; it is not called again for a move

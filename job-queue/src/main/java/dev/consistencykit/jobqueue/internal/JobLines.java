@@ -127,7 +127,7 @@ final class JobLines implements JobHook {
         for (int attempt = 1; ; attempt++) {
             try {
                 config.retryPolicy().run(config.name(), jobId, "join line",
-                        () -> store.joinLine(key, jobId, n, newLimit, shape));
+                        () -> store.joinLine(key, jobId, n, newLimit, shape, Date.from(clock.now())));
                 break;
             } catch (MongoException e) {
                 // a duplicate key: the key's document holds the entry already (a retry of a join whose reply was
@@ -152,7 +152,7 @@ final class JobLines implements JobHook {
                 }
             }
         }
-        advance(key);
+        move(key, true);
     }
 
     /** Whether the key's document {@code tail} holds all the entries it may. */
@@ -236,6 +236,15 @@ final class JobLines implements JobHook {
      * @return whether the line still holds a job in flight
      */
     public boolean advance(String key) {
+        return move(key, false);
+    }
+
+    /**
+     * {@link #advance}; after a join ({@code joined}), an ordering key's line that holds chunks is left as it is: the
+     * job that joined is behind them, not at the head, and its turn comes when the jobs ahead end, whose enders move
+     * the line on (or recovery does, a join not counting as a move). On a concurrency key it may be among the first.
+     */
+    private boolean move(String key, boolean joined) {
         boolean ordering = key.startsWith(ORDER_LINE);
         // the head alone: an ordering key's first entry, a concurrency key's first (at most its limit); never the
         // whole line, which grows with the key's backlog
@@ -245,6 +254,9 @@ final class JobLines implements JobHook {
                     () -> store.lineHead(key, most));
             if (tail == null) {
                 return false;
+            }
+            if (joined && ordering && i == 0 && tail.get(CHUNKS) instanceof Integer chunks && chunks > 0) {
+                return true;
             }
             int limit = ordering || !(tail.get(LIMIT) instanceof Integer n) || n < 1 ? 1
                     : Math.min(n, ConcurrencyLimit.MAX_LIMIT);

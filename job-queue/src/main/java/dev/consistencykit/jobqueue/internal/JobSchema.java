@@ -86,8 +86,8 @@ public final class JobSchema {
      */
     static final String LINE_NONCE = "lineNonce";
     /**
-     * On a key's document and on each chunk of its line: entries {@code [{j: job id, n: line nonce}]}, in the order jobs
-     * arrived; the key's document holds the newest, its chunks the older ones.
+     * On a key's document and on each chunk of its line: entries {@code [{j: job id, n: line nonce}]}, in the order
+     * jobs arrived; the key's document holds the newest, its chunks the older ones.
      */
     static final String LINE = "line";
     /**
@@ -110,8 +110,9 @@ public final class JobSchema {
     /** On a concurrency key's document: how many of the line's first jobs may run at once. */
     static final String LIMIT = "limit";
     /**
-     * On a key's document: when it last moved, for recovery to look at a key nothing moved for a while; on a chunk, when
-     * it was written, until the write that puts it in its line clears it (recovery finishes or removes one left).
+     * On a key's document: when it last moved, for recovery to look at a key nothing moved for a while; on a chunk,
+     * when it was written, until the write that puts it in its line clears it (recovery finishes or removes one
+     * left).
      */
     static final String MOVED = "movedAt";
     /** The prefix of an ordering key's line id. */

@@ -414,17 +414,22 @@ public final class JobStore implements PatternSetup {
      * a line that holds all the chunks it may), creating the key's document (line id {@code nonce}) if there is none.
      * Not retried: a duplicate-key error (the key's document was created by another writer, holds the entry already,
      * or is full) is the caller's to settle.
+     *
+     * A join does not count as a move ({@code movedAt}, set when it creates the document, at {@code now}): a line
+     * whose head nothing moved on stays one recovery looks at, however many jobs join it.
      */
-    void joinLine(String key, Object jobId, String nonce, Integer limit, LineShape shape) {
+    void joinLine(String key, Object jobId, String nonce, Integer limit, LineShape shape, Date now) {
         Bson room = Filters.or(
                 and(Filters.lt(JobSchema.CHUNKS, shape.maxChunks()),
                         exists(JobSchema.LINE + "." + (shape.chunk() - 1), false)),
                 and(Filters.gte(JobSchema.CHUNKS, shape.maxChunks()),
                         exists(JobSchema.LINE + "." + (shape.lastChunk() - 1), false)));
         Bson join = Updates.combine(Updates.push(JobSchema.LINE, new Document("j", jobId).append("n", nonce)),
-                Updates.currentDate(JobSchema.MOVED), Updates.setOnInsert(JobSchema.LINE_ID, nonce),
+                Updates.setOnInsert(JobSchema.MOVED, now), Updates.setOnInsert(JobSchema.LINE_ID, nonce),
                 Updates.setOnInsert(JobSchema.NEXT_CHUNK, 0), Updates.setOnInsert(JobSchema.HEAD_CHUNK, 0),
                 Updates.setOnInsert(JobSchema.CHUNKS, 0));
+        // an update, not a findAndModify: the real engine answers a findAndModify whose upsert meets the key's
+        // document (full, or holding the entry) with InternalError, not a duplicate key (docs/servers.md)
         keys.updateOne(and(eq("_id", key), Filters.ne(JobSchema.LINE + ".n", nonce), room), limit == null ? join
                 : Updates.combine(join, Updates.set(JobSchema.LIMIT, limit)), new UpdateOptions().upsert(true));
     }
