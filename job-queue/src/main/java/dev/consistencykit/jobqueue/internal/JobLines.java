@@ -115,8 +115,8 @@ final class JobLines implements JobHook {
 
     /**
      * Puts job {@code jobId}, just recorded (or found recorded) with line nonce {@code nonce}, in line {@code key}
-     * (whose limit becomes {@code limit}, for a concurrency key), then moves the line on: the job runs at once if its
-     * turn has come.
+     * (whose limit becomes {@code limit}, for a concurrency key), moving the key's entries into a chunk first when its
+     * document is full, then moves the line on: the job runs at once if its turn has come.
      */
     void join(String key, Object limit, Object jobId, Object nonce) {
         if (!(nonce instanceof String n)) {
@@ -178,25 +178,46 @@ final class JobLines implements JobHook {
         List<Document> entries = entries(key, tail.getList(LINE, Object.class, List.of()));
         boolean wrote = config.retryPolicy().execute(config.name(), key, "write a line's chunk",
                 () -> store.insertChunk(id, entries, Date.from(clock.now())));
-        List<Document> chunk = entries;
-        if (!wrote) {
-            List<Document> found = config.retryPolicy().execute(config.name(), key, "read a line's chunk",
-                    () -> store.lineChunks(List.of(id), shape.chunk()));
-            if (found.isEmpty()) {
-                return;   // written and already emptied and deleted: the line moved on; look at it again
-            }
-            chunk = entries(key, found.get(0).getList(LINE, Object.class, List.of()));
+        List<Document> chunk = wrote ? entries : chunkEntries(key, id);
+        if (chunk == null) {
+            return;   // written and already emptied and deleted: the line moved on; look at it again
         }
-        List<Object> nonces = chunk.stream().map(e -> e.get("n")).toList();
-        if (store.rollLine(key, lineId, number, nonces)) {
+        if (putInLine(key, lineId, number, chunk)) {
+            return;
+        }
+        if (wrote && unread(config.retryPolicy().execute(config.name(), key, "read line",
+                () -> store.lineTail(key)), lineId, number)) {
+            store.deleteChunk(id);
+        }
+    }
+
+    /** The entries of chunk {@code id} of line {@code key}; {@code null} if there is no such chunk. */
+    private List<Document> chunkEntries(String key, Document id) {
+        List<Document> found = config.retryPolicy().execute(config.name(), key, "read a line's chunk",
+                () -> store.lineChunks(List.of(id), shape.chunk()));
+        return found.isEmpty() ? null : entries(key, found.get(0).getList(LINE, Object.class, List.of()));
+    }
+
+    /**
+     * Puts chunk {@code number} of line {@code lineId}, holding {@code chunk}, in the line if it is still the line's
+     * next, and notes it there; whether it did.
+     */
+    private boolean putInLine(String key, Object lineId, int number, List<Document> chunk) {
+        Document id = JobStore.chunkId(key, lineId, number);
+        if (store.rollLine(key, lineId, number, chunk.stream().map(e -> e.get("n")).toList())) {
             store.chunkInLine(id);
-        } else if (wrote) {
-            Document now = config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineTail(key));
-            if (now == null || !lineId.equals(now.get(LINE_ID))
-                    || !(now.get(HEAD_CHUNK) instanceof Integer head) || number < head) {
-                store.deleteChunk(id);
-            }
+            return true;
         }
+        return false;
+    }
+
+    /**
+     * Whether no line reads chunk {@code number} of line {@code lineId}, by the key's document {@code tail}: there is
+     * none, it is another line's (the key's line was deleted and made again), or its head moved past the chunk.
+     */
+    private static boolean unread(Document tail, Object lineId, int number) {
+        return tail == null || !lineId.equals(tail.get(LINE_ID)) || !(tail.get(HEAD_CHUNK) instanceof Integer head)
+                || number < head;
     }
 
     /** {@code raw}, entries of line {@code key}, each checked to be one this queue wrote. */
@@ -310,7 +331,7 @@ final class JobLines implements JobHook {
      */
     private List<Placed> head(String key, Document tail, int limit) {
         List<Placed> out = new ArrayList<>();
-        List<Document> ids = JobStore.chunkIds(key, tail, Integer.MAX_VALUE);
+        List<Document> ids = JobStore.chunkIds(key, tail);
         int at = 0;
         while (out.size() < limit && at < ids.size()) {
             int batch = Math.min(ids.size() - at, Math.max(1, (limit - out.size() + shape.chunk() - 1)
@@ -430,19 +451,16 @@ final class JobLines implements JobHook {
             store.lookedAtLine(id);   // not one this queue wrote: left alone, behind the others
             return;
         }
+        Object lineId = id.get(JobSchema.CHUNK_LINE);
         Document tail = config.retryPolicy().execute(config.name(), key, "read line", () -> store.lineTail(key));
-        boolean ours = tail != null && id.get(JobSchema.CHUNK_LINE).equals(tail.get(LINE_ID))
-                && tail.get(HEAD_CHUNK) instanceof Integer && tail.get(NEXT_CHUNK) instanceof Integer;
-        if (!ours || number < tail.getInteger(HEAD_CHUNK)) {
+        if (unread(tail, lineId, number) || !(tail.get(NEXT_CHUNK) instanceof Integer next)) {
             store.deleteChunk(id);
-        } else if (number < tail.getInteger(NEXT_CHUNK)) {
+        } else if (number < next) {
             store.chunkInLine(id);
         } else {
-            List<Document> found = config.retryPolicy().execute(config.name(), key, "read a line's chunk",
-                    () -> store.lineChunks(List.of(id), shape.chunk()));
-            if (!found.isEmpty() && store.rollLine(key, tail.get(LINE_ID), number, entries(key,
-                    found.get(0).getList(LINE, Object.class, List.of())).stream().map(e -> e.get("n")).toList())) {
-                store.chunkInLine(id);
+            List<Document> chunk = chunkEntries(key, id);
+            if (chunk != null) {
+                putInLine(key, lineId, number, chunk);
             }
         }
     }

@@ -538,7 +538,7 @@ public final class JobStore implements PatternSetup {
             return out;
         }
         List<Document> held = new ArrayList<>(List.of(tail));
-        List<Document> chunks = chunkIds(key, tail, Integer.MAX_VALUE);
+        List<Document> chunks = chunkIds(key, tail);
         if (!chunks.isEmpty()) {
             keys.withReadPreference(ReadPreference.primary()).aggregate(List.of(
                     Aggregates.match(in("_id", chunks)),
@@ -555,16 +555,16 @@ public final class JobStore implements PatternSetup {
     }
 
     /**
-     * The ids of the first {@code most} chunks line {@code key} holds, from its document {@code tail}, oldest first;
-     * none when the document's numbers are not ones this queue wrote.
+     * The ids of the chunks line {@code key} holds, from its document {@code tail}, oldest first; none when the
+     * document's numbers are not ones this queue wrote.
      */
-    static List<Document> chunkIds(String key, Document tail, int most) {
+    static List<Document> chunkIds(String key, Document tail) {
         if (!(tail.get(JobSchema.HEAD_CHUNK) instanceof Integer head)
                 || !(tail.get(JobSchema.NEXT_CHUNK) instanceof Integer next) || tail.get(JobSchema.LINE_ID) == null) {
             return List.of();
         }
         List<Document> ids = new ArrayList<>();
-        for (int c = head; c < next && ids.size() < most; c++) {
+        for (int c = head; c < next; c++) {
             ids.add(chunkId(key, tail.get(JobSchema.LINE_ID), c));
         }
         return ids;
