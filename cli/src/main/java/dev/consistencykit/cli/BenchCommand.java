@@ -2,6 +2,7 @@ package dev.consistencykit.cli;
 
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.bson.Document;
@@ -10,6 +11,7 @@ import dev.consistencykit.cli.lab.Bench;
 import dev.consistencykit.cli.lab.BenchReport;
 import dev.consistencykit.cli.lab.PatternLab;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.QueryPlans;
 import dev.consistencykit.testkit.Sharding;
 
 import picocli.CommandLine.Command;
@@ -57,6 +59,12 @@ final class BenchCommand implements Callable<Integer> {
             + " with CONSISTENCY_KIT_SHARD_COMMAND naming its shard script")
     boolean shard;
 
+    @Option(names = "--plans", description = "after measuring, the server's plan for each shape of query the run"
+            + " sent (an update's, delete's or findAndModify's as the find of its filter, sort and limit), with the"
+            + " documents in its collection, what it returned, what it examined where the server says, and the"
+            + " median of 11 reads, against the data the run left")
+    boolean plans;
+
     @Option(names = "--hot", description = "every operation touches one hot document (a merchant account, a"
             + " counter); reports that document's size before and after and the throughput of the first and last"
             + " tenth (two-phase, job-queue)")
@@ -69,6 +77,9 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PatternLab lab = PatternNames.lab(spec, pattern);
+        if (plans && hot) {
+            throw new ParameterException(spec.commandLine(), "--plans explains the uncontended benchmark, not --hot");
+        }
         if (shard && hot) {
             throw new ParameterException(spec.commandLine(), "--shard measures the uncontended benchmark, not --hot");
         }
@@ -92,13 +103,30 @@ final class BenchCommand implements Callable<Integer> {
                     throw new ParameterException(spec.commandLine(), "--shard: " + reason);
                 });
             }
-            BenchReport report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds),
-                    variant == null ? "" : variant, shard), progress);
+            QueryPlans recorder = plans ? QueryPlans.attach(target.commandListeners()) : null;
+            BenchReport report;
+            List<QueryPlans.Plan> explained = List.of();
+            try {
+                report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds),
+                        variant == null ? "" : variant, shard, plans), progress);
+                if (recorder != null) {
+                    progress.accept("explaining the queries the run sent");
+                    explained = recorder.explain(target.client());
+                }
+            } finally {
+                if (recorder != null) {
+                    recorder.close();
+                    recorder.databases().forEach(name -> target.client().getDatabase(name).drop());
+                }
+            }
             progress.done();
             boolean partial = Bench.stopped();
             if (parent.json()) {
-                out.println(Json.line(setting(report.json().append("interrupted", partial).append("sharded", shard),
-                        target)));
+                Document json = report.json().append("interrupted", partial).append("sharded", shard);
+                if (plans) {
+                    json.append("plans", explained.stream().map(QueryPlans.Plan::json).toList());
+                }
+                out.println(Json.line(setting(json, target)));
             } else {
                 out.println(setting(target));
                 String where = target.description() + (shard ? ", sharded as docs/operations.md recommends" : "");
@@ -107,6 +135,11 @@ final class BenchCommand implements Callable<Integer> {
                         + " updates %.0f ops/s; ratio %.3f (ratio x round trips = %.2f)%n", report.pattern(), where,
                         report.threads(), report.opsPerSec(), report.roundTripsPerOp(), report.writesPerOp(),
                         report.rawOpsPerSec(), report.ratio(), report.ratio() * report.roundTripsPerOp());
+                if (plans) {
+                    out.println("the server's plans for the queries the run sent, against the data it left (most"
+                            + " sent first):");
+                    explained.forEach(p -> out.println(p.line()));
+                }
             }
             return partial ? ExitCodes.INTERRUPTED : 0;
         }

@@ -2,6 +2,8 @@ package dev.consistencykit.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
@@ -180,6 +182,28 @@ class LabCommandsTest {
         assertThat(ledger.err()).contains("has the variants query, counter, not hash");
         assertThat(twoPhase.exitCode()).isEqualTo(2);
         assertThat(twoPhase.err()).contains("two-phase has no --variant");
+    }
+
+    @Test
+    void shouldExplainEveryQueryShapeTheBenchSentAndDropItsDatabase() {
+        CliTestSupport.Run run = CliTestSupport.run("--uri", targetUri(), "--json", "bench", "log-reconciliation",
+                "--seconds", "1", "--plans");
+        CliTestSupport.Run hot = CliTestSupport.run("bench", "two-phase", "--plans", "--hot");
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        List<Document> plans = run.lastLineJson().getList("plans", Document.class);
+        assertThat(plans).extracting(p -> p.getString("query"))
+                .contains("find {$and: [{changes.account: string}, {changes.seqId: {$gt: int64}}, {changes:"
+                        + " {$elemMatch: {$and: [{account: string}, {seqId: {$gt: int64}}]}}}]}")
+                .noneMatch(q -> q.contains(dev.consistencykit.testkit.QueryPlans.RAW_FIELD));
+        assertThat(plans).allSatisfy(p -> assertThat(((Number) p.get("sent")).longValue()).isPositive())
+                .noneMatch(p -> p.getBoolean("wholeCollection"));
+        try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(targetUri())) {
+            assertThat(client.listDatabaseNames().into(new java.util.ArrayList<>()))
+                    .noneMatch(name -> name.startsWith("ck_benchledger"));
+        }
+        assertThat(hot.exitCode()).isEqualTo(2);
+        assertThat(hot.err()).contains("--plans explains the uncontended benchmark, not --hot");
     }
 
     @Test

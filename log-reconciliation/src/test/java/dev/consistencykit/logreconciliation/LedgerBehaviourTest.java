@@ -31,6 +31,7 @@ import dev.consistencykit.testkit.FaultInjector;
 import dev.consistencykit.testkit.FaultMode;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.QueryPlans;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 
@@ -354,5 +355,31 @@ class LedgerBehaviourTest {
             assertThat(coverage.uncovered(db)).isEmpty();
         }
         assertThat(List.of(ledger.name())).containsExactly("log-reconciliation");
+    }
+
+    /**
+     * What the server plans for each query, where it explains them: none reads the whole ledger. The index a query
+     * needs may be declared and still go unread: the real engine plans an {@code $elemMatch} on {@code changes} alone
+     * as a scan of every document, not of {@code account_seq} (docs/servers.md).
+     */
+    @Test
+    void shouldReadNoQueryByTheWholeCollection(MongoTarget target, MongoDatabase db) {
+        Ledger ledger = ready(db);
+        for (int i = 0; i < 40; i++) {
+            ledger.append(LedgerTransaction.transfer("a" + (i % 3), "a" + ((i + 1) % 3), 1));
+        }
+        Ledger other = Books.ledger(db).build();   // a second instance: no heads learnt, each read from the log
+        List<QueryPlans.Plan> plans;
+        try (QueryPlans recorder = QueryPlans.attach(target.commandListeners())) {
+            other.append(LedgerTransaction.transfer("a3", "a0", 1));
+            other.apply(LedgerTransaction.transfer("a1", "a2", 1));
+            other.balance("a0");
+            other.balances(List.of("a1", "a2"));
+            other.recover(Duration.ZERO);
+            other.cursor("a0", 0).poll(10);
+            other.reconcile("a1", false);
+            plans = recorder.explain(target.client());
+        }
+        assertThat(plans).filteredOn(QueryPlans.Plan::wholeCollection).isEmpty();
     }
 }

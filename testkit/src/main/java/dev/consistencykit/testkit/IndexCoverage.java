@@ -21,7 +21,9 @@ import com.mongodb.event.CommandStartedEvent;
  * {@code $match}, update, delete, findAndModify) and checks each against the indexes declared on its collection: a
  * query is covered when it has an equality on {@code _id}, or when the first key of a declared index is one of its
  * top-level fields. The embedded server ignores secondary indexes, so without this check a missing index would only
- * show on a real server, as a collection scan.
+ * show on a real server, as a collection scan. Where the server explains queries, a covered one must also be planned
+ * through an index, not as a read of the whole collection: a declared index can go unread (the real engine reads
+ * every document for an {@code $elemMatch} alone, though an index holds its fields; {@link QueryPlans}).
  *
  * <pre>{@code
  * try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
@@ -124,6 +126,11 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
                 BsonDocument filter = BsonDocument.parse(json);
                 if (!covered(filter, leadingKeys)) {
                     problems.add(collection + ": " + json + " (leading index keys: " + leadingKeys + ")");
+                } else {
+                    QueryPlans.planOf(database, new Document("find", collection).append("filter", Document.parse(
+                            json))).filter(QueryPlans::readsWholeCollection).ifPresent(plan -> problems.add(
+                            collection + ": " + json + " (the server reads the whole collection for it: " + plan
+                                    + ")"));
                 }
             }
         });

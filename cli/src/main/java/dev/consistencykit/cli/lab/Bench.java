@@ -23,6 +23,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Updates;
 
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.QueryPlans;
 import dev.consistencykit.testkit.RoundTripCounter;
 import dev.consistencykit.testkit.Sharding;
 
@@ -37,8 +38,10 @@ public final class Bench {
      * @param variant  which of the pattern's {@link PatternLab#variants()} to measure; empty for its first (default)
      * @param sharded  whether the benchmark's collections are sharded as docs/operations.md recommends (on a server
      *                 that can shard: see {@link Sharding})
+     * @param kept     whether the benchmark leaves its database to the caller ({@link QueryPlans} explains its
+     *                 queries against the data the run left, then drops it) instead of dropping it
      */
-    public record Settings(int threads, Duration duration, String variant, boolean sharded) {
+    public record Settings(int threads, Duration duration, String variant, boolean sharded, boolean kept) {
 
         /** Validates. */
         public Settings {
@@ -54,7 +57,7 @@ public final class Bench {
 
         /** The pattern's default variant, unsharded. */
         public Settings(int threads, Duration duration) {
-            this(threads, duration, "", false);
+            this(threads, duration, "", false, false);
         }
     }
 
@@ -76,6 +79,13 @@ public final class Bench {
             recommended.forEach((collection, field) -> sharding.shard(db, collection, new Document(field, "hashed")));
         }
         return db;
+    }
+
+    /** A benchmark is done with {@code db}: dropped, unless the settings leave it to the caller. */
+    public static void release(MongoDatabase db, Settings settings) {
+        if (!settings.kept()) {
+            db.drop();
+        }
     }
 
     /** Operations completed and the time they took. */
@@ -186,7 +196,7 @@ public final class Bench {
     /** A raw single-document update of a random one of {@code ids}: see {@link #RAW_BASELINE}. */
     public static IntConsumer rawUpdate(MongoCollection<Document> collection, List<?> ids) {
         return t -> collection.updateOne(eq("_id", ids.get(ThreadLocalRandom.current().nextInt(ids.size()))),
-                Updates.inc("rawBenchmark", 1L));
+                Updates.inc(QueryPlans.RAW_FIELD, 1L));
     }
 
     /**
@@ -304,10 +314,10 @@ public final class Bench {
             int rawOps = Math.max(1, tenth);
             long rawStart = System.nanoTime();
             for (int i = 0; i < rawOps; i++) {
-                hotCollection.updateOne(eq("_id", hotId), Updates.inc("rawBenchmark", 1L));
+                hotCollection.updateOne(eq("_id", hotId), Updates.inc(QueryPlans.RAW_FIELD, 1L));
             }
             raw = rawOps / ((System.nanoTime() - rawStart) / 1e9);
-            hotCollection.updateOne(eq("_id", hotId), Updates.unset("rawBenchmark"));
+            hotCollection.updateOne(eq("_id", hotId), Updates.unset(QueryPlans.RAW_FIELD));
         }
         long ops = Math.max(1, done);
         return new Hot(done, done / elapsed, first, last, bytesStart, bytesEnd, (double) trips.commands() / ops,

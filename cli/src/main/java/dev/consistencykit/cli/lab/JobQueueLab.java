@@ -397,7 +397,7 @@ public final class JobQueueLab implements PatternLab {
                                     + " the testkit's equality index and sorts them; MongoDB walks the claim-order"
                                     + " index"));
         } finally {
-            db.drop();
+            Bench.release(db, settings);
         }
     }
 

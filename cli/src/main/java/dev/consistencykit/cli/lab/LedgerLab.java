@@ -251,7 +251,7 @@ public final class LedgerLab implements PatternLab {
                             .append("commitsPerSec", Math.round(committed.repaired() / seconds * 10) / 10.0)
                             .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {
-            db.drop();
+            Bench.release(db, settings);
         }
     }
 }

@@ -221,7 +221,7 @@ public final class SyncFlagLab implements PatternLab {
                             .append("flagsLeft", stale)
                             .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {
-            db.drop();
+            Bench.release(db, settings);
         }
     }
 }

@@ -219,7 +219,7 @@ public final class TwoPhaseLab implements PatternLab {
                     new Document("variant", tpc.config().transferVariant().name()).append("accounts", accounts)
                             .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {
-            db.drop();
+            Bench.release(db, settings);
         }
     }
 

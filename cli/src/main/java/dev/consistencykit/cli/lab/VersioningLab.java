@@ -348,7 +348,7 @@ public final class VersioningLab implements PatternLab {
                             .append("settleRoundTripsPerVersion", Math.round(settleTrips * 1000) / 1000.0)
                             .append("rawBaseline", Bench.RAW_BASELINE));
         } finally {
-            db.drop();
+            Bench.release(db, settings);
         }
     }
 }
