@@ -135,6 +135,10 @@ final class BenchCommand implements Callable<Integer> {
                         + " updates %.0f ops/s; ratio %.3f (ratio x round trips = %.2f)%n", report.pattern(), where,
                         report.threads(), report.opsPerSec(), report.roundTripsPerOp(), report.writesPerOp(),
                         report.rawOpsPerSec(), report.ratio(), report.ratio() * report.roundTripsPerOp());
+                if (report.extra().get("rawInsertsPerSec") instanceof Number inserts) {
+                    out.printf("raw inserts of what an operation writes, under the same indexes: %.0f ops/s (%s)"
+                            + "%n", inserts.doubleValue(), report.extra().getString("rawInsertBaseline"));
+                }
                 if (plans) {
                     out.println("the server's plans for the queries the run sent, against the data it left (most"
                             + " sent first):");
