@@ -57,6 +57,19 @@ class IndexCoverageTest {
     }
 
     @Test
+    void shouldCoverAnOrOnlyWhenAnIndexServesEachBranch(MongoTarget target, MongoDatabase db) {
+        MongoCollection<Document> jobs = db.getCollection("jobs");
+        jobs.createIndex(Indexes.ascending("state"));
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "a"), eq("_id", 1))).first();
+            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "a"), eq("owner", "w"))).first();
+
+            assertThat(coverage.uncovered(db)).containsExactly("jobs: {\"$or\": [{\"state\": \"a\"}, {\"owner\":"
+                    + " \"w\"}]} (leading index keys: [_id, state])");
+        }
+    }
+
+    @Test
     void shouldIgnoreOtherDatabasesAndStopWhenClosed(MongoTarget target, MongoDatabase db) {
         IndexCoverage coverage = IndexCoverage.attach(target, db.getName());
         MongoDatabase other = target.client().getDatabase(MongoTestExtension.freshName("other"));

@@ -137,10 +137,28 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
         return problems;
     }
 
+    /**
+     * Whether an index serves {@code filter}: one of its fields (its own or its {@code $and}'s) leads an index, or it
+     * holds an {@code $or} (its own or its {@code $and}'s) each of whose branches an index serves.
+     */
     private static boolean covered(BsonDocument filter, Set<String> leadingKeys) {
         Set<String> fields = new LinkedHashSet<>();
         collectFields(filter, fields);
-        return fields.stream().anyMatch(leadingKeys::contains);
+        if (fields.stream().anyMatch(leadingKeys::contains)) {
+            return true;
+        }
+        for (java.util.Map.Entry<String, BsonValue> e : filter.entrySet()) {
+            if (e.getKey().equals("$or") && e.getValue().isArray() && !e.getValue().asArray().isEmpty()
+                    && e.getValue().asArray().stream().allMatch(b -> b.isDocument()
+                    && covered(b.asDocument(), leadingKeys))) {
+                return true;
+            }
+            if (e.getKey().equals("$and") && e.getValue().isArray() && e.getValue().asArray().stream()
+                    .anyMatch(b -> b.isDocument() && covered(b.asDocument(), leadingKeys))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void collectFields(BsonDocument filter, Set<String> fields) {
