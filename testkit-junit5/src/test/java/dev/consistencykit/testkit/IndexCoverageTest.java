@@ -60,12 +60,16 @@ class IndexCoverageTest {
     void shouldCoverAnOrOnlyWhenAnIndexServesEachBranch(MongoTarget target, MongoDatabase db) {
         MongoCollection<Document> jobs = db.getCollection("jobs");
         jobs.createIndex(Indexes.ascending("state"));
+        jobs.createIndex(Indexes.ascending("owner"));
+        for (int i = 0; i < 50; i++) {
+            jobs.insertOne(new Document("_id", i).append("state", "s" + i).append("owner", "o" + i));
+        }
         try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
-            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "a"), eq("_id", 1))).first();
-            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "a"), eq("owner", "w"))).first();
+            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "s1"), eq("owner", "o2"))).first();
+            jobs.find(com.mongodb.client.model.Filters.or(eq("state", "s1"), eq("runAt", 5))).first();
 
-            assertThat(coverage.uncovered(db)).containsExactly("jobs: {\"$or\": [{\"state\": \"a\"}, {\"owner\":"
-                    + " \"w\"}]} (leading index keys: [_id, state])");
+            assertThat(coverage.uncovered(db)).containsExactly("jobs: {\"$or\": [{\"state\": \"s1\"}, {\"runAt\":"
+                    + " 5}]} (leading index keys: [_id, state, owner])");
         }
     }
 

@@ -32,16 +32,19 @@ class QueryPlansTest {
             for (int i = 0; i < 3; i++) {
                 jobs.find(and(eq("state", "todo"), gt("runAt", i))).sort(Sorts.ascending("runAt")).first();
                 jobs.updateOne(and(eq("_id", i), eq("pending.c" + "0123456789abcdef" + i, true)), Updates.set("x", i));
-                jobs.updateOne(eq("_id", i), Updates.inc(QueryPlans.RAW_FIELD, 1L));   // a baseline: left out
+                jobs.updateOne(eq("_id", i), Updates.inc(QueryPlans.RAW_FIELD, 1L));   // a baseline: timed apart
             }
             plans = recorder.explain(target.client());
         }
         assertThat(plans).extracting(QueryPlans.Plan::shape).containsExactly(
                 "find {$and: [{state: string}, {runAt: {$gt: int32}}]} sort {\"runAt\": 1} limit 1",
-                "update {$and: [{_id: int32}, {pending.<id>: boolean}]} limit 1");
-        assertThat(plans).extracting(QueryPlans.Plan::sent).containsExactly(3L, 3L);
+                "update {$and: [{_id: int32}, {pending.<id>: boolean}]} limit 1",
+                QueryPlans.RAW_BASELINE_SHAPE);
+        assertThat(plans).extracting(QueryPlans.Plan::sent).containsExactly(3L, 3L, 3L);
+        assertThat(plans).allSatisfy(plan -> assertThat(plan.sentMs()).isPositive());
         assertThat(plans.get(0).returned()).isEqualTo(1);
         assertThat(plans.get(0).documents()).isEqualTo(1);
+        assertThat(plans.get(2).plan()).contains("raw baseline");
     }
 
     @Test

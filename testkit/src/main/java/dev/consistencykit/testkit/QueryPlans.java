@@ -21,7 +21,9 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandFailedEvent;
 import com.mongodb.event.CommandStartedEvent;
+import com.mongodb.event.CommandSucceededEvent;
 
 /**
  * The server's plans for the queries some code sent (a test's workload, {@code bench <pattern> --plans}): every shape of query (the
@@ -47,8 +49,20 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
 
     /** One query shape: where it was sent, the read that stands for it, and how often it was sent. */
     private record Sample(String database, String collection, String command, String shape, BsonDocument read,
-                          LongAdder sent) {
+                          String noPlan, LongAdder sent, LongAdder timed, LongAdder nanos) {
+
+        /** The mean time of the commands of this shape as the code sent them, reply included, in milliseconds. */
+        double meanMs() {
+            long n = timed.sum();
+            return n == 0 ? -1 : nanos.sum() / 1e6 / n;
+        }
     }
+
+    /** The shape the raw baseline's updates are recorded under: their times are what the others compare with. */
+    public static final String RAW_BASELINE_SHAPE = "update {_id} $inc (the benchmark's raw baseline)";
+
+    /** Commands sent and not answered yet, by request id: the shape each is timed under. */
+    private final Map<Integer, Sample> inFlight = new ConcurrentHashMap<>();
 
     /**
      * What the server said of one query shape.
@@ -58,14 +72,16 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
      * @param shape      the command and its filter, sort and limit, each value replaced by its type
      * @param sent       how many times the run sent it
      * @param documents  documents in the collection after the run
+     * @param sentMs     the mean time of its commands as the run sent them (reply included), in milliseconds; -1
+     *                   when none was answered
      * @param plan       the plan's nodes, outermost first, each with the index it reads; or why there is none
      * @param examined   keys and documents the server examined where its explain says (MongoDB), otherwise -1
      * @param returned   documents the read returned (its first batch)
      * @param medianMs   the median time of {@value #TIMED_READS} reads, in milliseconds; -1 when not a read
      * @param read       the read explained and timed, as sent (with the run's values)
      */
-    public record Plan(String database, String collection, String shape, long sent, long documents, String plan,
-                       long examined, long returned, double medianMs, Document read) {
+    public record Plan(String database, String collection, String shape, long sent, long documents, double sentMs,
+                       String plan, long examined, long returned, double medianMs, Document read) {
 
         /** Whether the server reads every document of the collection for it, whatever it returns. */
         public boolean wholeCollection() {
@@ -75,7 +91,7 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
         /** The JSON object {@code bench --json --plans} prints. */
         public Document json() {
             return new Document("collection", collection).append("query", shape).append("sent", sent)
-                    .append("documents", documents).append("plan", plan).append("wholeCollection", wholeCollection())
+                    .append("sentMs", Math.round(sentMs * 1000) / 1000.0).append("documents", documents).append("plan", plan).append("wholeCollection", wholeCollection())
                     .append("examined", examined)
                     .append("returned", returned).append("medianMs", Math.round(medianMs * 1000) / 1000.0)
                     .append("read", read);
@@ -83,10 +99,11 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
 
         /** One line of the text report. */
         public String line() {
-            return String.format(java.util.Locale.ROOT, "  %s (sent %d times; %d documents in %s): %s; returned %d"
-                    + "%s%s", shape, sent, documents, collection, plan, returned, examined < 0 ? ""
-                    : ", examined " + examined, medianMs < 0 ? "" : String.format(java.util.Locale.ROOT,
-                    ", median %.2f ms", medianMs));
+            return String.format(java.util.Locale.ROOT, "  %s (sent %d times%s; %d documents in %s): %s%s", shape,
+                    sent, sentMs < 0 ? "" : String.format(java.util.Locale.ROOT, ", %.2f ms each as sent", sentMs),
+                    documents, collection, plan, medianMs < 0 ? "" : String.format(java.util.Locale.ROOT,
+                    "; as a read: returned %d%s, median %.2f ms", returned, examined < 0 ? ""
+                            : ", examined " + examined, medianMs));
         }
     }
 
@@ -117,12 +134,18 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
                     command.get("sort"), command.get("limit"), command.get("hint"));
             case "findAndModify" -> record(event, collection, name, command.get("query", new BsonDocument()),
                     command.get("sort"), new BsonInt32(1), null);
-            case "update" -> command.getArray("updates", new BsonArray()).stream().filter(u -> !isRawBaseline(u))
-                    .forEach(u -> record(event, collection,
+            case "update" -> command.getArray("updates", new BsonArray()).forEach(u -> {
+                if (isRawBaseline(u)) {
+                    recordAs(event, collection, name, null, RAW_BASELINE_SHAPE,
+                            "no plan asked: the benchmark's raw baseline");
+                    return;
+                }
+                record(event, collection,
                     u.asDocument().getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? "update many"
                             : "update", u.asDocument().get("q"), null,
                     u.asDocument().getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? null
-                            : new BsonInt32(1), u.asDocument().get("hint")));
+                            : new BsonInt32(1), u.asDocument().get("hint"));
+            });
             case "delete" -> command.getArray("deletes", new BsonArray()).forEach(d -> record(event, collection,
                     "delete", d.asDocument().get("q"), null, d.asDocument().getNumber("limit", new BsonInt32(0))
                             .intValue() == 1 ? new BsonInt32(1) : null, d.asDocument().get("hint")));
@@ -147,7 +170,7 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
                     .append("key", command.get("key", new BsonString(""))).append("query",
                             command.get("query", new BsonDocument())), "distinct " + command.getString("key",
                     new BsonString("")).getValue() + " " + shapeOf(command.get("query", new BsonDocument())));
-            case "insert" -> recordAs(event, collection, name, null, "insert");
+            case "insert" -> recordAs(event, collection, name, null, "insert", "no query: a write of new documents");
             default -> {
                 // not a query
             }
@@ -182,14 +205,36 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
             read.append("hint", hint);
             shape.append(" hint ").append(hint.isDocument() ? hint.asDocument().toJson() : hint.toString());
         }
-        recordAs(event, collection, name, read, shape.toString());
+        recordAs(event, collection, name, read, shape.toString(), null);
     }
 
     private void recordAs(CommandStartedEvent event, String collection, String name, BsonDocument read,
                           String shape) {
+        recordAs(event, collection, name, read, shape, null);
+    }
+
+    private void recordAs(CommandStartedEvent event, String collection, String name, BsonDocument read,
+                          String shape, String noPlan) {
         String key = event.getDatabaseName() + '\u0000' + collection + '\u0000' + shape;
-        samples.computeIfAbsent(key, k -> new Sample(event.getDatabaseName(), collection, name, shape,
-                read == null ? null : read.clone(), new LongAdder())).sent().increment();
+        Sample sample = samples.computeIfAbsent(key, k -> new Sample(event.getDatabaseName(), collection, name,
+                shape, read == null ? null : read.clone(), noPlan, new LongAdder(), new LongAdder(),
+                new LongAdder()));
+        sample.sent().increment();
+        inFlight.putIfAbsent(event.getRequestId(), sample);   // a command of several statements: its first one's
+    }
+
+    @Override
+    public void commandSucceeded(CommandSucceededEvent event) {
+        Sample sample = inFlight.remove(event.getRequestId());
+        if (sample != null) {
+            sample.timed().increment();
+            sample.nanos().add(event.getElapsedTime(java.util.concurrent.TimeUnit.NANOSECONDS));
+        }
+    }
+
+    @Override
+    public void commandFailed(CommandFailedEvent event) {
+        inFlight.remove(event.getRequestId());
     }
 
     /** A filter, pipeline or value with every value replaced by its type; operators and field names kept. */
@@ -258,7 +303,8 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
             long documents = db.getCollection(s.collection()).countDocuments();
             if (s.read() == null) {
                 plans.add(new Plan(s.database(), s.collection(), s.shape(), s.sent().sum(), documents,
-                        "no query: a write of new documents", -1, 0, -1, new Document()));
+                        s.meanMs(), s.noPlan() == null ? "no read to explain" : s.noPlan(), -1, 0, -1,
+                        new Document()));
                 continue;
             }
             Document read = Document.parse(s.read().toJson());
@@ -280,8 +326,8 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
                 returned = returnedOf(db, reply);
             }
             Arrays.sort(ms);
-            plans.add(new Plan(s.database(), s.collection(), s.shape(), s.sent().sum(), documents, plan, examined,
-                    returned, ms[TIMED_READS / 2], read));
+            plans.add(new Plan(s.database(), s.collection(), s.shape(), s.sent().sum(), documents, s.meanMs(), plan,
+                    examined, returned, ms[TIMED_READS / 2], read));
         }
         return plans;
     }
