@@ -119,14 +119,12 @@ public final class VersionStore implements PatternSetup {
      */
     @Override
     public void ensureIndexes() {
-        // by "until", not "version": what is still visible from a version on is what was not replaced before it, so
-        // a settlement stamping an item's live version, and a current read from the version it knows, find what they
-        // return; on {root, item, version} the real engine walked every version kept (at 3,000 commits of a tree: 941
-        // index rows for the one version a settlement stamps, 9,000 for the 10 of a read; 1 and 10 on this index,
-        // which the real engine also reads for {root, until} alone)
-        items.createIndex(Indexes.ascending(ROOT, ITEM, UNTIL), new IndexOptions().name("root_item_until"));
+        items.createIndex(Indexes.ascending(ROOT, ITEM, VERSION), new IndexOptions().name("root_item_version"));
         items.createIndex(Indexes.ascending(ROOT, VERSION), new IndexOptions().name("root_version"));
         items.createIndex(Indexes.ascending(COMMITTED, ROOT), new IndexOptions().name("committed_root"));
+        // a current read's item versions not replaced before the version it knows: without it the real engine
+        // walks every version the tree kept (37 ms a read at 3,000 commits, against 2.4 ms at 10)
+        items.createIndex(Indexes.ascending(ROOT, UNTIL), new IndexOptions().name("root_until"));
         roots.createIndex(Indexes.ascending(PENDING_COUNT), new IndexOptions().name("pendingCount"));
         history.createIndex(Indexes.ascending(ROOT, V), new IndexOptions().name("root_version"));
         history.createIndex(Indexes.ascending(ROOT, CS), new IndexOptions().name("root_cs"));
@@ -260,10 +258,10 @@ public final class VersionStore implements PatternSetup {
 
     /**
      * {@link #readTree(Object, Long, Object)} at the root's current version, looking only at item versions replaced
-     * after {@code floor} (or not replaced), which index {@code root_item_until} finds without walking the tree's
-     * history: every item version visible at a version at or above {@code floor} is among them. The caller checks
-     * that the root's version read is at or above {@code floor}; when it is not, the read may lack items and must be
-     * made again without one.
+     * after {@code floor} (or not replaced), which index {@code root_until} finds without walking the tree's history:
+     * every item version visible at a version at or above {@code floor} is among them. The caller checks that the
+     * root's version read is at or above {@code floor}; when it is not, the read may lack items and must be made again
+     * without one.
      */
     TreeRead readCurrent(Object id, Object item, long floor) {
         return readTree(id, null, null, item, floor);
