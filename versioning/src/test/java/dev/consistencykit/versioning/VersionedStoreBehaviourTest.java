@@ -20,7 +20,6 @@ import dev.consistencykit.core.OperationId;
 import dev.consistencykit.core.OperationResult;
 import dev.consistencykit.testkit.IndexCoverage;
 import dev.consistencykit.testkit.MongoTarget;
-import dev.consistencykit.testkit.QueryPlans;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.testkit.RoundTripCounter;
 
@@ -410,48 +409,5 @@ class VersionedStoreBehaviourTest {
         assertThat(store.createRoot("other")).isFalse();
         assertThat(Optional.of(store.read("other").version())).contains(1L);
         assertThat(List.of(Set.of())).hasSize(1);
-    }
-    /**
-     * A read of a tree this instance read before looks only at the item versions replaced after that version (what
-     * the real engine's index finds without walking the tree's history), and answers what an instance that never
-     * read it answers, across commits.
-     */
-    @Test
-    void shouldReadFromTheVersionsReplacedAfterTheOneItLastRead(MongoTarget target, MongoDatabase db) {
-        VersionedStore store = ready(db);
-        for (int i = 0; i < 5; i++) {
-            long price = i;
-            store.update(ROOT, (tree, change) -> change.put("i" + (price % 3), Catalogue.product("p", price)));
-            assertThat(store.read(ROOT)).isEqualTo(Catalogue.store(db).build().read(ROOT));
-        }
-        List<String> shapes;
-        try (QueryPlans recorder = QueryPlans.attach(target.commandListeners())) {
-            store.read(ROOT);
-            store.get(ROOT, "i0");
-            shapes = recorder.explain(target.client()).stream().map(QueryPlans.Plan::shape).toList();
-        }
-        assertThat(shapes).hasSize(2).allMatch(shape -> shape.contains("{until: {$gt: int64}}]}}, {$match: {$expr"));
-    }
-
-    /**
-     * A root found below the version this instance last read of it (restored from a backup, or deleted and made
-     * again): the read is made again without that version's bound, which would leave out item versions visible at the
-     * root's, so it answers what an instance that never read the tree answers.
-     */
-    @Test
-    void shouldReadAWholeTreeAgainWhenItsRootIsBelowTheVersionLastRead(MongoDatabase db) {
-        VersionedStore store = ready(db);
-        store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("second", 2)));
-        store.update(ROOT, (tree, change) -> change.put("i0", Catalogue.product("third", 3)));
-        store.settle();
-        assertThat(store.read(ROOT).version()).isEqualTo(3);
-        db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).updateOne(Filters.eq("_id", ROOT),
-                com.mongodb.client.model.Updates.set("version", 1L));
-
-        VersionedTree read = store.read(ROOT);
-        assertThat(read).isEqualTo(Catalogue.store(db).build().read(ROOT));
-        assertThat(read.version()).isEqualTo(1);
-        assertThat(read.item("i0")).contains(Catalogue.products(3).get("i0"));
-        assertThat(store.get(ROOT, "i0")).contains(Catalogue.products(3).get("i0"));
     }
 }

@@ -60,14 +60,12 @@ public final class VersionReads {
     private final String name;
     private final VersionStore store;
     private final VersionCounters counters;
-    private final KnownVersions known;
 
     /** The reads, through the store. */
     VersionReads(String name, VersionStore store, VersionCounters counters) {
         this.name = name;
         this.store = store;
         this.counters = counters;
-        this.known = new KnownVersions(store.codecs());
     }
 
     // ---------------------------------------------------------------- read
@@ -84,7 +82,7 @@ public final class VersionReads {
     public Current current(Object rootId) {
         Object id = store.rootId(rootId);
         for (int attempt = 1; ; attempt++) {
-            VersionStore.TreeRead read = readCurrent(id, null);
+            VersionStore.TreeRead read = readTree(id, null, null);
             Document root = read.root();
             long version = number(root, VERSION);
             Map<Object, Document> tree = visibleItems(read.items(), unsettledAtts(root));
@@ -112,27 +110,6 @@ public final class VersionReads {
 
     VersionStore.TreeRead readTree(Object id, Long version, Object item) {
         return found(id, store.readTree(id, version, item));
-    }
-
-    /**
-     * A read at the root's current version (of item {@code item} alone when not {@code null}): from the versions
-     * replaced after the highest version this process read of the tree, when it knows one, which the tree's history
-     * does not slow. A root found below that version (a tree deleted and made again) is read again, whole.
-     */
-    VersionStore.TreeRead readCurrent(Object id, Object item) {
-        Long floor = known.floor(id);
-        if (floor != null) {
-            VersionStore.TreeRead read = found(id, store.readCurrent(id, item, floor));
-            long version = number(read.root(), VERSION);
-            if (version >= floor) {
-                known.learn(id, version);
-                return read;
-            }
-            known.forget(id);
-        }
-        VersionStore.TreeRead read = found(id, store.readTree(id, null, item));
-        known.learn(id, number(read.root(), VERSION));
-        return read;
     }
 
     /** {@code read}, unless there was no root {@code id} to read. */
@@ -275,7 +252,7 @@ public final class VersionReads {
         Object id = store.rootId(rootId);
         Object item = normalize(Ids.documentId(name, "itemId", itemId, store.codecs()));
         for (int attempt = 1; ; attempt++) {
-            VersionStore.TreeRead read = readCurrent(id, item);
+            VersionStore.TreeRead read = readTree(id, null, item);
             Document root = read.root();
             long version = number(root, VERSION);
             // every version read is of this item by the server's equality of ids (a UUID read back as the value the
