@@ -1,6 +1,7 @@
 package dev.consistencykit.logreconciliation.internal;
 
 import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.elemMatch;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
@@ -97,22 +98,15 @@ final class ConsistentBalances {
                 LedgerSchema.SEQ, LedgerSchema.BALANCE);
     }
 
-    /**
-     * The transactions of {@code names} no cache has counted: each account's after its cache's seqId, and every
-     * undecided one. Each branch is one the real engine finds through an index, so the read examines what it returns,
-     * not the accounts' histories: the changes after a seqId through {@code account_seq}
-     * ({@link LedgerStore#changesOf}), the undecided through {@code proc_ts}, since a transaction is written
-     * uncommitted and marked committed only once decided.
-     */
     private List<Document> later(List<String> names, Map<String, Document> caches) {
-        List<Bson> branches = new ArrayList<>();
-        branches.add(and(eq("proc", LedgerSchema.UNCOMMITTED), exists("decided", false),
-                in(LedgerSchema.CHANGES + "." + LedgerSchema.ACCOUNT, names)));
+        List<Bson> beyond = new ArrayList<>();
+        beyond.add(exists("decided", false));
         for (String name : names) {
-            branches.add(LedgerStore.changesOf(name, gt(LedgerSchema.SEQ, LedgerSchema.longOf(caches.get(name),
-                    LedgerSchema.SEQ))));
+            beyond.add(elemMatch(LedgerSchema.CHANGES, and(eq(LedgerSchema.ACCOUNT, name),
+                    gt(LedgerSchema.SEQ, LedgerSchema.longOf(caches.get(name), LedgerSchema.SEQ)))));
         }
-        return store.transactions(names.get(0), "read later changes", or(branches));
+        Bson filter = and(in(LedgerSchema.CHANGES + "." + LedgerSchema.ACCOUNT, names), or(beyond));
+        return store.transactions(names.get(0), "read later changes", filter);
     }
 
     private static boolean nothingLeftTheLog(List<String> names, Map<String, Document> before,
