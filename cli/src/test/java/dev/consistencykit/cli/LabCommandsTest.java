@@ -193,8 +193,8 @@ class LabCommandsTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         List<Document> plans = run.lastLineJson().getList("plans", Document.class);
         assertThat(plans).extracting(p -> p.getString("query"))
-                .contains("find {$and: [{changes.account: string}, {changes.seqId: {$gt: int64}}, {changes:"
-                        + " {$elemMatch: {$and: [{account: string}, {seqId: {$gt: int64}}]}}}]}")
+                .contains("find {$and: [{changes.account: string}, {changes: {$elemMatch: {$and: [{account:"
+                        + " string}, {seqId: {$gt: int64}}]}}}]}")
                 .noneMatch(q -> q.contains(dev.consistencykit.testkit.QueryPlans.RAW_FIELD));
         assertThat(plans).allSatisfy(p -> assertThat(((Number) p.get("sent")).longValue()).isPositive())
                 .noneMatch(p -> p.getBoolean("wholeCollection"));
