@@ -65,4 +65,22 @@ class QueryPlansTest {
         QueryPlans.planOf(db, indexed).ifPresent(plan -> assertThat(QueryPlans.readsWholeCollection(plan))
                 .as(plan).isFalse());
     }
+
+    @Test
+    void shouldPlanAQueryOnAnIndexedFieldThroughItsIndex(MongoTarget target, MongoDatabase db) {
+        MongoCollection<Document> jobs = db.getCollection("jobs");
+        jobs.createIndex(Indexes.ascending("state"));
+        for (int i = 0; i < 50; i++) {
+            jobs.insertOne(new Document("_id", i).append("state", i == 7 ? "todo" : "done"));
+        }
+        // javadoc:start testkit/src/main/java/dev/consistencykit/testkit/QueryPlans.java
+        List<QueryPlans.Plan> plans;
+        try (QueryPlans recorder = QueryPlans.attach(target.commandListeners())) {
+            jobs.find(eq("state", "todo")).first();
+            plans = recorder.explain(target.client());
+        }
+        assertThat(plans).noneMatch(QueryPlans.Plan::wholeCollection);
+        // javadoc:end
+        assertThat(plans).singleElement().satisfies(plan -> assertThat(plan.returned()).isEqualTo(1));
+    }
 }

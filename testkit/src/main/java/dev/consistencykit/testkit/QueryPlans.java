@@ -26,17 +26,26 @@ import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.event.CommandSucceededEvent;
 
 /**
- * The server's plans for the queries some code sent (a test's workload, {@code bench <pattern> --plans}): every shape of query (the
- * command, its collection and its filter, sort and limit with the values left out) is recorded with one sample as it
- * was sent; once the run is over each is read again as the equivalent {@code find} (an update's, a delete's or a
- * findAndModify's filter, sort and limit: the server cannot explain those on every engine) and explained, and that
- * read is timed against the data the run left.
+ * The server's plans for the queries some code sent (a test's workload, {@code bench <pattern> --plans}): every shape
+ * of query (the command, its collection and its filter, sort and limit with the values left out) is recorded with one
+ * sample as it was sent and the mean time its commands took; once the run is over each is read again as the
+ * equivalent {@code find} (an update's, a delete's or a findAndModify's filter, sort and limit: the real engine
+ * explains no write) and explained, and that read is timed against the data the run left.
+ *
+ * <pre>{@code
+ * List<QueryPlans.Plan> plans;
+ * try (QueryPlans recorder = QueryPlans.attach(target.commandListeners())) {
+ *     jobs.find(eq("state", "todo")).first();
+ *     plans = recorder.explain(target.client());
+ * }
+ * assertThat(plans).noneMatch(QueryPlans.Plan::wholeCollection);
+ * }</pre>
  *
  * <p>Thread-safe while recording.
  */
 public final class QueryPlans implements CommandListener, AutoCloseable {
 
-    /** The field a benchmark's raw baseline increments: updates of it are left out. */
+    /** The field a benchmark's raw baseline increments: its updates are timed as {@link #RAW_BASELINE_SHAPE}. */
     public static final String RAW_FIELD = "rawBenchmark";
 
     /** Reads timed per shape; the median is reported. */
