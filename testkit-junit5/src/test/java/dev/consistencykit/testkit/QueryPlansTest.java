@@ -59,9 +59,10 @@ class QueryPlansTest {
         Document indexed = new Document("find", "posts").append("filter", Document.parse(and(
                 eq("comments.authorId", "u7"), gt("comments.v", 100), elemMatch("comments", and(eq("authorId",
                         "u7"), gt("v", 100)))).toBsonDocument().toJson()));
-        // the embedded server explains nothing; every server that does says which reads the whole collection
-        QueryPlans.planOf(db, unindexed).ifPresent(plan -> assertThat(QueryPlans.readsWholeCollection(plan))
-                .as(plan).isTrue());
+        // the embedded server explains nothing; every server that does reads the whole collection for the first
+        // (PostgreSQL's planner may take a sequential scan by cost, which the mark leaves to its node's name)
+        QueryPlans.planOf(db, unindexed).ifPresent(plan -> assertThat(QueryPlans.readsWholeCollection(plan)
+                || plan.contains("Seq Scan")).as(plan).isTrue());
         QueryPlans.planOf(db, indexed).ifPresent(plan -> assertThat(QueryPlans.readsWholeCollection(plan))
                 .as(plan).isFalse());
     }
