@@ -149,18 +149,16 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
                             "no plan asked: the benchmark's raw baseline");
                     return;
                 }
-                record(event, collection,
-                    u.asDocument().getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? "update many"
-                            : "update", u.asDocument().get("q"), null,
-                    u.asDocument().getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue() ? null
-                            : new BsonInt32(1), u.asDocument().get("hint"));
+                boolean multi = u.asDocument().getBoolean("multi", org.bson.BsonBoolean.FALSE).getValue();
+                record(event, collection, multi ? "update many" : "update", u.asDocument().get("q"), null,
+                        multi ? null : new BsonInt32(1), u.asDocument().get("hint"));
             });
             case "delete" -> command.getArray("deletes", new BsonArray()).forEach(d -> record(event, collection,
                     "delete", d.asDocument().get("q"), null, d.asDocument().getNumber("limit", new BsonInt32(0))
                             .intValue() == 1 ? new BsonInt32(1) : null, d.asDocument().get("hint")));
             case "count" -> recordAs(event, collection, name, new BsonDocument("count", target)
                     .append("query", command.get("query", new BsonDocument())), "count " + shapeOf(command.get(
-                    "query", new BsonDocument())));
+                    "query", new BsonDocument())), null);
             case "aggregate" -> {
                 BsonArray pipeline = command.getArray("pipeline", new BsonArray());
                 boolean writes = pipeline.stream().anyMatch(s -> s.isDocument() && (s.asDocument()
@@ -172,13 +170,13 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
                         read.append("hint", command.get("hint"));
                     }
                     recordAs(event, collection, name, read, "aggregate " + shapeOf(pipeline)
-                            + (command.get("hint") == null ? "" : " hint " + command.get("hint").toString()));
+                            + (command.get("hint") == null ? "" : " hint " + command.get("hint").toString()), null);
                 }
             }
             case "distinct" -> recordAs(event, collection, name, new BsonDocument("distinct", target)
                     .append("key", command.get("key", new BsonString(""))).append("query",
                             command.get("query", new BsonDocument())), "distinct " + command.getString("key",
-                    new BsonString("")).getValue() + " " + shapeOf(command.get("query", new BsonDocument())));
+                    new BsonString("")).getValue() + " " + shapeOf(command.get("query", new BsonDocument())), null);
             case "insert" -> recordAs(event, collection, name, null, "insert", "no query: a write of new documents");
             default -> {
                 // not a query
@@ -215,11 +213,6 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
             shape.append(" hint ").append(hint.isDocument() ? hint.asDocument().toJson() : hint.toString());
         }
         recordAs(event, collection, name, read, shape.toString(), null);
-    }
-
-    private void recordAs(CommandStartedEvent event, String collection, String name, BsonDocument read,
-                          String shape) {
-        recordAs(event, collection, name, read, shape, null);
     }
 
     private void recordAs(CommandStartedEvent event, String collection, String name, BsonDocument read,
