@@ -147,7 +147,7 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
         if (fields.stream().anyMatch(leadingKeys::contains)) {
             return true;
         }
-        for (java.util.Map.Entry<String, BsonValue> e : filter.entrySet()) {
+        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
             if (e.getKey().equals("$or") && e.getValue().isArray() && !e.getValue().asArray().isEmpty()
                     && e.getValue().asArray().stream().allMatch(b -> b.isDocument()
                     && covered(b.asDocument(), leadingKeys))) {

@@ -100,10 +100,13 @@ public final class QueryPlans implements CommandListener, AutoCloseable {
         /** The JSON object {@code bench --json --plans} prints. */
         public Document json() {
             return new Document("collection", collection).append("query", shape).append("sent", sent)
-                    .append("sentMs", Math.round(sentMs * 1000) / 1000.0).append("documents", documents).append("plan", plan).append("wholeCollection", wholeCollection())
-                    .append("examined", examined)
-                    .append("returned", returned).append("medianMs", Math.round(medianMs * 1000) / 1000.0)
-                    .append("read", read);
+                    .append("sentMs", thousandths(sentMs)).append("documents", documents).append("plan", plan)
+                    .append("wholeCollection", wholeCollection()).append("examined", examined)
+                    .append("returned", returned).append("medianMs", thousandths(medianMs)).append("read", read);
+        }
+
+        private static double thousandths(double ms) {
+            return Math.round(ms * 1000) / 1000.0;
         }
 
         /** One line of the text report. */
