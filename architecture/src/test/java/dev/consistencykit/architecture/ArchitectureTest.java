@@ -6,13 +6,20 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.bson.conversions.Bson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.DeleteOptions;
+import com.tngtech.archunit.core.domain.JavaCall;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.domain.properties.HasName;
+import com.tngtech.archunit.core.domain.properties.HasOwner;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
@@ -165,6 +172,24 @@ class ArchitectureTest {
         noClasses().that().resideInAnyPackage(library)
                 .should().accessField(System.class, "out").orShould().accessField(System.class, "err")
                 .orShould().callMethod(Throwable.class, "printStackTrace")
+                .check(MAIN);
+    }
+
+    /**
+     * The real engine can turn a delete of one document into a no-op when an update of it commits meanwhile
+     * (docs/servers.md, "Deletes of one document"); every delete of one known document goes through
+     * {@code ConditionalUpdates.delete}, which a concurrent update cannot defeat.
+     */
+    @Test
+    void shouldDeleteOneDocumentOnlyByTheDeleteAConcurrentUpdateCannotDefeat() {
+        noClasses().that().resideOutsideOfPackages(pkg("testkit"), pkg("embedded"))
+                .should().callMethodWhere(JavaCall.Predicates.target(HasOwner.Predicates.With.<JavaClass>owner(
+                        HasName.Predicates.name(MongoCollection.class.getName())))
+                        .and(JavaCall.Predicates.target(HasName.Predicates.nameMatching("deleteOne|findOneAndDelete"))))
+                .orShould().callConstructor(DeleteOneModel.class, Bson.class)
+                .orShould().callConstructor(DeleteOneModel.class, Bson.class, DeleteOptions.class)
+                .because("the real engine's deleteOne and findOneAndDelete delete nothing when an update of the"
+                        + " document they found commits before their delete")
                 .check(MAIN);
     }
 

@@ -40,7 +40,8 @@ import dev.consistencykit.core.ServerClock;
  * <ul>
  *   <li>{@link #transition}: compare-and-set on a state field, stamping {@code lastModified} with server time;</li>
  *   <li>{@link #claim} / {@link #fenced} / {@link #renew} / {@link #release}: leases with a fencing token that
- *       grows on every claim, so a paused owner whose lease was taken over can no longer write.</li>
+ *       grows on every claim, so a paused owner whose lease was taken over can no longer write;</li>
+ *   <li>{@link #delete}: a guarded delete of one document that a concurrent update cannot turn into a no-op.</li>
  * </ul>
  *
  * <p>Every {@code findOneAndUpdate} sets {@code returnDocument} explicitly. Re-reads go to the primary.
@@ -228,6 +229,22 @@ public final class ConditionalUpdates {
             updates.add(extraUpdate);
         }
         return fenced(collection, id, fields, token, null, Updates.combine(updates));
+    }
+
+    /**
+     * Deletes document {@code id} of {@code collection} if it also matches {@code guard} (none: {@code null}); how many
+     * it deleted, 0 or 1. Every delete of one known document in this library is this one.
+     *
+     * <p>It is sent as a delete of every match, which on an {@code _id} is that one document, and never as a
+     * {@code deleteOne} or {@code findOneAndDelete}: the real engine runs those as a locking read of the row, then a
+     * delete of the row at the address that read found. When an update of the document commits between the two, the
+     * row has moved, the delete finds nothing there and reports nothing deleted, though the updated document still
+     * matches; on the real engine that was 3 to 10% of such races, and 40 to 55% on its sharded form
+     * (docs/servers.md, "Deletes of one document"). A delete of every match checks the updated row again, as
+     * MongoDB's delete does. Not retried: a retry after a lost reply finds nothing to delete, and reports 0.
+     */
+    public static long delete(MongoCollection<?> collection, Object id, Bson guard) {
+        return collection.deleteMany(guard == null ? eq("_id", id) : and(eq("_id", id), guard)).getDeletedCount();
     }
 
     /** The fencing token stored in {@code document}, 0 if none. */

@@ -280,8 +280,8 @@ public final class JobStore implements PatternSetup {
 
     /** Withdraws the job a relayer recorded and still holds, if it is still this relayer's ({@code nonce}). */
     long withdrawRelayed(Object jobId, String nonce) {
-        return retry.execute(name, jobId, "withdraw relayed job", () -> jobs.deleteOne(and(eq("_id", jobId),
-                eq(RecordReleases.FIELD, nonce), eq(HELD, nonce))).getDeletedCount());
+        return retry.execute(name, jobId, "withdraw relayed job", () -> ConditionalUpdates.delete(jobs, jobId,
+                and(eq(RecordReleases.FIELD, nonce), eq(HELD, nonce))));
     }
 
     /** Releases the held job {@code jobId} to the workers (held by {@code nonce} only, when not null). Not retried. */
@@ -298,9 +298,8 @@ public final class JobStore implements PatternSetup {
 
     /** Withdraws a held job whose outbox entry is gone, if {@code nonce} still holds it and it never ran. */
     long withdrawHeld(Object jobId, String nonce) {
-        return retry.execute(name, jobId, "withdraw held job", () -> jobs.deleteOne(and(eq("_id", jobId),
-                eq(HELD, nonce), in(STATE, JobState.TODO.stored(), JobState.AWAITING.stored())))
-                .getDeletedCount());
+        return retry.execute(name, jobId, "withdraw held job", () -> ConditionalUpdates.delete(jobs, jobId,
+                and(eq(HELD, nonce), in(STATE, JobState.TODO.stored(), JobState.AWAITING.stored()))));
     }
 
     // ---------------------------------------------------------------- claims and runs
@@ -512,13 +511,13 @@ public final class JobStore implements PatternSetup {
 
     /** Deletes chunk {@code id} if it holds no entry. */
     void deleteEmptyChunk(Document id) {
-        retry.run(name, id, "delete empty chunk", () -> keys.deleteOne(and(eq("_id", id),
-                Filters.size(JobSchema.LINE, 0))));
+        retry.run(name, id, "delete empty chunk", () -> ConditionalUpdates.delete(keys, id,
+                Filters.size(JobSchema.LINE, 0)));
     }
 
     /** Deletes chunk {@code id}, which no line reads: behind its line's head, or of a line since deleted. */
     void deleteChunk(Document id) {
-        retry.run(name, id, "delete chunk no line reads", () -> keys.deleteOne(eq("_id", id)));
+        retry.run(name, id, "delete chunk no line reads", () -> ConditionalUpdates.delete(keys, id, null));
     }
 
     /**
@@ -588,8 +587,8 @@ public final class JobStore implements PatternSetup {
 
     /** Deletes key {@code key}'s document if its line is empty: no entry on it, no chunk. */
     void deleteEmptyLine(String key) {
-        retry.run(name, key, "delete empty line", () -> keys.deleteOne(and(eq("_id", key),
-                Filters.size(JobSchema.LINE, 0), eq(JobSchema.CHUNKS, 0))));
+        retry.run(name, key, "delete empty line", () -> ConditionalUpdates.delete(keys, key,
+                and(Filters.size(JobSchema.LINE, 0), eq(JobSchema.CHUNKS, 0))));
     }
 
     /** Notes that recovery looked at key {@code key} (or a chunk), so that the next passes look at others first. */
@@ -681,9 +680,9 @@ public final class JobStore implements PatternSetup {
      * firing is refused by the revision, and gives it back); whether it deleted.
      */
     boolean deleteRemovedSchedule(Object id) {
-        return retry.execute(name, id, "delete removed schedule", () -> schedules.deleteOne(and(eq("_id", id),
-                exists(REMOVED, true), exists(OUTBOX + ".0", false), exists(JobSchema.OUTBOX_RESERVED + ".0", false),
-                exists(JobSchema.OUTBOX_WRITTEN + ".0", false))).getDeletedCount()) == 1;
+        return retry.execute(name, id, "delete removed schedule", () -> ConditionalUpdates.delete(schedules, id,
+                and(exists(REMOVED, true), exists(OUTBOX + ".0", false), exists(JobSchema.OUTBOX_RESERVED + ".0",
+                        false), exists(JobSchema.OUTBOX_WRITTEN + ".0", false)))) == 1;
     }
 
     // ---------------------------------------------------------------- operators' writes

@@ -57,6 +57,7 @@ import dev.consistencykit.core.ConsistencyException;
 import dev.consistencykit.core.KeptRecord;
 import dev.consistencykit.core.RetryPolicy;
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.core.spi.OwnerIds;
 import dev.consistencykit.core.spi.PatternRegistry;
@@ -429,7 +430,7 @@ public final class LedgerStore implements PatternSetup {
 
     /** Deletes an archived transaction from the log (only while committed). */
     void deleteArchived(Object id) {
-        retry.run(name, id, "archive delete", () -> ledger.deleteOne(and(eq("_id", id), eq("proc", COMMITTED))));
+        retry.run(name, id, "archive delete", () -> ConditionalUpdates.delete(ledger, id, eq("proc", COMMITTED)));
     }
 
     // ---------------------------------------------------------------- accounts and reads

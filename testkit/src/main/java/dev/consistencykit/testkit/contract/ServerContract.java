@@ -63,6 +63,7 @@ import com.mongodb.client.model.WriteModel;
 import com.mongodb.client.result.UpdateResult;
 
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.spi.ConditionalUpdates;
 import dev.consistencykit.core.spi.MongoErrors;
 import dev.consistencykit.testkit.MongoTarget;
 import dev.consistencykit.testkit.Sharding;
@@ -144,6 +145,10 @@ public final class ServerContract {
                 new ContractCheck("id-guarded-update",
                         "an update filtered by _id plus a guard changes only that document, only when the guard holds",
                         ServerContract::idGuardedUpdate),
+                new ContractCheck("delete-racing-an-update",
+                        "the library's delete of one document by _id, raced by an update that leaves it matching,"
+                                + " deletes it every time (sharded on {_id: \"hashed\"} where a collection can be)",
+                        ServerContract::deleteRacingAnUpdate),
                 new ContractCheck("unique-index-across-shards",
                         "a unique index on a sharded collection refuses a second document with its key on any shard,"
                                 + " or cannot be created (MongoDB refuses one not led by the shard key); run where a"
@@ -239,6 +244,54 @@ public final class ServerContract {
                 + " documents with the same shard-key value, so a pattern's unique index on a sharded collection (the"
                 + " ledger's sequence numbers, the job queue's dedupe keys) would not hold there");
         return "refused 15 of 16 documents sharing one key on a collection sharded on {_id: \"hashed\"}";
+    }
+
+    /** Races of a delete and an update of one document, per kind of delete. */
+    static final int DELETE_RACES = 200;
+
+    /**
+     * {@value #DELETE_RACES} documents, each raced by an update ({@code $currentDate}) and the library's delete
+     * ({@link ConditionalUpdates#delete}) guarded by a field the update leaves as it is: every one is deleted, and
+     * every delete says so. The same races with the driver's {@code deleteOne} are counted, not required: the real
+     * engine loses some (its delete goes to the row's address before the update, docs/servers.md), which is why the
+     * library never sends one.
+     */
+    static String deleteRacingAnUpdate(MongoDatabase db) {
+        Sharding sharding = Sharding.of(CLIENT.get());
+        boolean sharded = sharding.unavailable().isEmpty();
+        if (sharded) {
+            sharding.shard(db, "races", new Document("_id", "hashed"));
+        }
+        MongoCollection<Document> c = db.getCollection("races");
+        int libraryLost = races(c, "library", id -> ConditionalUpdates.delete(c, id, eq("line", List.of())));
+        int deleteOneLost = races(c, "deleteOne", id -> c.deleteOne(and(eq("_id", id), eq("line", List.of())))
+                .getDeletedCount());
+        long left = c.countDocuments(eq("kind", "library"));
+        ContractViolation.require(libraryLost == 0 && left == 0, "the library's delete of one document by _id"
+                + " reported nothing deleted in " + libraryLost + " of " + DELETE_RACES + " races with an update that"
+                + " left it matching, and " + left + " such documents are still there: evidence a pattern deletes"
+                + " (an emptied line, an archived entry) would stay behind");
+        return "the library's delete deleted all " + DELETE_RACES + " raced documents" + (sharded ? " (sharded)" : "")
+                + "; the driver's deleteOne deleted nothing in " + deleteOneLost + " of " + DELETE_RACES;
+    }
+
+    /** Races {@code delete} with an update of each of {@value #DELETE_RACES} new documents; the deletes that lost. */
+    private static int races(MongoCollection<Document> c, String kind,
+                             java.util.function.ToLongFunction<Object> delete) {
+        AtomicInteger lost = new AtomicInteger();
+        for (int i = 0; i < DELETE_RACES; i++) {
+            String id = kind + "-" + i;
+            c.insertOne(new Document("_id", id).append("kind", kind).append("line", List.of()));
+            concurrently(2, t -> () -> {
+                if (t == 0) {
+                    c.updateOne(eq("_id", id), currentDate("movedAt"));
+                } else if (delete.applyAsLong(id) == 0) {
+                    lost.incrementAndGet();
+                }
+                return null;
+            });
+        }
+        return lost.get();
     }
 
     static String conditionalUpdateAtomicity(MongoDatabase db) {

@@ -388,7 +388,7 @@ public final class TransactionStore implements PatternSetup {
 
     /** Deletes scratch copy {@code id}. */
     void deleteCopy(ObjectId id) {
-        scratch.deleteOne(eq("_id", id));
+        ConditionalUpdates.delete(scratch, id, null);
     }
 
     /** Deletes the scratch copies whose id is below {@code oldest}; how many. */
