@@ -35,6 +35,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.ToLongFunction;
 
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -277,7 +278,7 @@ public final class ServerContract {
 
     /** Races {@code delete} with an update of each of {@value #DELETE_RACES} new documents; the deletes that lost. */
     private static int races(MongoCollection<Document> c, String kind,
-                             java.util.function.ToLongFunction<Object> delete) {
+                             ToLongFunction<Object> delete) {
         AtomicInteger lost = new AtomicInteger();
         for (int i = 0; i < DELETE_RACES; i++) {
             String id = kind + "-" + i;
