@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.HdrHistogram.Histogram;
@@ -51,6 +52,12 @@ final class MgoTxn implements Side {
     @Override
     public String database() {
         return DATABASE;
+    }
+
+    /** The accounts and mgo/txn's transaction documents on {@code _id}, which its runner reads and writes them by. */
+    @Override
+    public Map<String, String> shardKeys() {
+        return Map.of("accounts", "_id", "txns", "_id");
     }
 
     @Override

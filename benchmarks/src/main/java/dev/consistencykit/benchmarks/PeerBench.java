@@ -26,6 +26,7 @@ import com.mongodb.client.MongoClients;
 
 import dev.consistencykit.embedded.EmbeddedMongo;
 import dev.consistencykit.testkit.MongoTarget;
+import dev.consistencykit.testkit.Sharding;
 
 /**
  * The peer benchmark: each workload through our pattern and through the library one would otherwise use, on one
@@ -33,10 +34,13 @@ import dev.consistencykit.testkit.MongoTarget;
  *
  * <pre>
  * PeerBench [--uri URI] [--seconds S] [--sizes 1000,10000,100000] [--callers 1,4]
- *           [--workloads two-phase,job-queue,versioning] [--mgotxn PATH] [--out DIR]
+ *           [--workloads two-phase,job-queue,versioning] [--mgotxn PATH] [--out DIR] [--shard]
  * </pre>
  *
  * Prints a table and one JSON line per cell, and writes {@code peers.jsonl} and {@code peers.html} to {@code --out}.
+ * With {@code --shard}, each side's collections are sharded after it is prepared, as {@link Side#shardKeys()} says, on
+ * a server that can shard (a {@code mongos}, or the distributed engine with {@code CONSISTENCY_KIT_SHARD_COMMAND}: see
+ * the testkit's {@link Sharding}).
  */
 public final class PeerBench {
 
@@ -47,17 +51,23 @@ public final class PeerBench {
     static final Duration WARM_UP = Duration.ofSeconds(2);
 
     record Options(Optional<String> uri, int seconds, List<Integer> sizes, List<Integer> callers,
-                   List<String> workloads, Path mgotxn, Path out) {
+                   List<String> workloads, Path mgotxn, Path out, boolean shard) {
 
         static Options parse(String... args) {
             Map<String, String> given = new LinkedHashMap<>();
+            boolean shard = false;
             for (int i = 0; i < args.length; i++) {
+                if (args[i].equals("--shard")) {
+                    shard = true;
+                    continue;
+                }
                 if (!args[i].startsWith("--") || i + 1 >= args.length) {
                     throw new IllegalArgumentException("expected --option value, got '" + args[i] + "'");
                 }
                 given.put(args[i].substring(2), args[++i]);
             }
-            List<String> known = List.of("uri", "seconds", "sizes", "callers", "workloads", "mgotxn", "out");
+            List<String> known = List.of("uri", "seconds", "sizes", "callers", "workloads", "mgotxn", "out",
+                    "shard");
             for (String name : given.keySet()) {
                 if (!known.contains(name)) {
                     throw new IllegalArgumentException("unknown option --" + name + "; known: " + known);
@@ -80,7 +90,7 @@ public final class PeerBench {
             return new Options(uri, seconds, numbers(given.getOrDefault("sizes", "1000,10000,100000"), 2),
                     numbers(given.getOrDefault("callers", "1,4"), 1), workloads,
                     Path.of(given.getOrDefault("mgotxn", "benchmarks/target/mgotxn")),
-                    Path.of(given.getOrDefault("out", "benchmarks/target/peers")));
+                    Path.of(given.getOrDefault("out", "benchmarks/target/peers")), shard);
         }
 
         private static List<Integer> numbers(String list, int least) {
@@ -139,7 +149,7 @@ public final class PeerBench {
         }
     }
 
-    private static void run(Options options) throws IOException {
+    static void run(Options options) throws IOException {
         EmbeddedMongo embedded = options.uri().isPresent() ? null : EmbeddedMongo.start();
         ConnectionString target = new ConnectionString(embedded == null ? options.uri().orElseThrow()
                 : embedded.connectionString());
@@ -147,7 +157,16 @@ public final class PeerBench {
         try (CountingProxy proxy = CountingProxy.start(address.getHost(), address.getPort())) {
             String proxied = proxied(target.getConnectionString(), proxy.port());
             try (MongoClient client = MongoClients.create(proxied)) {
-                String server = describe(client, embedded != null, target);
+                Optional<Sharding> sharding = Optional.empty();
+                if (options.shard()) {
+                    Sharding available = Sharding.of(client);
+                    available.unavailable().ifPresent(reason -> {
+                        throw new IllegalStateException("--shard: " + reason);
+                    });
+                    sharding = Optional.of(available);
+                }
+                String server = describe(client, embedded != null, target)
+                        + (options.shard() ? ", each side's collections sharded (--shard)" : "");
                 Files.createDirectories(options.out());
                 Path jsonl = options.out().resolve("peers.jsonl");
                 Files.writeString(jsonl, "");
@@ -161,7 +180,7 @@ public final class PeerBench {
                     Sides sides = WORKLOADS.get(workload);
                     for (int size : options.sizes()) {
                         for (Cell cell : measure(workload + ": " + sides.description(), sides.make().apply(
-                                new Context(client, proxied, options)), size, options, proxy, client)) {
+                                new Context(client, proxied, options)), size, options, proxy, client, sharding)) {
                             cells.add(cell);
                             System.out.print(cell.table());
                             String line = cell.json().toJson();
@@ -211,7 +230,6 @@ public final class PeerBench {
         return "MongoDB " + info.getString("version") + " at " + MongoTarget.redact(target.getConnectionString());
     }
 
-    /** One workload at one size: every number of callers, the sides interleaved. */
     /**
      * How cost grows with the documents in the collections a workload touches: per side, round trips per operation
      * and the median latency at each size, for {@code callers} callers.
@@ -263,8 +281,29 @@ public final class PeerBench {
         return counts;
     }
 
+    /**
+     * Shards each collection {@link Side#shardKeys()} names, filled: the server moves its documents to their shards
+     * (the distributed engine redistributes an existing collection), so that both sides are measured on the same
+     * documents as unsharded.
+     */
+    private static void shard(Sharding sharding, MongoClient client, Side side) {
+        side.shardKeys().forEach((collection, field) -> sharding.shard(client.getDatabase(side.database()), collection,
+                new Document(field, "hashed")));
+    }
+
+    /** Where a side's collections lived: each sharded one on its key; nothing when the run is not sharded. */
+    private static List<String> placement(Side side, boolean sharded) {
+        if (!sharded) {
+            return List.of();
+        }
+        Map<String, String> keys = new java.util.TreeMap<>(side.shardKeys());
+        return List.of(keys.isEmpty() ? "sharded: none of its collections"
+                : "sharded: " + String.join(", ", keys.entrySet().stream().map(e -> e.getKey() + " on "
+                        + e.getValue()).toList()));
+    }
+
     static List<Cell> measure(String workload, List<Side> sides, int size, Options options, CountingProxy proxy,
-                              MongoClient client) {
+                              MongoClient client, Optional<Sharding> sharding) {
         List<String> failures = new ArrayList<>();
         for (Side side : sides) {
             String failure = "";
@@ -274,6 +313,7 @@ public final class PeerBench {
                 side.prepare(size);
                 System.err.printf("%s: %s prepared in %.1f s%n", workload, side.name(),
                         (System.nanoTime() - began) / 1e9);
+                sharding.ifPresent(s -> shard(s, client, side));
                 side.run(options.callers().get(0), WARM_UP);
             } catch (SideUnavailableException e) {
                 failure = e.getMessage();
@@ -325,7 +365,9 @@ public final class PeerBench {
                 boolean ran = failures.get(s).isEmpty();
                 problems.add(ran ? sides.get(s).check() : List.of());
                 left.add(ran ? documents(client, sides.get(s).database()) : Map.of());
-                notes.add(ran ? sides.get(s).notes() : List.of());
+                List<String> sideNotes = new ArrayList<>(placement(sides.get(s), options.shard()));
+                sideNotes.addAll(ran ? sides.get(s).notes() : List.of());
+                notes.add(sideNotes);
             }
             for (int c = 0; c < options.callers().size(); c++) {
                 List<SideResult> results = new ArrayList<>();

@@ -2,6 +2,7 @@ package dev.consistencykit.benchmarks;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One side of a comparison: a library doing a workload, in a database of its own (so that the proxy's figures for
@@ -22,6 +23,15 @@ interface Side extends AutoCloseable {
      * @throws SideUnavailableException when the side cannot run on this server, saying exactly what failed
      */
     void prepare(int documents);
+
+    /**
+     * Where this side's collections live when the benchmark runs sharded ({@code --shard}): each collection to shard,
+     * to the field of its hashed shard key — ours as docs/operations.md recommends, a peer's on the field its own
+     * queries name. The collections not named stay unsharded; by default, all.
+     */
+    default Map<String, String> shardKeys() {
+        return Map.of();
+    }
 
     /** Runs the workload on {@code callers} concurrent callers for {@code duration}. */
     Phase run(int callers, Duration duration);

@@ -7,6 +7,7 @@ import static com.mongodb.client.model.Filters.gte;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.bson.Document;
 
@@ -21,6 +22,7 @@ import com.mongodb.client.model.Updates;
 import dev.consistencykit.core.OperationId;
 import dev.consistencykit.twophase.Transfer;
 import dev.consistencykit.twophase.TwoPhaseCommit;
+import dev.consistencykit.twophase.TwoPhaseConfig;
 
 /**
  * The two-phase workload: a transfer of 1 to 5 between two random accounts, refused if the source cannot cover it;
@@ -66,6 +68,12 @@ final class Transfers {
         @Override
         public String name() {
             return "consistency-kit two-phase";
+        }
+
+        /** The records and the accounts on {@code _id}: every write of a transfer goes by {@code _id}. */
+        @Override
+        public Map<String, String> shardKeys() {
+            return Map.of(TwoPhaseConfig.DEFAULT_TRANSACTIONS_COLLECTION, "_id", ACCOUNTS, "_id");
         }
 
         @Override
@@ -136,6 +144,12 @@ final class Transfers {
         @Override
         public String name() {
             return "MongoDB transactions (withTransaction)";
+        }
+
+        /** The accounts on {@code _id}, as ours: a transaction spans the two shards of its accounts. */
+        @Override
+        public Map<String, String> shardKeys() {
+            return Map.of(ACCOUNTS, "_id");
         }
 
         @Override

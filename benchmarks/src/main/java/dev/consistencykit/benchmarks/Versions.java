@@ -3,6 +3,7 @@ package dev.consistencykit.benchmarks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,6 +21,7 @@ import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.versioning.CommitResult;
 import dev.consistencykit.versioning.VersionedStore;
+import dev.consistencykit.versioning.VersionedStoreConfig;
 import dev.consistencykit.versioning.VersionedTree;
 
 /**
@@ -64,6 +66,14 @@ final class Versions {
         @Override
         public String name() {
             return "consistency-kit versioning";
+        }
+
+        /** The roots on {@code _id}, the item versions and version records on their root: one tree on one shard. */
+        @Override
+        public Map<String, String> shardKeys() {
+            return Map.of(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION, "_id",
+                    VersionedStoreConfig.DEFAULT_ITEMS_COLLECTION, "root",
+                    VersionedStoreConfig.DEFAULT_HISTORY_COLLECTION, "root");
         }
 
         @Override
@@ -179,6 +189,15 @@ final class Versions {
         @Override
         public String name() {
             return "JaVers " + Peers.version("javers");
+        }
+
+        /**
+         * The snapshots on the object they are of ({@code globalId_key}, which every query of the workload names); the
+         * one document of the head id unsharded.
+         */
+        @Override
+        public Map<String, String> shardKeys() {
+            return Map.of("jv_snapshots", "globalId_key");
         }
 
         @Override
