@@ -302,6 +302,10 @@ public final class PeerBench {
                         + e.getValue()).toList()));
     }
 
+    /**
+     * One workload at one size: every number of callers, the sides interleaved; each side's collections sharded after
+     * it is prepared when {@code sharding} is given.
+     */
     static List<Cell> measure(String workload, List<Side> sides, int size, Options options, CountingProxy proxy,
                               MongoClient client, Optional<Sharding> sharding) {
         List<String> failures = new ArrayList<>();
@@ -365,7 +369,7 @@ public final class PeerBench {
                 boolean ran = failures.get(s).isEmpty();
                 problems.add(ran ? sides.get(s).check() : List.of());
                 left.add(ran ? documents(client, sides.get(s).database()) : Map.of());
-                List<String> sideNotes = new ArrayList<>(placement(sides.get(s), options.shard()));
+                List<String> sideNotes = new ArrayList<>(placement(sides.get(s), sharding.isPresent()));
                 sideNotes.addAll(ran ? sides.get(s).notes() : List.of());
                 notes.add(sideNotes);
             }
