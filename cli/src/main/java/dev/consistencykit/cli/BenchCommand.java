@@ -108,7 +108,7 @@ final class BenchCommand implements Callable<Integer> {
             List<QueryPlans.Plan> explained = List.of();
             try {
                 report = lab.bench(target, new Bench.Settings(threads, Duration.ofSeconds(seconds),
-                        variant == null ? "" : variant, shard, plans), progress);
+                        variant == null ? "" : variant, shard, plans, Bench.WARM_UP), progress);
                 if (recorder != null) {
                     progress.accept("explaining the queries the run sent");
                     explained = recorder.explain(target.client());

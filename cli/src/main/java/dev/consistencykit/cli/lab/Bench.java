@@ -40,8 +40,12 @@ public final class Bench {
      *                 that can shard: see {@link Sharding})
      * @param kept     whether the benchmark leaves its database to the caller ({@link QueryPlans} explains its
      *                 queries against the data the run left, then drops it) instead of dropping it
+     * @param warmUp   how long the pattern runs unmeasured first ({@link #WARM_UP} from the command line; zero for
+     *                 none). It buys compiled code only: what the pattern sends per operation is the same after any
+     *                 warm-up, because each lab spends every one-time cost of its data before measuring
      */
-    public record Settings(int threads, Duration duration, String variant, boolean sharded, boolean kept) {
+    public record Settings(int threads, Duration duration, String variant, boolean sharded, boolean kept,
+                           Duration warmUp) {
 
         /** Validates. */
         public Settings {
@@ -53,11 +57,15 @@ public final class Bench {
                 throw new IllegalArgumentException("duration must be > 0, was " + duration);
             }
             Objects.requireNonNull(variant, "variant");
+            Objects.requireNonNull(warmUp, "warmUp");
+            if (warmUp.isNegative()) {
+                throw new IllegalArgumentException("warmUp must be >= 0, was " + warmUp);
+            }
         }
 
-        /** The pattern's default variant, unsharded. */
+        /** The pattern's default variant, unsharded, warmed up for {@link #WARM_UP}. */
         public Settings(int threads, Duration duration) {
-            this(threads, duration, "", false, false);
+            this(threads, duration, "", false, false, WARM_UP);
         }
     }
 
@@ -156,12 +164,17 @@ public final class Bench {
         return new Run(count.get(), Duration.ofNanos(System.nanoTime() - start));
     }
 
-    /** How long a pattern runs before it is measured: on 2 cores the JIT compiler competes with a cold run. */
+    /**
+     * How long a pattern runs before it is measured from the command line: on 2 cores the JIT compiler competes with
+     * a cold run.
+     */
     public static final Duration WARM_UP = Duration.ofSeconds(3);
 
-    /** Runs {@code operation} unmeasured for {@link #WARM_UP}, so the measured phase sees compiled code. */
+    /** Runs {@code operation} unmeasured for the settings' warm-up, so the measured phase sees compiled code. */
     public static void warmUp(Settings settings, IntConsumer operation) {
-        timed(settings.threads(), WARM_UP, operation);
+        if (!settings.warmUp().isZero()) {
+            timed(settings.threads(), settings.warmUp(), operation);
+        }
     }
 
     /** Both sides of a comparison, each summed over its interleaved phases. */
@@ -207,12 +220,15 @@ public final class Bench {
     }
 
     /**
-     * Warms {@code pattern} and {@code raw} up, then measures them interleaved while counting the commands sent to
-     * {@code databaseName}.
+     * Runs {@code pattern} once and warms it and {@code raw} up, then measures them interleaved while counting the
+     * commands sent to {@code databaseName}.
      */
     public static Measured measure(MongoTarget target, String databaseName, Settings settings, IntConsumer pattern,
                                    IntConsumer raw, Consumer<String> progress, String what) {
         progress.accept("warming up");
+        // one operation whatever the warm-up: an instance's own one-time costs (its first look at the server's clock)
+        // are spent before the measured phase on any machine
+        pattern.accept(0);
         warmUp(settings, pattern);
         timed(settings.threads(), Duration.ofSeconds(1), raw);
         progress.accept("measuring " + what + " and raw single-document updates, interleaved");

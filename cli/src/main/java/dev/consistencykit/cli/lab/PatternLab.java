@@ -26,7 +26,12 @@ public interface PatternLab {
      */
     ChaosReport chaos(MongoTarget target, int seeds, Consumer<String> progress);
 
-    /** Throughput and round trips per operation against raw single-document updates. */
+    /**
+     * Throughput and round trips per operation against raw single-document updates. The operation measured is the
+     * pattern's steady one: every one-time cost of the lab's data (a master's first update, an account's first
+     * append) is spent before the measured phase, not left to however many operations the warm-up makes on this
+     * machine, so the round trips reported are the same after any {@link Bench.Settings#warmUp()}.
+     */
     BenchReport bench(MongoTarget target, Bench.Settings settings, Consumer<String> progress);
 
     /**
