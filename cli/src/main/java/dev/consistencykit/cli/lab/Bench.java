@@ -41,8 +41,7 @@ public final class Bench {
      * @param kept     whether the benchmark leaves its database to the caller ({@link QueryPlans} explains its
      *                 queries against the data the run left, then drops it) instead of dropping it
      * @param warmUp   how long the pattern runs unmeasured first ({@link #WARM_UP} from the command line; zero for
-     *                 none). It buys compiled code only: what the pattern sends per operation is the same after any
-     *                 warm-up, because each lab spends every one-time cost of its data before measuring
+     *                 none): compiled code, not round trips (see {@link PatternLab#bench})
      */
     public record Settings(int threads, Duration duration, String variant, boolean sharded, boolean kept,
                            Duration warmUp) {
