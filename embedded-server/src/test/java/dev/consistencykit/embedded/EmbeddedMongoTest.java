@@ -63,6 +63,9 @@ class EmbeddedMongoTest {
                     new com.mongodb.client.model.IndexOptions().unique(true));
             indexed.createIndex(com.mongodb.client.model.Indexes.ascending("flag.at"),
                     new com.mongodb.client.model.IndexOptions().sparse(true));
+            indexed.createIndex(com.mongodb.client.model.Indexes.compoundIndex(
+                    com.mongodb.client.model.Indexes.descending("owner"), com.mongodb.client.model.Indexes.ascending(
+                    "at")));
             for (int i = 0; i < 60; i++) {
                 Document d = new Document("_id", i).append("state", List.of("TODO", "DONE", "DEAD").get(i % 3))
                         .append("runAt", i).append("owner", i % 4 == 0 ? (Object) 1 : (i % 4 == 1 ? 1L : 2.0))
@@ -71,6 +74,9 @@ class EmbeddedMongoTest {
                                 new Document("authorId", "a" + (i % 4)).append("v", -i)));
                 if (i % 2 == 0) {
                     d.append("flag", new Document("at", i));
+                }
+                if (i % 3 != 0) {
+                    d.append("at", i % 3 == 1 ? new java.util.Date(i * 1_000L) : null);
                 }
                 indexed.insertOne(d);
                 plain.insertOne(d);
@@ -83,7 +89,15 @@ class EmbeddedMongoTest {
                     eq("flag.at", 4), eq("flag.at", null), com.mongodb.client.model.Filters.exists("flag.at"),
                     eq("runAt", 12), and(eq("runAt", 12), eq("owner", 1)), and(eq("runAt", 13), eq("owner", 1)),
                     eq("state", "NONE"), in("state", "TODO", "DEAD"), and(in("owner", 1, 7), eq("state", "DONE")),
-                    in("tags", "t1", "t6"), in("state", List.of()));
+                    in("tags", "t1", "t6"), in("state", List.of()),
+                    // ranges, served by the documents holding the key: a leading key, a later one, a multikey one, a
+                    // sparse one, numbers of several types, and a range beside an equality another index serves
+                    com.mongodb.client.model.Filters.lte("runAt", 30), com.mongodb.client.model.Filters.lt("owner", 2),
+                    and(com.mongodb.client.model.Filters.gte("runAt", 10), com.mongodb.client.model.Filters.lt("runAt",
+                            20.5)), com.mongodb.client.model.Filters.gt("tags", "t4"),
+                    com.mongodb.client.model.Filters.gt("flag.at", 10), com.mongodb.client.model.Filters.lte("at",
+                            new java.util.Date(20_000)), and(eq("tags", "t2"), com.mongodb.client.model.Filters.gt(
+                            "runAt", 5L)));
             Runnable compare = () -> {
                 for (org.bson.conversions.Bson q : queries) {
                     assertThat(ids(indexed.find(q))).as(q.toString()).isEqualTo(ids(plain.find(q)));
@@ -106,6 +120,9 @@ class EmbeddedMongoTest {
                 c.updateMany(eq("comments.authorId", "a2"), Updates.set("comments.$[].authorId", "a9"));
                 c.deleteMany(eq("owner", 2L));
                 c.updateOne(eq("_id", 8), Updates.unset("flag"));
+                c.updateMany(com.mongodb.client.model.Filters.lt("at", new java.util.Date(10_000)),
+                        Updates.unset("at"));
+                c.updateOne(eq("_id", 9), Updates.set("at", new java.util.Date(1_000)));
             }
             compare.run();
             assertThat(ids(indexed.find(eq("state", "DONE")))).hasSize(ids(plain.find(eq("state", "DONE"))).size());

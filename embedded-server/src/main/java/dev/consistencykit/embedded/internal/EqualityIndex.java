@@ -21,14 +21,21 @@ import de.bwaldvogel.mongo.bson.Document;
  * nothing about MongoDB). It maps the value of the index's <em>leading</em> key (each element's, for an array: a
  * multikey index) to the positions of the documents holding it, and serves queries that require an equality on that
  * key: at the top level, inside a top-level {@code $and}, or inside {@code $elemMatch} on the array the key runs
- * through. The server then matches every candidate against the whole query, so the index only narrows the scan and can
- * never change a result. Other queries (ranges, {@code null}, {@code $in}…) fall back to the full scan.
+ * through. A query that requires no such equality but a range ({@code $lt}, {@code $lte}, {@code $gt}, {@code $gte} of a
+ * number, string or date) on any of the index's keys, at the top level or inside a top-level {@code $and}, is served by
+ * the documents that hold a value at that key: a range of such a value matches no document where the key is missing or
+ * {@code null} (MongoDB compares within a type). It reads every document that holds the key, where mongod reads only
+ * those in the range's bounds, but no document without it: a claim of the next due job among the jobs that hold a
+ * claim time, not among every job. The server then matches every candidate against the whole query, so the index only
+ * narrows the scan and can never change a result. Other queries ({@code null}, {@code $exists}…) fall back to the full
+ * scan.
  *
  * <p>Guarded by the collection's lock, like the server's own indexes.
  */
 final class EqualityIndex extends Index<Integer> {
 
     private static final String ID_FIELD = "_id";
+    private static final Set<String> RANGES = Set.of("$lt", "$lte", "$gt", "$gte");
 
     private final String leadingKey;
     private final String[] path;
@@ -36,13 +43,26 @@ final class EqualityIndex extends Index<Integer> {
     private final Map<Object, Set<Integer>> positionsByValue = new HashMap<>();
     private final Map<Object, Integer> positionById = new HashMap<>();
     private final Map<Integer, Set<Object>> valuesByPosition = new HashMap<>();
+    /** Per key of the index whose path this index models: the positions of the documents holding a value there. */
+    private final Map<String, Set<Integer>> holdingByKey = new HashMap<>();
 
     EqualityIndex(String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
         this.leadingKey = keys.get(0).getKey();
         this.path = leadingKey.split("\\.");
         // "a.0.b" addresses an array element by position, which this index does not model: leave such keys to scans
-        this.usable = java.util.Arrays.stream(path).noneMatch(segment -> segment.chars().allMatch(Character::isDigit));
+        this.usable = modelled(leadingKey);
+        for (IndexKey key : keys) {
+            if (modelled(key.getKey())) {
+                holdingByKey.put(key.getKey(), new HashSet<>());
+            }
+        }
+    }
+
+    /** Whether this index models {@code key}'s path: not one that addresses an array element by position. */
+    private static boolean modelled(String key) {
+        return java.util.Arrays.stream(key.split("\\.")).noneMatch(segment -> segment.chars()
+                .allMatch(Character::isDigit));
     }
 
     /**
@@ -51,15 +71,24 @@ final class EqualityIndex extends Index<Integer> {
      * is much cheaper than the server's general key extraction over every key of a compound index.
      */
     private Set<Object> leadingValues(Document document) {
+        return valuesAt(document, path);
+    }
+
+    private static Set<Object> valuesAt(Document document, String[] path) {
         Set<Object> values = new HashSet<>();
-        collect(document, 0, values);
+        collect(document, path, 0, values);
         if (values.isEmpty()) {
             values.add(null);
         }
         return values;
     }
 
-    private void collect(Object current, int depth, Set<Object> out) {
+    /** Whether {@code document} holds a value other than {@code null} at {@code key}. */
+    private static boolean holds(Document document, String key) {
+        return valuesAt(document, key.split("\\.")).stream().anyMatch(java.util.Objects::nonNull);
+    }
+
+    private static void collect(Object current, String[] path, int depth, Set<Object> out) {
         if (depth == path.length) {
             if (current instanceof Collection<?> elements) {
                 if (elements.isEmpty()) {
@@ -75,11 +104,11 @@ final class EqualityIndex extends Index<Integer> {
             if (!d.containsKey(path[depth])) {
                 out.add(null);
             } else {
-                collect(d.get(path[depth]), depth + 1, out);
+                collect(d.get(path[depth]), path, depth + 1, out);
             }
         } else if (current instanceof Collection<?> elements) {
             for (Object element : elements) {
-                collect(element, depth, out);
+                collect(element, path, depth, out);
             }
         } else {
             out.add(null);
@@ -123,6 +152,18 @@ final class EqualityIndex extends Index<Integer> {
     public synchronized void add(Document document, Integer position, MongoCollection<Integer> collection) {
         positionById.put(idOf(document), position);
         link(position, leadingValues(document));
+        holdings(document, position);
+    }
+
+    /** Files {@code position} under each key {@code document} holds a value at, and under no other. */
+    private void holdings(Document document, Integer position) {
+        holdingByKey.forEach((key, positions) -> {
+            if (holds(document, key)) {
+                positions.add(position);
+            } else {
+                positions.remove(position);
+            }
+        });
     }
 
     /** Files {@code position} under {@code values}; a sparse index leaves out a document without the key. */
@@ -141,6 +182,7 @@ final class EqualityIndex extends Index<Integer> {
         Integer position = positionById.remove(idOf(document));
         if (position != null) {
             unlink(position);
+            holdingByKey.values().forEach(positions -> positions.remove(position));
         }
         return position;
     }
@@ -167,6 +209,7 @@ final class EqualityIndex extends Index<Integer> {
     @Override
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, Integer position,
                                            MongoCollection<Integer> collection) {
+        holdings(newDocument, position);
         Set<Object> values = leadingValues(newDocument);
         if (values.equals(leadingValues(oldDocument))) {
             return;     // the leading key did not change
@@ -177,13 +220,17 @@ final class EqualityIndex extends Index<Integer> {
 
     @Override
     public synchronized boolean canHandle(Document query) {
-        return usable && equalityValues(query, "") != null;
+        return (usable && equalityValues(query, "") != null) || rangeKey(query) != null;
     }
 
     @Override
     public synchronized Iterable<Integer> getPositions(Document query) {
+        List<Object> equal = usable ? equalityValues(query, "") : null;
+        if (equal == null) {
+            return new TreeSet<>(holdingByKey.get(rangeKey(query)));
+        }
         TreeSet<Integer> positions = new TreeSet<>();
-        for (Object value : equalityValues(query, "")) {
+        for (Object value : equal) {
             positions.addAll(positionsByValue.getOrDefault(normalize(value), Set.of()));
         }
         return positions;
@@ -209,6 +256,7 @@ final class EqualityIndex extends Index<Integer> {
         positionsByValue.clear();
         positionById.clear();
         valuesByPosition.clear();
+        holdingByKey.values().forEach(Set::clear);
     }
 
     /**
@@ -245,6 +293,29 @@ final class EqualityIndex extends Index<Integer> {
                         return found;
                     }
                 }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A key of this index on which {@code query} requires a range of a number, a string or a date (at the top level or
+     * inside a top-level {@code $and}), or {@code null} if it requires none.
+     */
+    private String rangeKey(Document query) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            if (entry.getKey().equals("$and") && entry.getValue() instanceof List<?> clauses) {
+                for (Object clause : clauses) {
+                    String found = clause instanceof Document d ? rangeKey(d) : null;
+                    if (found != null) {
+                        return found;
+                    }
+                }
+            } else if (holdingByKey.containsKey(entry.getKey()) && entry.getValue() instanceof Document condition
+                    && !condition.isEmpty() && condition.entrySet().stream().allMatch(c -> RANGES.contains(c.getKey())
+                    && (c.getValue() instanceof Number || c.getValue() instanceof String
+                    || c.getValue() instanceof java.util.Date))) {
+                return entry.getKey();
             }
         }
         return null;
