@@ -74,6 +74,26 @@ class IndexCoverageTest {
     }
 
     @Test
+    void shouldCoverAQueryWhoseSortLeadsAnIndexOnlyWhenItIsSentWithThatSort(MongoTarget target, MongoDatabase db) {
+        MongoCollection<Document> jobs = db.getCollection("jobs");
+        jobs.createIndex(Indexes.compoundIndex(Indexes.descending("priority"), Indexes.ascending("claimAt")));
+        for (int i = 0; i < 50; i++) {
+            jobs.insertOne(new Document("_id", i).append("priority", i % 3).append("claimAt", i));
+        }
+        try (IndexCoverage coverage = IndexCoverage.attach(target, db.getName())) {
+            jobs.find(com.mongodb.client.model.Filters.lte("claimAt", 5)).sort(new Document("priority", -1)
+                    .append("claimAt", 1)).first();
+            jobs.findOneAndUpdate(com.mongodb.client.model.Filters.lte("claimAt", 7), new Document("$set",
+                    new Document("x", 1)), new com.mongodb.client.model.FindOneAndUpdateOptions()
+                    .sort(new Document("priority", -1).append("claimAt", 1)));
+            jobs.find(com.mongodb.client.model.Filters.lte("claimAt", 6)).sort(new Document("claimAt", 1)).first();
+
+            assertThat(coverage.uncovered(db)).containsExactly("jobs: {\"claimAt\": {\"$lte\": 6}} (leading index"
+                    + " keys: [_id, priority])");
+        }
+    }
+
+    @Test
     void shouldIgnoreOtherDatabasesAndStopWhenClosed(MongoTarget target, MongoDatabase db) {
         IndexCoverage coverage = IndexCoverage.attach(target, db.getName());
         MongoDatabase other = target.client().getDatabase(MongoTestExtension.freshName("other"));

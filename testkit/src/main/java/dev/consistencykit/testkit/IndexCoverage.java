@@ -19,8 +19,9 @@ import com.mongodb.event.CommandStartedEvent;
 /**
  * Captures the filter of every query the code under test sends to one database (find, count, aggregate's first
  * {@code $match}, update, delete, findAndModify) and checks each against the indexes declared on its collection: a
- * query is covered when it has an equality on {@code _id}, or when the first key of a declared index is one of its
- * top-level fields. The embedded server ignores secondary indexes, so without this check a missing index would only
+ * query is covered when it has an equality on {@code _id}, when the first key of a declared index is one of its
+ * top-level fields, or when its sort (a find's or a findAndModify's) leads with the first key of a declared index,
+ * which MongoDB walks in that order, reading only the entries the filter's bounds on the index's later keys allow. The embedded server ignores secondary indexes, so without this check a missing index would only
  * show on a real server, as a collection scan. Where the server explains queries, a covered one must also be planned
  * through an index, not as a read of the whole collection: a declared index can go unread (the real engine reads
  * every document for an {@code $elemMatch} alone, though an index holds its fields; {@link QueryPlans}).
@@ -40,6 +41,8 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
     private final String databaseName;
     private final CommandListenerHub hub;
     private final Map<String, Set<String>> filtersByCollection = new ConcurrentHashMap<>();
+    /** Per collection, the sort each captured filter was sent with (the first one seen), when it had one. */
+    private final Map<String, Map<String, String>> sortsByCollection = new ConcurrentHashMap<>();
 
     private IndexCoverage(String databaseName, CommandListenerHub hub) {
         this.databaseName = databaseName;
@@ -67,9 +70,9 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
         }
         String collection = target.asString().getValue();
         switch (name) {
-            case "find" -> record(collection, command.get("filter", new BsonDocument()));
+            case "find" -> record(collection, command.get("filter", new BsonDocument()), command.get("sort"));
             case "count" -> record(collection, command.get("query", new BsonDocument()));
-            case "findAndModify" -> record(collection, command.get("query"));
+            case "findAndModify" -> record(collection, command.get("query"), command.get("sort"));
             case "update" -> command.getArray("updates", new org.bson.BsonArray())
                     .forEach(u -> record(collection, u.asDocument().get("q")));
             case "delete" -> command.getArray("deletes", new org.bson.BsonArray())
@@ -93,11 +96,19 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
     }
 
     private void record(String collection, BsonValue filter) {
+        record(collection, filter, null);
+    }
+
+    private void record(String collection, BsonValue filter, BsonValue sort) {
         if (filter == null || !filter.isDocument()) {
             return;
         }
-        filtersByCollection.computeIfAbsent(collection, c -> ConcurrentHashMap.newKeySet())
-                .add(filter.asDocument().toJson());
+        String json = filter.asDocument().toJson();
+        filtersByCollection.computeIfAbsent(collection, c -> ConcurrentHashMap.newKeySet()).add(json);
+        if (sort != null && sort.isDocument() && !sort.asDocument().isEmpty()) {
+            sortsByCollection.computeIfAbsent(collection, c -> new ConcurrentHashMap<>())
+                    .putIfAbsent(json, sort.asDocument().toJson());   // the event's buffer is not ours to keep
+        }
     }
 
     /** Every captured filter, per collection. */
@@ -124,13 +135,18 @@ public final class IndexCoverage implements CommandListener, AutoCloseable {
             }
             for (String json : filters) {
                 BsonDocument filter = BsonDocument.parse(json);
-                if (!covered(filter, leadingKeys)) {
+                String sortJson = sortsByCollection.getOrDefault(collection, Map.of()).get(json);
+                BsonDocument sort = sortJson == null ? null : BsonDocument.parse(sortJson);
+                if (!covered(filter, leadingKeys) && (sort == null || !leadingKeys.contains(sort.getFirstKey()))) {
                     problems.add(collection + ": " + json + " (leading index keys: " + leadingKeys + ")");
                 } else {
-                    QueryPlans.planOf(database, new Document("find", collection).append("filter", Document.parse(
-                            json))).filter(QueryPlans::readsWholeCollection).ifPresent(plan -> problems.add(
-                            collection + ": " + json + " (the server reads the whole collection for it: " + plan
-                                    + ")"));
+                    Document find = new Document("find", collection).append("filter", Document.parse(json));
+                    if (sort != null) {
+                        find.append("sort", Document.parse(sortJson));
+                    }
+                    QueryPlans.planOf(database, find).filter(QueryPlans::readsWholeCollection).ifPresent(plan ->
+                            problems.add(collection + ": " + json + " (the server reads the whole collection for it: "
+                                    + plan + ")"));
                 }
             }
         });
