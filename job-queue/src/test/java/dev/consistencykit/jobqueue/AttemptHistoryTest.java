@@ -40,8 +40,8 @@ class AttemptHistoryTest {
         }).build();
         queue.enqueue(JobRequest.of("flaky", null).withId(OperationId.of("f")));
         for (int i = 0; i < 3; i++) {
-            db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "f"), Updates.set("runAt",
-                    new Date(0)));   // due at once, whatever its back-off
+            // due at once, whatever its back-off
+            assertThat(queue.operator().reschedule(OperationId.of("f"), java.time.Instant.EPOCH)).isTrue();
             assertThat(queue.processNext()).isPresent();
         }
 
@@ -100,8 +100,7 @@ class AttemptHistoryTest {
         }).build();
         queue.enqueue(JobRequest.of("mail", null).withId(OperationId.of("m")).withMaxAttempts(2));
         for (int i = 0; i < 2; i++) {
-            db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "m"), Updates.set("runAt",
-                    new Date(0)));
+            assertThat(queue.operator().reschedule(OperationId.of("m"), java.time.Instant.EPOCH)).isTrue();
             assertThat(queue.processNext()).isPresent();
         }
 

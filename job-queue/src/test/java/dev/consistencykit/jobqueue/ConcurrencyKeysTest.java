@@ -96,8 +96,7 @@ class ConcurrencyKeysTest {
         OrderingKeysTest.failNext("k-3", 1);
         queue.enqueue(limited("k", 3).withMaxAttempts(1));
         // due now instead of tomorrow: it runs again, then k-2; k-3 dies, and a dead job leaves its line
-        db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "k-1"),
-                com.mongodb.client.model.Updates.set("runAt", new java.util.Date(0)));
+        assertThat(queue.operator().reschedule(OperationId.of("k-1"), java.time.Instant.EPOCH)).isTrue();
         while (queue.processNext().isPresent()) {
             // run what can run
         }

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import org.bson.Document;
 
@@ -28,6 +29,8 @@ final class Friends {
     static final String WITNESS = "effectOf";
     static final String COUNTERS = "counters";
     static final RetryPolicy FAST_RETRY = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(1), Duration.ofMillis(4));
+    /** The states a worker claims a job in. */
+    private static final List<String> CLAIMABLE = List.of("todo", "failed");
 
     private Friends() {
     }
@@ -73,12 +76,29 @@ final class Friends {
     }
 
     /**
+     * Each job whose {@code claimAt} disagrees with its state and run-at time: the claim reads {@code claimAt}, which
+     * only a job a worker may claim holds ({@code ClaimableJobsTest}).
+     */
+    static List<String> claimAtProblems(MongoDatabase db) {
+        List<String> problems = new ArrayList<>();
+        for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
+            boolean claimable = CLAIMABLE.contains(job.get("state"));
+            if (claimable != job.containsKey("claimAt")
+                    || (claimable && !Objects.equals(job.get("claimAt"), job.get("runAt")))) {
+                problems.add("job " + job.get("_id") + " is " + job.get("state") + ", due at " + job.get("runAt")
+                        + ", with claimAt " + (job.containsKey("claimAt") ? job.get("claimAt") : "absent"));
+            }
+        }
+        return problems;
+    }
+
+    /**
      * Every job terminal (none lost, none stuck); every done befriend job's friendship present on both sides; every
      * user's friends exactly the effects of the jobs it records, each once; every counter equal to the number of jobs whose effect it records, and at least the number of
      * done jobs that target it; no document still carrying a mark or a reservation of a job that is done.
      */
     static List<String> invariants(MongoDatabase db) {
-        List<String> problems = new ArrayList<>();
+        List<String> problems = new ArrayList<>(claimAtProblems(db));
         for (Document job : db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).find()) {
             String state = job.getString("state");
             if (!JobState.fromStored(state).isTerminal()) {

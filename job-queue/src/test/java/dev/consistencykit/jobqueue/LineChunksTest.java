@@ -17,6 +17,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 
 import dev.consistencykit.core.ServerClock;
+import dev.consistencykit.core.OperationId;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 
 /**
@@ -132,8 +133,8 @@ class LineChunksTest {
         assertThat(after.getInteger("chunks")).isEqualTo(1);
 
         queue.enqueue(OrderingKeysTest.step("k", 2));
-        db.getCollection(JobQueueConfig.DEFAULT_COLLECTION).updateOne(eq("_id", "k-1"),
-                com.mongodb.client.model.Updates.set("runAt", new Date(0)));   // due now instead of tomorrow
+        // due now instead of tomorrow
+        assertThat(queue.operator().reschedule(OperationId.of("k-1"), java.time.Instant.EPOCH)).isTrue();
         drain(queue);
         assertThat(OrderingKeysTest.seen(db, "k")).containsExactly(1, 2);
         assertThat(keys(db).countDocuments()).as("documents left").isZero();

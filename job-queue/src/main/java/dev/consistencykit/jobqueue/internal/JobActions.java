@@ -85,6 +85,7 @@ public final class JobActions {
             }
             boolean effects = !job.getList(EFFECTS, Object.class, List.of()).isEmpty();
             Bson update = Updates.combine(Updates.currentDate(COMPLETED), Updates.set(JobSchema.CANCELED, nonce),
+                    Updates.unset(JobSchema.CLAIM_AT),
                     effects ? Updates.set(UNSETTLED, true) : Updates.unset(UNSETTLED));
             GuardedResult r = store.transition(id, "cancel", Transition.of(STATE, job.getString(STATE),
                     JobState.DISCARDED.stored()).alsoUpdating(update));
@@ -105,7 +106,7 @@ public final class JobActions {
      */
     public boolean reschedule(Object id, Instant at) {
         Ids.operationId(config.name(), "id", id);
-        return store.moveRunAt(id, List.of(JobState.TODO.stored(), JobState.FAILED.stored()), Date.from(at));
+        return store.moveRunAt(id, Date.from(at));
     }
 
     /**

@@ -70,7 +70,8 @@ public final class JobDeadLetters {
     }
 
     private Bson replayUpdate() {
-        return Updates.combine(Updates.set(ATTEMPTS, 0), Updates.set(RUN_AT, Date.from(clock.now())),
+        Date now = Date.from(clock.now());
+        return Updates.combine(Updates.set(ATTEMPTS, 0), Updates.set(RUN_AT, now), Updates.set(JobSchema.CLAIM_AT, now),
                 Updates.inc(TOKEN, 1L));
     }
 

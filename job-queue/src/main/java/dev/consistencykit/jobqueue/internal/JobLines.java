@@ -295,7 +295,7 @@ final class JobLines implements JobHook {
                 jobs.put(Ids.idKey(job.get("_id")), job);
             }
             Map<Object, List<Object>> ended = new LinkedHashMap<>();
-            List<Document> waiting = new ArrayList<>();
+            List<Map.Entry<Document, Document>> waiting = new ArrayList<>();   // an entry and its job
             for (Placed placed : first) {
                 Document entry = placed.entry();
                 Document job = jobs.get(Ids.idKey(entry.get("j")));
@@ -305,15 +305,15 @@ final class JobLines implements JobHook {
                         || (!ordering && JobState.DEAD.stored().equals(state))) {
                     ended.computeIfAbsent(placed.in(), d -> new ArrayList<>()).add(entry.get("n"));
                 } else if (JobState.AWAITING.stored().equals(state)) {
-                    waiting.add(entry);
+                    waiting.add(Map.entry(entry, job));
                 }
             }
             if (!ended.isEmpty()) {
                 ended.forEach(store::leaveLine);
                 continue;   // others may now be among the first
             }
-            for (Document entry : waiting) {
-                store.endWait(entry.get("j"), entry.get("n"));
+            for (Map.Entry<Document, Document> w : waiting) {
+                store.endWait(w.getKey().get("j"), w.getKey().get("n"), w.getValue().get(RUN_AT));
             }
             return true;
         }

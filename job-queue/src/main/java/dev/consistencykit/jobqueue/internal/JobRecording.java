@@ -123,9 +123,11 @@ public final class JobRecording {
     }
 
     Bson recordUpdate(EncodedJob job, String nonce) {
-        Document fields = new Document(job.fields()).append(RUN_AT, Date.from(clock.now().plus(job
-                .delay())))
-                .append(RecordReleases.FIELD, nonce);
+        Date runAt = Date.from(clock.now().plus(job.delay()));
+        Document fields = new Document(job.fields()).append(RUN_AT, runAt).append(RecordReleases.FIELD, nonce);
+        if (JobSchema.DUE_STATES.contains(fields.get(STATE))) {
+            fields.append(JobSchema.CLAIM_AT, runAt);
+        }
         if (job.fields().containsKey(JobSchema.LINE_KEY)) {
             fields.append(JobSchema.LINE_NONCE, nonce);
         }

@@ -152,12 +152,15 @@ public final class JobRecovery implements PatternRecovery {
         int dead = 0;
         int skipped = 0;
         for (Document job : store.findAll(filter, TYPE, TOKEN, ATTEMPTS, MAX_ATTEMPTS, OWNER, JobSchema.CLAIMED,
-                JobSchema.LINE_KEY)) {
+                JobSchema.LINE_KEY, JobSchema.RUN_AT)) {
             Object id = job.get("_id");
             boolean last = job.getInteger(ATTEMPTS, 0) >= job.getInteger(MAX_ATTEMPTS, config.maxAttempts());
             String error = last ? "the worker lost its lease on the last attempt" : "the worker lost its lease";
+            // a job keeps its run-at time while it is processing: requeued, it is claimable from that time again
+            Bson claimable = last ? Updates.unset(JobSchema.CLAIM_AT)
+                    : Updates.set(JobSchema.CLAIM_AT, job.get(JobSchema.RUN_AT));
             Bson update = Updates.combine(Updates.set(STATE, (last ? JobState.DEAD : JobState.TODO).stored()),
-                    Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
+                    claimable, Updates.set(LAST_ERROR, error), Updates.unset(OWNER), Updates.unset(LEASE),
                     Updates.inc(TOKEN, 1L), lostAttempt(job, last, error));
             long token = ConditionalUpdates.tokenOf(job, LEASE_FIELDS);
             // the lease is checked again in the compare-and-set: a worker that renewed it since it was read keeps it

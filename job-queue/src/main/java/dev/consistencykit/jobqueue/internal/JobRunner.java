@@ -3,12 +3,11 @@ package dev.consistencykit.jobqueue.internal;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
-import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static dev.consistencykit.jobqueue.internal.JobSchema.ATTEMPTS;
 import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIM_AT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.COMPLETED;
-import static dev.consistencykit.jobqueue.internal.JobSchema.DUE_STATES;
 import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECTS;
 import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_FIELDS;
 import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECT_MARKER;
@@ -118,8 +117,8 @@ public final class JobRunner {
     // ---------------------------------------------------------------- claiming and running
 
     Bson claimUpdate() {
-        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.stored()), Updates.inc(ATTEMPTS, 1),
-                Updates.currentDate(CLAIMED));
+        return Updates.combine(Updates.set(STATE, JobState.PROCESSING.stored()), Updates.unset(CLAIM_AT),
+                Updates.inc(ATTEMPTS, 1), Updates.currentDate(CLAIMED));
     }
 
     /** Claims the highest-priority due job, or the given one. */
@@ -128,8 +127,8 @@ public final class JobRunner {
         if (onlyId != null) {
             filters.add(eq("_id", onlyId));
         }
-        filters.add(in(STATE, DUE_STATES));
-        filters.add(lte(RUN_AT, Date.from(clock.now())));
+        // due and claimable: only a todo or failed job holds claimAt (JobSchema.CLAIM_AT), written with its state
+        filters.add(lte(CLAIM_AT, Date.from(clock.now())));
         filters.add(exists(HELD, false));   // a relayed job its relayer has not found still outboxed yet
         return store.claim(onlyId, and(filters), owner, config.lease(), clock, claimUpdate())
                 .map(c -> new ClaimedJob(c, c.document(), System.nanoTime()));
@@ -185,8 +184,8 @@ public final class JobRunner {
         Duration delay = backoff(attempt);
         Date runAt = Date.from(clock.now().plus(delay));
         GuardedResult r = fenced(claimed, "fail", Updates.combine(Updates.set(STATE, JobState.FAILED.stored()),
-                Updates.set(RUN_AT, runAt), Updates.set(LAST_ERROR, error), Updates.unset(OWNER),
-                Updates.unset(LEASE), attempt(claimed, JobState.FAILED, failure)));
+                Updates.set(RUN_AT, runAt), Updates.set(CLAIM_AT, runAt), Updates.set(LAST_ERROR, error),
+                Updates.unset(OWNER), Updates.unset(LEASE), attempt(claimed, JobState.FAILED, failure)));
         if (isOurs(r, claimed, JobState.FAILED)) {
             failures.failed(claimed.id(), job.getString(TYPE), attempt, job.getInteger(MAX_ATTEMPTS),
                     runAt.toInstant(), delay, failure);
@@ -286,7 +285,8 @@ public final class JobRunner {
     public boolean release(ClaimedJob claimed) {
         GuardedResult r = config.retryPolicy().execute(config.name(), claimed.id(), "release",
                 () -> store.giveBack(claimed.id(), claimed.claim().fencingToken(),
-                        Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.inc(ATTEMPTS, -1),
+                        Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
+                                Updates.set(CLAIM_AT, claimed.job().get(RUN_AT)), Updates.inc(ATTEMPTS, -1),
                                 Updates.inc(TOKEN, 1L))));
         return r.outcome() == UpdateOutcome.APPLIED;
     }

@@ -16,6 +16,14 @@ public final class JobSchema {
     static final String STATE = "state";
     static final String PRIORITY = "priority";
     static final String RUN_AT = "runAt";
+    /**
+     * On a job a worker may claim ({@code todo} or {@code failed}): its {@link #RUN_AT}, absent in every other state.
+     * Every write that moves a job into or out of those states, or moves its run-at time, writes it in the same update,
+     * so the claim's index ({@code claim_next}) holds the claimable jobs alone and the claim reads only those that are
+     * due. The real engine reads every path of a compound index on its own (docs/servers.md): a claim filtered on the
+     * state read every waiting job there, due or not.
+     */
+    static final String CLAIM_AT = "claimAt";
     static final String ENQUEUED = "enqueuedAt";
     static final String LAST_MODIFIED = Transition.DEFAULT_LAST_MODIFIED_FIELD;
     static final String ATTEMPTS = "attempts";

@@ -7,6 +7,7 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lte;
 import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIMED;
+import static dev.consistencykit.jobqueue.internal.JobSchema.CLAIM_AT;
 import static dev.consistencykit.jobqueue.internal.JobSchema.COMPLETED;
 import static dev.consistencykit.jobqueue.internal.JobSchema.DEDUPE;
 import static dev.consistencykit.jobqueue.internal.JobSchema.EFFECTS;
@@ -137,8 +138,15 @@ public final class JobStore implements PatternSetup {
     public void ensureIndexes() {
         jobs.createIndex(Indexes.compoundIndex(Indexes.ascending(STATE), Indexes.descending(PRIORITY),
                 Indexes.ascending(RUN_AT)), new IndexOptions().name("claim_order"));
+        // the claim's: its filter names no path but claimAt that an index holds (the state is in claimAt, the lease
+        // index is partial on processing jobs and the held one is on heldFrom), so the real engine's planner, which
+        // reads each path of a compound index on its own and ANDs whatever indexes a filter's paths have, reads the
+        // due claimable jobs alone (docs/servers.md)
+        jobs.createIndex(Indexes.compoundIndex(Indexes.descending(PRIORITY), Indexes.ascending(CLAIM_AT)),
+                new IndexOptions().name("claim_next"));
         jobs.createIndex(Indexes.ascending(STATE, RUN_AT), new IndexOptions().name("due"));
-        jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry"));
+        jobs.createIndex(Indexes.ascending(STATE, LEASE), new IndexOptions().name("lease_expiry")
+                .partialFilterExpression(eq(STATE, JobState.PROCESSING.stored())));
         jobs.createIndex(Indexes.ascending(STATE, COMPLETED), new IndexOptions().name("retention"));
         jobs.createIndex(Indexes.ascending(STATE, CLAIMED), new IndexOptions().name("processing_age"));
         // an operator's search across states (JobQueueOperator.jobs), newest first: by type (written once, at the
@@ -152,7 +160,7 @@ public final class JobStore implements PatternSetup {
         jobs.createIndex(Indexes.ascending(EFFECTS + ".c"), new IndexOptions().name("effect_collections")
                 .sparse(true));
         jobs.createIndex(Indexes.ascending(UNSETTLED), new IndexOptions().name("unsettled").sparse(true));
-        jobs.createIndex(Indexes.ascending(HELD), new IndexOptions().name("held").sparse(true));
+        jobs.createIndex(Indexes.ascending(HELD_FROM), new IndexOptions().name("held").sparse(true));
         RecordReleases.ensureIndex(jobs);
         schedules.createIndex(Indexes.ascending(NEXT), new IndexOptions().name("due_schedules").sparse(true));
         schedules.createIndex(Indexes.ascending(REMOVED), new IndexOptions().name("removed_schedules").sparse(true));
@@ -290,9 +298,13 @@ public final class JobStore implements PatternSetup {
                 Updates.combine(Updates.unset(HELD), Updates.unset(HELD_FROM)));
     }
 
-    /** Jobs held by a relayer since before {@code cutoff}, at most {@code limit}, by the {@code held} index. */
+    /**
+     * Jobs held by a relayer since before {@code cutoff}, at most {@code limit}, by the {@code held} index (on the
+     * held job's origin, which a relayer writes and removes with its hold: an index on the hold itself would be read
+     * for the claim's "not held").
+     */
     List<Document> heldBefore(Date cutoff, int limit, String... fields) {
-        return retry.execute(name, null, "find held jobs", () -> jobs.find(and(exists(HELD, true),
+        return retry.execute(name, null, "find held jobs", () -> jobs.find(and(exists(HELD_FROM, true),
                 lte(ENQUEUED, cutoff))).projection(Projections.include(fields)).limit(limit).into(new ArrayList<>()));
     }
 
@@ -317,7 +329,7 @@ public final class JobStore implements PatternSetup {
             Optional<Claim> mine = attempts.getAndIncrement() > 0 ? ConditionalUpdates.heldBy(jobs,
                     eq(STATE, JobState.PROCESSING.stored()), owner, LEASE_FIELDS) : Optional.empty();
             return mine.isPresent() ? mine : ConditionalUpdates.claim(jobs, filter, Sorts.orderBy(
-                    Sorts.descending(PRIORITY), Sorts.ascending(RUN_AT)), owner, lease, clock, LEASE_FIELDS, update);
+                    Sorts.descending(PRIORITY), Sorts.ascending(CLAIM_AT)), owner, lease, clock, LEASE_FIELDS, update);
         });
     }
 
@@ -436,7 +448,7 @@ public final class JobStore implements PatternSetup {
     /** The jobs of {@code ids}, with their state and line nonce, from the primary. Not retried. */
     List<Document> linedJobs(List<Object> ids) {
         return jobs.withReadPreference(ReadPreference.primary()).find(in("_id", ids))
-                .projection(Projections.include(STATE, JobSchema.LINE_NONCE)).into(new ArrayList<>());
+                .projection(Projections.include(STATE, JobSchema.LINE_NONCE, RUN_AT)).into(new ArrayList<>());
     }
 
     /** Key {@code key}'s document whole (its entries are at most a chunk's worth), from the primary. Not retried. */
@@ -611,11 +623,14 @@ public final class JobStore implements PatternSetup {
         return out;
     }
 
-    /** Lets waiting job {@code jobId} run, if it still waits under order nonce {@code nonce}. */
-    void endWait(Object jobId, Object nonce) {
+    /**
+     * Lets waiting job {@code jobId} run, if it still waits under order nonce {@code nonce}: claimable from
+     * {@code runAt}, its run-at time as read (nothing moves the run-at time of a job awaiting its key's turn).
+     */
+    void endWait(Object jobId, Object nonce, Object runAt) {
         retry.run(name, jobId, "release awaiting job", () -> jobs.updateOne(and(eq("_id", jobId),
                 eq(STATE, JobState.AWAITING.stored()), eq(JobSchema.LINE_NONCE, nonce)),
-                Updates.combine(Updates.set(STATE, JobState.TODO.stored()),
+                Updates.combine(Updates.set(STATE, JobState.TODO.stored()), Updates.set(CLAIM_AT, runAt),
                         Updates.currentDate(JobSchema.LAST_MODIFIED))));
     }
 
@@ -692,11 +707,15 @@ public final class JobStore implements PatternSetup {
         return retry.execute(name, id, what, () -> ConditionalUpdates.transition(jobs, id, transition));
     }
 
-    /** Sets job {@code id}'s run-at time to {@code at} if it is in one of {@code states}; whether it was. */
-    boolean moveRunAt(Object id, List<String> states, Date at) {
-        Bson update = Updates.combine(Updates.set(RUN_AT, at), Updates.currentDate(JobSchema.LAST_MODIFIED));
-        return retry.execute(name, id, "reschedule", () -> jobs.updateOne(and(eq("_id", id), in(STATE, states)),
-                update).getMatchedCount() == 1);
+    /**
+     * Sets job {@code id}'s run-at time to {@code at} if it is due later or failed and due again (a worker may claim
+     * it); whether it was.
+     */
+    boolean moveRunAt(Object id, Date at) {
+        Bson update = Updates.combine(Updates.set(RUN_AT, at), Updates.set(CLAIM_AT, at),
+                Updates.currentDate(JobSchema.LAST_MODIFIED));
+        return retry.execute(name, id, "reschedule", () -> jobs.updateOne(and(eq("_id", id),
+                in(STATE, JobSchema.DUE_STATES)), update).getMatchedCount() == 1);
     }
 
     /** {@code update} on every job {@code filter} matches (the filter is the guard); how many changed. */
