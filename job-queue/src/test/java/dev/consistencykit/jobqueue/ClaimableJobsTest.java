@@ -123,6 +123,30 @@ class ClaimableJobsTest {
         check(db, "the job given back ran");
     }
 
+    /**
+     * A run-at time written without the claim time (by hand, or by a version of the queue before {@code claimAt}): a
+     * worker's claim does not see it, recovery's pass over the jobs due for longer than its threshold makes it
+     * claimable and runs it.
+     */
+    @Test
+    void shouldRunAtRecoveryAJobWhoseRunAtWasWrittenWithoutItsClaimTime(MongoDatabase db) {
+        JobQueueBehaviourTest.ManualClock clock = new JobQueueBehaviourTest.ManualClock();
+        JobQueue queue = queue(db, clock).build();
+        queue.enqueue(JobRequest.of("ok", new Document()).withId(id("moved")).delayedBy(Duration.ofHours(1)));
+        queue.enqueue(JobRequest.of("ok", new Document()).withId(id("older")));
+        var jobs = db.getCollection(JobQueueConfig.DEFAULT_COLLECTION);
+        jobs.updateOne(eq("_id", "moved"), Updates.set("runAt", java.util.Date.from(clock.instant()
+                .minusSeconds(1))));
+        jobs.updateOne(eq("_id", "older"), Updates.unset("claimAt"));
+        assertThat(Friends.claimAtProblems(db)).hasSize(2);
+        assertThat(queue.processNext()).as("a worker's claim reads the claim time alone").isEmpty();
+
+        queue.recover(Duration.ZERO);
+
+        assertThat(List.of(state(db, "moved"), state(db, "older"))).containsExactly("done", "done");
+        check(db, "recovery");
+    }
+
     @Test
     void shouldMakeARelayedJobClaimableWhenItsHoldIsReleased(MongoDatabase db) {
         JobQueueBehaviourTest.ManualClock clock = new JobQueueBehaviourTest.ManualClock();

@@ -221,13 +221,20 @@ public final class JobRecovery implements PatternRecovery {
         Date cutoff = Date.from(clock.now().minus(staleAfter));
         while (true) {
             List<Document> due = store.find(and(in(STATE, DUE_STATES), lte(RUN_AT, cutoff)), Sorts.ascending(RUN_AT),
-                    0, 100, STATE);
+                    0, 100, STATE, RUN_AT, JobSchema.CLAIM_AT);
             due.removeIf(d -> !seen.add(d.get("_id")));
             if (due.isEmpty()) {
                 break;
             }
             for (Document d : due) {
                 examined++;
+                if (d.get(RUN_AT) instanceof Date runAt && !(d.get(JobSchema.CLAIM_AT) instanceof Date claimAt
+                        && claimAt.getTime() == runAt.getTime())
+                        && store.makeClaimable(d.get("_id"), runAt)) {
+                    LOG.warn("[{}] recovery: job {} was due at {} without its claim time (its runAt was written by"
+                            + " other code than this queue's, or before the queue kept claimAt); made claimable",
+                            config.name(), Values.show(d.get("_id")), runAt.toInstant());
+                }
                 // a job this pass claimed and could not finish for contention is swept back by the next pass
                 JobState end = Passes.orLeftToNextPass(config.name(), "recovery: job " + Values.show(d.get("_id")),
                         null, () -> runner.claim(owner, d.get("_id")).map(c -> runner.run(c).state()).orElse(null));

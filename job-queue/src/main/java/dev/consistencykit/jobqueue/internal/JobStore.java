@@ -718,6 +718,17 @@ public final class JobStore implements PatternSetup {
                 in(STATE, JobSchema.DUE_STATES)), update).getMatchedCount() == 1);
     }
 
+    /**
+     * Makes waiting job {@code id} claimable from {@code runAt}, if it still waits (due later, or failed and due again)
+     * and is still due at {@code runAt}: for a job whose run-at time was written without its claim time. Whether it
+     * changed.
+     */
+    boolean makeClaimable(Object id, Date runAt) {
+        return retry.execute(name, id, "make job claimable", () -> jobs.updateOne(and(eq("_id", id),
+                in(STATE, JobSchema.DUE_STATES), eq(RUN_AT, runAt)), Updates.set(CLAIM_AT, runAt))
+                .getModifiedCount() == 1);
+    }
+
     /** {@code update} on every job {@code filter} matches (the filter is the guard); how many changed. */
     long updateAll(String what, Bson filter, Bson update) {
         return retry.execute(name, null, what, () -> jobs.updateMany(filter, update).getModifiedCount());
