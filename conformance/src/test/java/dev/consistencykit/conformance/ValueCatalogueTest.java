@@ -36,6 +36,7 @@ import dev.consistencykit.syncflag.SyncTarget;
 import dev.consistencykit.testkit.junit5.MongoTestExtension;
 import dev.consistencykit.versioning.ChangeSet;
 import dev.consistencykit.versioning.VersionedStore;
+import dev.consistencykit.versioning.VersionedTree;
 
 /**
  * Each pattern's operations over documents and values from {@link ValueCases} (the generator the differential test
@@ -130,13 +131,21 @@ class ValueCatalogueTest {
             change.put("item" + i, new BsonDocument("v", v));
         }
         store.commit(change.build());
-        for (int i = 0; i < VALUES; i++) {
-            Document item = store.read("r").item("item" + i).orElse(null);
-            BsonValue read = item == null ? null
-                    : item.toBsonDocument(BsonDocument.class, db.getCodecRegistry()).get("v");
-            if (!values.get(i).equals(read)) {
-                problems.add("item" + i + ": put " + EmbeddedServerDifferentialTest.json(values.get(i)) + ", read "
-                        + EmbeddedServerDifferentialTest.json(read));
+        // then two updates that leave every value in place: each writes the tree it read onto the root whole (a
+        // value decoded and encoded again), which reads of the current version and of the one before it then use
+        store.update("r", (tree, edit) -> edit.put("extra", new Document("n", 1)));
+        store.update("r", (tree, edit) -> edit.put("extra", new Document("n", 2)));
+        List<VersionedTree> reads = List.of(store.readAsOf("r", 1), store.readAsOf("r", 2), store.read("r"));
+        for (VersionedTree tree : reads) {
+            for (int i = 0; i < VALUES; i++) {
+                Document item = tree.item("item" + i).orElse(null);
+                BsonValue read = item == null ? null
+                        : item.toBsonDocument(BsonDocument.class, db.getCodecRegistry()).get("v");
+                if (!values.get(i).equals(read)) {
+                    problems.add("item" + i + " at version " + tree.version() + ": put "
+                            + EmbeddedServerDifferentialTest.json(values.get(i)) + ", read "
+                            + EmbeddedServerDifferentialTest.json(read));
+                }
             }
         }
         assertThat(problems).isEmpty();

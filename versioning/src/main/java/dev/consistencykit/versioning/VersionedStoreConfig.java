@@ -39,6 +39,10 @@ public final class VersionedStoreConfig extends StrategyConfig {
     public static final int DEFAULT_SETTLE_THRESHOLD = 64;
     /** Default attempts of {@link VersionedStore#update}: {@value}. */
     public static final int DEFAULT_CONFLICT_ATTEMPTS = 10;
+    /** Default bytes of a tree, with what its last commit replaced, that its root carries whole: {@value} (64 KiB). */
+    public static final int DEFAULT_INLINE_TREE_BYTES = 64 * 1024;
+    /** The most bytes {@link #inlineTreeBytes()} may be: {@value} (1 MiB of a root's 16 MiB). */
+    public static final int MAX_INLINE_TREE_BYTES = 1024 * 1024;
 
     String rootsCollection = DEFAULT_ROOTS_COLLECTION;
     String itemsCollection = DEFAULT_ITEMS_COLLECTION;
@@ -47,6 +51,7 @@ public final class VersionedStoreConfig extends StrategyConfig {
     int settleThreshold = DEFAULT_SETTLE_THRESHOLD;
     Retention retention = Retention.KEEP_ALL;
     int conflictAttempts = DEFAULT_CONFLICT_ATTEMPTS;
+    int inlineTreeBytes = DEFAULT_INLINE_TREE_BYTES;
 
     VersionedStoreConfig() {
         super(DEFAULT_NAME);
@@ -86,6 +91,15 @@ public final class VersionedStoreConfig extends StrategyConfig {
     /** Returns attempts of {@link VersionedStore#update} before it gives up on conflicts. */
     public int conflictAttempts() {
         return conflictAttempts;
+    }
+
+    /**
+     * Returns the most bytes of a tree, with what its last commit replaced, that the root carries whole, so that a
+     * read of the current version, of the one before it, or of one item in it is one document read by {@code _id}.
+     * Zero: roots carry no tree, and every read is the aggregation over item versions.
+     */
+    public int inlineTreeBytes() {
+        return inlineTreeBytes;
     }
 
     @Override
@@ -171,6 +185,22 @@ public final class VersionedStoreConfig extends StrategyConfig {
          */
         public B conflictAttempts(int value) {
             config.conflictAttempts = Checks.atLeast("conflictAttempts", value, 1);
+            return self();
+        }
+
+        /**
+         * The most bytes of a tree, with what its last commit replaced, that its root carries whole. Default
+         * {@value VersionedStoreConfig#DEFAULT_INLINE_TREE_BYTES}; zero turns it off.
+         *
+         * @throws IllegalArgumentException if negative or above
+         *                                  {@value VersionedStoreConfig#MAX_INLINE_TREE_BYTES}
+         */
+        public B inlineTreeBytes(int value) {
+            if (value < 0 || value > MAX_INLINE_TREE_BYTES) {
+                throw new IllegalArgumentException("inlineTreeBytes must be between 0 and " + MAX_INLINE_TREE_BYTES
+                        + ", was " + value);
+            }
+            config.inlineTreeBytes = value;
             return self();
         }
     }

@@ -39,7 +39,7 @@ class AbandonedWriterTest {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
         // writer A: stage, write X and Y, then the process dies before its commit (write #3)
-        VersionedStore writerA = Catalogue.store(FaultInjector.atWrite("updateOne", "versionRoots", 2,
+        VersionedStore writerA = Catalogue.store(FaultInjector.atWrite("updateOne", "versionRoots", 1,
                 FaultMode.CRASH_BEFORE).wrap(db)).build();
         assertThatThrownBy(() -> writerA.commit(ChangeSet.on(ROOT, 1).put("x", A_X).put("y", A_Y).build()))
                 .isInstanceOf(InjectedCrash.class);
@@ -133,7 +133,8 @@ class AbandonedWriterTest {
         Catalogue.seed(db, Map.of("z", Catalogue.product("old Z", 0)));
         VersionedStore reader = Catalogue.store(db).build();
         // A: the stage (#1) is applied, and A is held before it sees the reply, which is then lost
-        FaultInjector writerFaults = FaultInjector.atWrite("updateOne", "versionRoots", 1, FaultMode.PAUSE_AFTER);
+        FaultInjector writerFaults = FaultInjector.atWrite("findOneAndUpdate", "versionRoots", 1,
+                FaultMode.PAUSE_AFTER);
         VersionedStore writerA = Catalogue.store(writerFaults.wrap(db)).build();
         var pool = Executors.newFixedThreadPool(2);
         try {

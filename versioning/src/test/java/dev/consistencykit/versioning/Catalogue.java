@@ -133,6 +133,7 @@ final class Catalogue {
         }
         problems.addAll(readProblems(store, allowed));
         long current = ((Number) root.get("version")).longValue();
+        problems.addAll(carriedProblems(db, store, floor, current));
         for (long v = Math.max(1, floor); v <= current; v++) {
             VersionedTree tree = store.readAsOf(ROOT, v);
             Optional<String> expected = tree.meta().map(m -> m.getString("checksum"));
@@ -156,6 +157,35 @@ final class Catalogue {
             if (written != info.items()) {
                 problems.add("the root points at version " + current + " with " + written + " of its "
                         + info.items() + " documents");
+            }
+        }
+        return problems;
+    }
+
+    /**
+     * What the root carries (its tree, the version before it) reads as the item versions do: the current tree, each
+     * version from the floor up, and one item, read by {@code store} and by a store that reads item versions alone.
+     */
+    static List<String> carriedProblems(MongoDatabase db, VersionedStore store, long floor, long current) {
+        List<String> problems = new ArrayList<>();
+        VersionedStore aggregated = store(db).inlineTreeBytes(0).build();
+        List<VersionedTree[]> pairs = new ArrayList<>();
+        pairs.add(new VersionedTree[] {store.read(ROOT), aggregated.read(ROOT)});
+        for (long v = floor; v <= current; v++) {
+            pairs.add(new VersionedTree[] {store.readAsOf(ROOT, v), aggregated.readAsOf(ROOT, v)});
+        }
+        for (VersionedTree[] pair : pairs) {
+            if (pair[0].version() != pair[1].version() || !pair[0].items().equals(pair[1].items())
+                    || !pair[0].meta().equals(pair[1].meta())
+                    || pair[0].committedAt().isPresent() != pair[1].committedAt().isPresent()) {
+                problems.add("version " + pair[1].version() + " reads " + pair[0] + " from the root but " + pair[1]
+                        + " from its item versions");
+            }
+        }
+        VersionedTree tree = aggregated.read(ROOT);
+        for (Object item : tree.items().keySet()) {
+            if (!store.get(ROOT, item).equals(tree.item(item))) {
+                problems.add("item " + item + " reads " + store.get(ROOT, item) + ", not " + tree.item(item));
             }
         }
         return problems;

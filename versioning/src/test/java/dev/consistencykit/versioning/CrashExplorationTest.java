@@ -51,7 +51,7 @@ class CrashExplorationTest {
         CrashPointExplorer.ExplorationReport report = explorer(client, true).explore();
 
         assertThat(report.sites()).extracting(s -> s.method() + " " + s.collection()).containsExactly(
-                "updateOne versionRoots", "insertMany versionItems", "updateOne versionRoots");
+                "findOneAndUpdate versionRoots", "insertMany versionItems", "updateOne versionRoots");
         assertThat(report.scenarios()).isGreaterThanOrEqualTo(1 + 3 * FaultMode.values().length * 2);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }

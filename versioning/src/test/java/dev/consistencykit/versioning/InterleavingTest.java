@@ -93,7 +93,7 @@ class InterleavingTest {
                         }))))
                 .build().explore();
 
-        assertThat(report.calls()).contains("aggregate versionRoots", "insert versionItems", "update versionRoots");
+        assertThat(report.calls()).contains("find versionRoots", "insert versionItems", "update versionRoots");
         assertThat(report.schedules()).isEqualTo(report.calls().size() * 2 * 5);
         assertThat(report.violations()).as(report.toString()).isEmpty();
     }

@@ -26,7 +26,9 @@ import dev.consistencykit.testkit.junit5.MongoTestExtension;
  * while version 2 is committed and retention ({@code keepLast(1)}) settles and prunes version 1: it must never return
  * version 1 as a tree that was never a version (only the items that version 2 did not replace). The read is one
  * aggregation (the root, the item versions, the floor again): a prune between its stages on the server is held by
- * the floor read last, which {@code ReadAggregationOrderTest} checks on every server.
+ * the floor read last, which {@code ReadAggregationOrderTest} checks on every server. The store here reads item
+ * versions alone ({@code inlineTreeBytes(0)}), as every store reads a root that carries no tree: a root's own tree is
+ * one document, which no prune can split.
  */
 @ExtendWith(MongoTestExtension.class)
 class ReaderVersusRetentionTest {
@@ -59,7 +61,7 @@ class ReaderVersusRetentionTest {
                                                                      Function<VersionedStore, T> read)
             throws Exception {
         Catalogue.seed(db, Map.of("x", Catalogue.product("X", 1), "y", Catalogue.product("Y", 1)));
-        VersionedStore store = Catalogue.store(db).retention(Retention.keepLast(1)).build();
+        VersionedStore store = Catalogue.store(db).retention(Retention.keepLast(1)).inlineTreeBytes(0).build();
         PauseBeforeItems pause = new PauseBeforeItems();
         target.commandListeners().add(pause);
         try {

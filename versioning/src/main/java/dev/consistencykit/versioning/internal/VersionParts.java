@@ -30,7 +30,7 @@ public record VersionParts(VersionStore store, VersionWrites writes, VersionRead
         VersionCounters counters = new VersionCounters();
         VersionSettlement settlement = new VersionSettlement(config.name(), store, counters, listener);
         VersionWrites writes = new VersionWrites(config, store, settlement, counters, listener);
-        VersionReads reads = new VersionReads(config.name(), store, counters);
+        VersionReads reads = new VersionReads(config.name(), config.inlineTreeBytes() > 0, store, counters);
         return new VersionParts(store, writes, reads, settlement,
                 new VersionMaintenance(config, store, writes, settlement, counters, clock, listener),
                 new VersionAudit(config.name(), store, reads, counters, clock));

@@ -16,6 +16,10 @@ import static dev.consistencykit.versioning.internal.VersionSchema.FLOOR;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
 import static dev.consistencykit.versioning.internal.VersionSchema.META;
 import static dev.consistencykit.versioning.internal.VersionSchema.N;
+import static dev.consistencykit.versioning.internal.VersionSchema.PRIOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.TREE;
+import static dev.consistencykit.versioning.internal.VersionSchema.TREE_V;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNDO;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
@@ -58,14 +62,88 @@ public final class VersionReads {
     private static final Logger LOG = LoggerFactory.getLogger(VersionReads.class);
 
     private final String name;
+    /** Whether a read looks for the tree its root carries ({@link VersionSchema#TREE}) before it aggregates. */
+    private final boolean inline;
     private final VersionStore store;
     private final VersionCounters counters;
 
     /** The reads, through the store. */
-    VersionReads(String name, VersionStore store, VersionCounters counters) {
+    VersionReads(String name, boolean inline, VersionStore store, VersionCounters counters) {
         this.name = name;
+        this.inline = inline;
         this.store = store;
         this.counters = counters;
+    }
+
+    /** What a read of the current version uses of a root that carries its tree. */
+    private static final String[] CURRENT_FIELDS = {VERSION, FLOOR, FENCE, UNSETTLED_COUNT, META, COMMITTED_AT, TREE,
+        TREE_V};
+    /** What a read as of a version uses of a root that carries its tree and what its last commit replaced. */
+    private static final String[] AS_OF_FIELDS = {VERSION, FLOOR, META, COMMITTED_AT, TREE, TREE_V, UNDO, PRIOR};
+
+    /** The root's {@code fields}, by {@code _id}: one round trip. */
+    private Document rootCarrying(Object id, String... fields) {
+        Document root = store.root(id, "read root", fields);
+        if (root == null) {
+            throw new UnknownRootException(name, id);
+        }
+        return root;
+    }
+
+    /**
+     * The tree the root carries, when it is the tree of the root's version ({@link VersionSchema#TREE_V}); null when
+     * it carries none, an older one, or one that is not as this store writes it (a root is read back as input).
+     */
+    static Map<Object, Document> carriedTree(Document root) {
+        if (!(root.get(TREE_V) instanceof Number treeVersion) || !(root.get(VERSION) instanceof Number version)
+                || treeVersion.longValue() != version.longValue()) {
+            return null;
+        }
+        return entries(root.get(TREE), true);
+    }
+
+    /**
+     * {@code value}'s entries {@code {i: item, v: value}} by item, null unless it is a list of such; {@code v} may be
+     * absent only where {@code valued} is false (then the item maps to null).
+     */
+    private static Map<Object, Document> entries(Object value, boolean valued) {
+        if (!(value instanceof List<?> list)) {
+            return null;
+        }
+        Map<Object, Document> out = new TreeMap<>(java.util.Comparator.comparing(VersionedTree::canonicalId));
+        for (Object element : list) {
+            if (!(element instanceof Document entry) || !entry.containsKey(VersionSchema.I)) {
+                return null;
+            }
+            Object v = entry.get(V);
+            if (v == null ? valued : !(v instanceof Document)) {
+                return null;
+            }
+            out.put(entry.get(VersionSchema.I), (Document) v);
+        }
+        return out;
+    }
+
+    /**
+     * The tree of the version before the one the root carries: that tree with what its last commit replaced put
+     * back, and that version's meta and commit time; null when the root does not carry both.
+     */
+    static VersionedTree carriedPrior(Object id, Document root) {
+        Map<Object, Document> tree = carriedTree(root);
+        Map<Object, Document> undo = entries(root.get(UNDO), false);
+        if (tree == null || undo == null || !(root.get(PRIOR) instanceof Document prior)
+                || !(prior.get(META) == null || prior.get(META) instanceof Document)
+                || !(prior.get(AT) == null || prior.get(AT) instanceof Date)) {
+            return null;
+        }
+        undo.forEach((item, before) -> {
+            tree.remove(item);
+            if (before != null) {
+                tree.put(item, before);
+            }
+        });
+        return new VersionedTree(id, number(root, VERSION) - 1, tree, Optional.ofNullable(prior.get(META,
+                Document.class)), Optional.ofNullable(prior.getDate(AT)).map(Date::toInstant));
     }
 
     // ---------------------------------------------------------------- read
@@ -81,6 +159,17 @@ public final class VersionReads {
      */
     public Current current(Object rootId) {
         Object id = store.rootId(rootId);
+        if (inline) {
+            Document root = rootCarrying(id, CURRENT_FIELDS);
+            Map<Object, Document> carried = carriedTree(root);
+            if (carried != null) {
+                counters.treeReads.increment();
+                return new Current(new VersionedTree(id, number(root, VERSION), carried,
+                        Optional.ofNullable(root.get(META, Document.class)),
+                        Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant)),
+                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT));
+            }
+        }
         for (int attempt = 1; ; attempt++) {
             VersionStore.TreeRead read = readTree(id, null, null);
             Document root = read.root();
@@ -146,6 +235,21 @@ public final class VersionReads {
         Object id = store.rootId(rootId);
         if (version < 0) {
             throw new InvalidInputException(name, "version", "version must be >= 0, was " + version);
+        }
+        if (inline) {
+            Document root = rootCarrying(id, AS_OF_FIELDS);
+            checkAnswerable(id, root, version);
+            long current = number(root, VERSION);
+            Map<Object, Document> carried = version == current ? carriedTree(root) : null;
+            VersionedTree prior = version == current - 1 ? carriedPrior(id, root) : null;
+            if (carried != null) {
+                counters.treeReads.increment();
+                return treeAsOf(id, version, carried, root, null);
+            }
+            if (prior != null) {
+                counters.treeReads.increment();
+                return prior;
+            }
         }
         VersionStore.TreeRead read = readTree(id, version, null);
         Document root = read.root();
@@ -251,6 +355,12 @@ public final class VersionReads {
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = store.rootId(rootId);
         Object item = normalize(Ids.documentId(name, "itemId", itemId, store.codecs()));
+        if (inline) {
+            Map<Object, Document> carried = carriedTree(rootCarrying(id, VERSION, TREE, TREE_V));
+            if (carried != null) {
+                return Optional.ofNullable(carried.get(item));
+            }
+        }
         for (int attempt = 1; ; attempt++) {
             VersionStore.TreeRead read = readTree(id, null, item);
             Document root = read.root();

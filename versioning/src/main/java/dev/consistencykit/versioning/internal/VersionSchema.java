@@ -62,6 +62,25 @@ final class VersionSchema {
      * still at its base: a direct commit matches only the fence it read (absent reads as 0).
      */
     static final String FENCE = "fence";
+    /**
+     * On a root: its committed tree at {@link #TREE_V}, whole, as {@code [{i: item, v: value}, …]}, written by the
+     * compare-and-set that made that version when the writer knew its base tree and the two fit in
+     * {@link dev.consistencykit.versioning.VersionedStoreConfig#inlineTreeBytes()}. A reader uses it only while
+     * {@code treeV} is the root's version: every other commit leaves it behind (and removes it), so no commit can make
+     * it describe a version it is not.
+     */
+    static final String TREE = "tree";
+    /** On a root: the version {@link #TREE} and {@link #UNDO} describe. */
+    static final String TREE_V = "treeV";
+    /**
+     * On a root: what the commit of {@link #TREE_V} replaced, {@code [{i: item, v: value before}]} ({@code v} absent
+     * for an item that did not exist), so that the version before is the tree with these applied.
+     */
+    static final String UNDO = "undo";
+    /** On a root: the meta ({@code meta}) and commit time ({@code at}) of the version before {@link #TREE_V}. */
+    static final String PRIOR = "prior";
+    // inline tree entry fields
+    static final String I = "i";
     // attempt entry fields (pending, unsettled, history)
     static final String CS = "cs";
     static final String ATT = "att";

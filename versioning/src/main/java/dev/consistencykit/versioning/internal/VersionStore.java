@@ -55,6 +55,7 @@ import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertManyOptions;
@@ -172,21 +173,23 @@ public final class VersionStore implements PatternSetup {
     }
 
     /** An attempt staged by {@link #stage}: how many roots matched, and the attempt id the matching request sent. */
-    record Staged(long matched, ObjectId att) {
+    record Staged(long matched, ObjectId att, Document root) {
     }
 
     /**
-     * Stages a change set on its root: {@code update} of a fresh attempt id where {@code filter} matches. Every
-     * request, a retry too, sends a new attempt id (see the caller for why); the result carries the last one sent.
+     * Stages a change set on its root: {@code update} of a fresh attempt id where {@code filter} matches, returning
+     * the root's {@code fields} as they were. Every request, a retry too, sends a new attempt id (see the caller for
+     * why); the result carries the last one sent.
      */
-    Staged stage(Object operationId, Bson filter, Function<ObjectId, Bson> update) {
+    Staged stage(Object operationId, Bson filter, Function<ObjectId, Bson> update, String... fields) {
         placements.verify();
         ObjectId[] sent = new ObjectId[1];
-        long matched = retry.execute(name, operationId, "stage change set", () -> {
+        Document before = retry.execute(name, operationId, "stage change set", () -> {
             sent[0] = new ObjectId();
-            return roots.updateOne(filter, update.apply(sent[0])).getMatchedCount();
+            return roots.findOneAndUpdate(filter, update.apply(sent[0]), new FindOneAndUpdateOptions()
+                    .projection(Projections.include(fields)));
         });
-        return new Staged(matched, sent[0]);
+        return new Staged(before == null ? 0 : 1, sent[0], before);
     }
 
     /** The commit's compare-and-set on the root; whether it matched. */

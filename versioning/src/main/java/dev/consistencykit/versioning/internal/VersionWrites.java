@@ -31,6 +31,10 @@ import static dev.consistencykit.versioning.internal.VersionSchema.PENDING;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.PENDING_COUNT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ROOT;
+import static dev.consistencykit.versioning.internal.VersionSchema.PRIOR;
+import static dev.consistencykit.versioning.internal.VersionSchema.TREE;
+import static dev.consistencykit.versioning.internal.VersionSchema.UNDO;
+import static dev.consistencykit.versioning.internal.VersionSchema.AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.UNSETTLED_COUNT;
@@ -199,19 +203,22 @@ public final class VersionWrites {
         return bytes;
     }
 
-    /** One write attempt of a change set: what the root's compare-and-set needs, from a writer or a pending entry. */
+    /**
+     * One write attempt of a change set: what the root's compare-and-set needs, from a writer or a pending entry, and
+     * the base tree as its root carried it when this attempt was staged (null when it did not, or is not known).
+     */
     record Attempt(Object rootId, String slot, Object id, long base, long version, ObjectId att, int size,
-                   String fingerprint, Document meta) {
+                   String fingerprint, Document meta, VersionedTree baseTree) {
 
-        static Attempt of(Prepared p, ObjectId att) {
+        static Attempt of(Prepared p, ObjectId att, VersionedTree baseTree) {
             return new Attempt(p.rootId(), p.slot(), p.id(), p.base(), p.version(), att, p.size(), p.fingerprint(),
-                    p.changeSet().meta().orElse(null));
+                    p.changeSet().meta().orElse(null), baseTree);
         }
 
         static Attempt of(Object rootId, String slot, Document entry) {
             return new Attempt(rootId, slot, entry.get(CS), number(entry, BASE), number(entry, V),
                     entry.getObjectId(ATT), (int) number(entry, N), entry.getString(FP),
-                    entry.get(META, Document.class));
+                    entry.get(META, Document.class), null);
         }
 
         OperationId operationId() {
@@ -248,14 +255,14 @@ public final class VersionWrites {
         if (read.unsettledCount() >= config.settleThreshold()) {
             settleBeforeStaging(p.rootId());
         }
-        Attempt a = Attempt.of(p, new ObjectId());
+        Attempt a = Attempt.of(p, new ObjectId(), read.tree());
         List<Document> docs = new ArrayList<>(p.size());
         p.values().forEach((item, value) -> docs.add(itemDocument(a.rootId(), item, a.version(), a.att(), a.id(),
                 value).append(DIRECT, true)));
         store.insertItemVersions(p.id(), docs);
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()), VersionSchema.fenceIs(read.fence()),
                 exists(PENDING + "." + a.slot(), false), exists(UNSETTLED + "." + a.slot(), false));
-        if (store.commit(a.id(), filter, committing(a))) {
+        if (store.commit(a.id(), filter, Updates.combine(committing(a), carrying(p, a)))) {
             return committedNow(a);
         }
         return afterFailedDirect(p, a);
@@ -333,7 +340,7 @@ public final class VersionWrites {
             return new Committed(attempt.version(), false);
         }
         writeItems(p, attempt);
-        if (compareAndSetCommit(attempt)) {
+        if (compareAndSetCommit(attempt, carrying(p, attempt))) {
             return committedNow(attempt);
         }
         return afterFailedCommit(attempt);
@@ -380,12 +387,17 @@ public final class VersionWrites {
             // its attempt, and recovery may have abandoned that attempt before the retry: sending the same id again
             // would bring the abandoned attempt back while recovery goes on to delete its documents. A retry that
             // finds the earlier request's attempt still staged adopts it below.
-            VersionStore.Staged sent = store.stage(p.id(), filter, att -> stageUpdate(p, att));
+            // the root as it was, with the tree it carries when it carries one: the base tree this commit's
+            // compare-and-set then writes on from
+            VersionStore.Staged sent = config.inlineTreeBytes() == 0
+                    ? store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION)
+                    : store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION, META, COMMITTED_AT, TREE,
+                            VersionSchema.TREE_V);
             if (sent.matched() == 1) {
                 counters.staged.increment();
                 Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p
                         .version()));
-                return Attempt.of(p, sent.att());
+                return Attempt.of(p, sent.att(), baseCarried(p, sent.root()));
             }
             Document root = store.findRoot(p.rootId());
             Document staged = pending(root).get(p.slot(), Document.class);
@@ -401,7 +413,7 @@ public final class VersionWrites {
             Optional<Long> done = committedVersionOf(root, p);
             if (done.isPresent()) {
                 return new Attempt(p.rootId(), p.slot(), p.id(), p.base(), done.get(), null, p.size(),
-                        p.fingerprint(), null);
+                        p.fingerprint(), null, null);
             }
             long current = number(root, VERSION);
             if (p.base() < current) {
@@ -498,12 +510,80 @@ public final class VersionWrites {
         return entry;
     }
 
-    /** The commit: root still at the base and this attempt still staged. Whether it matched. */
+    /**
+     * What a direct commit of {@code p} on {@code base} writes on the root besides the commit itself: the tree it
+     * makes, whole ({@link VersionSchema#TREE}), what it replaces ({@link VersionSchema#UNDO}) and the base's meta and
+     * commit time ({@link VersionSchema#PRIOR}), all of {@code p}'s version; or, when they would not fit in
+     * {@link VersionedStoreConfig#inlineTreeBytes()}, the removal of what the root carried. The compare-and-set
+     * requires the root at the base read, so the tree written is the committed one.
+     */
+    Bson carrying(Prepared p, Attempt a) {
+        VersionedTree base = a.baseTree();
+        if (config.inlineTreeBytes() == 0 || base == null || base.version() != a.base()) {
+            return notCarrying();
+        }
+        Map<Object, Object> tree = new TreeMap<>(java.util.Comparator.comparing(VersionedTree::canonicalId));
+        tree.putAll(base.items());
+        List<Document> undo = new ArrayList<>(p.size());
+        p.values().forEach((item, value) -> {
+            Object before = tree.remove(item);
+            Document entry = new Document(VersionSchema.I, item);
+            if (before != null) {
+                entry.append(V, before);
+            }
+            undo.add(entry);
+            value.ifPresent(raw -> tree.put(item, raw));
+        });
+        List<Document> entries = new ArrayList<>(tree.size());
+        tree.forEach((item, value) -> entries.add(new Document(VersionSchema.I, item).append(V, value)));
+        Document prior = new Document();
+        if (base.version() > 0) {
+            // what a read as of the base version answers: its meta and commit time as the root held them
+            base.meta().ifPresent(meta -> prior.append(META, meta));
+            base.committedAt().ifPresent(at -> prior.append(AT, java.util.Date.from(at)));
+        }
+        Document carried = new Document(TREE, entries).append(UNDO, undo).append(PRIOR, prior);
+        if (new RawBsonDocument(carried, store.codecs().get(Document.class)).getByteBuffer().remaining()
+                > config.inlineTreeBytes()) {
+            return notCarrying();
+        }
+        return Updates.combine(Updates.set(TREE, entries), Updates.set(VersionSchema.TREE_V, p.version()),
+                Updates.set(UNDO, undo), Updates.set(PRIOR, prior));
+    }
+
+    /** The removal of the tree a root carries: a commit that does not write it leaves none behind. */
+    static Bson notCarrying() {
+        return Updates.combine(Updates.unset(TREE), Updates.unset(VersionSchema.TREE_V), Updates.unset(UNDO),
+                Updates.unset(PRIOR));
+    }
+
+    /**
+     * The base tree as the root a stage matched carried it, when it carried the tree of {@code p}'s base: the stage
+     * required the root at the base, and so does the compare-and-set after it.
+     */
+    static VersionedTree baseCarried(Prepared p, Document root) {
+        Map<Object, Document> tree = root == null ? null : VersionReads.carriedTree(root);
+        if (tree == null || number(root, VERSION) != p.base()) {
+            return null;
+        }
+        return new VersionedTree(p.rootId(), p.base(), tree, Optional.ofNullable(root.get(META, Document.class)),
+                Optional.ofNullable(root.getDate(COMMITTED_AT)).map(java.util.Date::toInstant));
+    }
+
+    /** {@link #compareAndSetCommit(Attempt, Bson)} of an attempt whose base tree is not known here. */
     boolean compareAndSetCommit(Attempt a) {
+        return compareAndSetCommit(a, notCarrying());
+    }
+
+    /**
+     * The commit: root still at the base and this attempt still staged, writing {@code carried} too
+     * ({@link #carrying}). Whether it matched.
+     */
+    boolean compareAndSetCommit(Attempt a, Bson carried) {
         Bson filter = and(eq("_id", a.rootId()), eq(VERSION, a.base()),
                 eq(PENDING + "." + a.slot() + "." + ATT, a.att()));
         Bson update = Updates.combine(committing(a), Updates.unset(PENDING + "." + a.slot()),
-                Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1));
+                Updates.unset(PENDING_AT + "." + a.slot()), Updates.inc(PENDING_COUNT, -1), carried);
         return store.commit(a.id(), filter, update);
     }
 
@@ -558,6 +638,11 @@ public final class VersionWrites {
                 .append(PENDING, new Document()).append(PENDING_AT, new Document()).append(PENDING_COUNT, 0)
                 .append(UNSETTLED, new Document()).append(UNSETTLED_AT, new Document()).append(UNSETTLED_COUNT, 0)
                 .append(ABANDONED, 0L).append(META, null);
+        if (config.inlineTreeBytes() > 0) {
+            // version 0 is the empty tree: the first commit, staged or direct, writes on from it
+            root.append(TREE, List.of()).append(VersionSchema.TREE_V, 0L).append(UNDO, List.of())
+                    .append(PRIOR, new Document());
+        }
         return store.createRoot(id, root);
     }
 
