@@ -114,7 +114,7 @@ class ConfigurationsTest {
     void shouldRoundTripEveryVersionedStoreSetting() {
         VersionedStoreConfig config = VersionedStore.builder(db).name("n").collections("r", "i", "h")
                 .staleAfter(Duration.ofSeconds(4)).settleThreshold(3).retention(Retention.keepLast(2))
-                .conflictAttempts(4)
+                .conflictAttempts(4).inlineTreeBytes(1024)
                 .operationTimeout(Duration.ofSeconds(11)).retryPolicy(RETRY).clock(CLOCK).build().config();
         assertThat(config).isNotEqualTo(VersionedStore.builder(db).build().config());
         assertThat(VersionedStore.builder(db).from(config).build().config()).isEqualTo(config)
@@ -152,6 +152,11 @@ class ConfigurationsTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("staleAfter");
         assertThatThrownBy(() -> VersionedStore.builder(db).settleThreshold(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("settleThreshold");
+        assertThatThrownBy(() -> VersionedStore.builder(db).inlineTreeBytes(-1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("inlineTreeBytes");
+        assertThatThrownBy(() -> VersionedStore.builder(db).inlineTreeBytes(
+                VersionedStoreConfig.MAX_INLINE_TREE_BYTES + 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("inlineTreeBytes");
         assertThatThrownBy(() -> SyncFlag.builder(db).sweepBatch(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sweepBatch");
         assertThatThrownBy(() -> TwoPhaseCommit.builder(db).from(null)).isInstanceOf(NullPointerException.class);

@@ -37,7 +37,10 @@ import dev.consistencykit.versioning.internal.VersionWrites;
  * Versioned documents: a root and its items, changed by change sets that readers see whole or not at all.
  *
  * <p>A change set's items are written as new version documents, then committed by one compare-and-set on the root
- * ({@link #update}: the read and two writes; {@link #commit}: a stage and two writes). A reader reads the root, then the item
+ * ({@link #update}: the read and two writes; {@link #commit}: a stage and two writes). The compare-and-set also
+ * writes the tree it commits onto the root, whole, with what it replaced, while the two fit in
+ * {@link VersionedStoreConfig#inlineTreeBytes()}: a read of the current version, of the one before it or of one item
+ * is then that one document, read by {@code _id} (one round trip). Otherwise a reader reads the root, then the item
  * versions that root commits, and the root again, in one aggregation (one round trip): it sees exactly one committed
  * version of the whole tree, never part of a change set, never one that lost a race or whose writer crashed, and it
  * never waits for a writer. The package documentation explains how.
@@ -224,7 +227,9 @@ public final class VersionedStore extends StrategyEntry<ChangeSet, VersionedStor
     }
 
     /**
-     * The whole tree as it was committed at {@code version} (one round trip).
+     * The whole tree as it was committed at {@code version}: one round trip for the root's version and the one before
+     * it while the root carries them ({@link VersionedStoreConfig#inlineTreeBytes()}), two for an older one (the root,
+     * then the aggregation over item versions).
      *
      * @throws VersionPrunedException if the retention policy removed that version
      * @throws InvalidInputException  if {@code version} is negative or ahead of the root

@@ -20,8 +20,8 @@ import dev.consistencykit.core.spi.Names;
  * {@value #DEFAULT_ITEMS_COLLECTION}, one record per settled version in {@value #DEFAULT_HISTORY_COLLECTION};
  * recovery takes over a change set staged for 30 s ({@link #DEFAULT_STALE_AFTER}); a writer settles its root itself
  * once {@value #DEFAULT_SETTLE_THRESHOLD} versions are unsettled; {@link Retention#KEEP_ALL};
- * {@link VersionedStore#update} tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; {@link RetryPolicy#DEFAULT}; the system
- * clock.
+ * {@link VersionedStore#update} tries {@value #DEFAULT_CONFLICT_ATTEMPTS} times; a root carries its tree while it fits
+ * in 64 KiB ({@link #DEFAULT_INLINE_TREE_BYTES}); {@link RetryPolicy#DEFAULT}; the system clock.
  */
 public final class VersionedStoreConfig extends StrategyConfig {
 

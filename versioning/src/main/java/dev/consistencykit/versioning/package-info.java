@@ -33,6 +33,13 @@
  *   them once the root moved past their base, or, if it did not, once their writer was quiet for {@code staleAfter}:
  *   then it first moves the root's fence on (a compare-and-set on fence and version), so that writer can never
  *   commit them. The fence is on the root and only ever moves forward: nothing removes the evidence.</li>
+ *   <li><b>The tree on the root</b>: a compare-and-set whose writer knows the base tree (the read of a direct commit,
+ *   or the root its stage returned while the root carried that tree) also writes the tree it commits, whole
+ *   ({@code tree}), what it replaced ({@code undo}), the base's meta and time ({@code prior}), and the version they
+ *   describe ({@code treeV}), while they fit in {@link VersionedStoreConfig#inlineTreeBytes()}; every other commit
+ *   removes them. A reader uses them only while {@code treeV} is the root's version: the current tree, and the one
+ *   before it with {@code undo} put back, are then one document read by {@code _id}, which no writer or pruner can
+ *   split. A root that carries no tree is read as below, one round trip later.</li>
  *   <li><b>Reading</b> (one round trip, one aggregation): the root gives version V and its {@code unsettled} map;
  *   then, in the same pipeline, a {@code $lookup} takes the item documents at or below V that no committed version at
  *   or below V replaced, and a last {@code $lookup} reads the root's floor again. A document

@@ -410,4 +410,44 @@ class VersionedStoreBehaviourTest {
         assertThat(Optional.of(store.read("other").version())).contains(1L);
         assertThat(List.of(Set.of())).hasSize(1);
     }
+    /**
+     * The tree a root carries follows every commit or goes: a commit whose tree no longer fits removes it (reads then
+     * aggregate the item versions), a later one that fits writes it again, and a commit by recovery, which does not
+     * know the base tree, removes it too. Every version reads the same both ways throughout.
+     */
+    @Test
+    void shouldCarryTheTreeOnTheRootOnlyWhileItFitsAndItsCommitterKnowsIt(MongoTarget target, MongoDatabase db) {
+        VersionedStore store = Catalogue.store(db).inlineTreeBytes(600).build();
+        store.ensureIndexes();
+        store.createRoot(ROOT);
+        var roots = db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION);
+        store.update(ROOT, (tree, change) -> change.put("a", Catalogue.product("A", 1)));
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).containsKeys("tree", "undo", "prior")
+                .containsEntry("treeV", 1L);
+
+        store.update(ROOT, (tree, change) -> change.put("big", new Document("text", "x".repeat(700))));
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).doesNotContainKeys("tree", "treeV", "undo", "prior");
+        long trips;
+        try (RoundTripCounter counter = RoundTripCounter.attach(target, db.getName())) {
+            assertThat(store.read(ROOT).items()).containsOnlyKeys("a", "big");
+            trips = counter.snapshot().commands();
+        }
+        assertThat(trips).as("the root, then the aggregation").isEqualTo(2);
+
+        store.commit(ChangeSet.on(ROOT, 2).delete("big").build());
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).as("a stage of a root that carries no tree")
+                .doesNotContainKey("tree");
+        store.update(ROOT, (tree, change) -> change.put("b", Catalogue.product("B", 2)));
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).containsEntry("treeV", 4L);
+        store.commit(ChangeSet.on(ROOT, 4).put("c", Catalogue.product("C", 3)).build());
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).as("a stage returns the tree it commits on from")
+                .containsEntry("treeV", 5L);
+        assertThat(Catalogue.carriedProblems(db, store, 0, 5)).isEmpty();
+
+        store.submit(ChangeSet.on(ROOT, 5).put("d", Catalogue.product("D", 4)).build());
+        assertThat(store.recover(Duration.ZERO).rolledForward()).isEqualTo(1);
+        assertThat(roots.find(Filters.eq("_id", ROOT)).first()).doesNotContainKeys("tree", "treeV", "undo", "prior");
+        assertThat(store.read(ROOT).items()).containsOnlyKeys("a", "b", "c", "d");
+        assertThat(Catalogue.carriedProblems(db, store, 0, 6)).isEmpty();
+    }
 }

@@ -26,7 +26,7 @@ public final class VersioningSample {
         VersionedStore store = VersionedStore.builder(db).retention(Retention.keepLast(100)).build();
         store.ensureIndexes();                                  // readers', settlement's and cleanup's (none is unique)
         store.createRoot("catalogue");                          // version 0, no items
-        VersionedTree tree = store.read("catalogue");           // 1 round trip: root, versions it commits, floor again
+        VersionedTree tree = store.read("catalogue");           // 1 round trip: the tree the root carries (or an aggregation)
         store.commit(ChangeSet.on("catalogue", tree.version())  // 3 round trips: stage, write items, compare-and-set root
                 .put("shoes", new Document("title", "Shoes").append("price", 4_900))
                 .delete("hats").meta(new Document("by", "ann")).build());   // VersionConflictException if the base moved

@@ -153,8 +153,8 @@ public final class VersionReads {
 
     /**
      * The committed tree at the root's current version, with what a direct commit made from it needs: one round trip
-     * (one aggregation, which reads the root, then the item versions that may be visible, then the root's floor
-     * again). If retention pruned the version while its items were being read (a pruner in another process, whatever
+     * (the root, when it carries the tree of its version; otherwise one more: one aggregation, which reads the root,
+     * then the item versions that may be visible, then the root's floor again). If retention pruned the version while its items were being read (a pruner in another process, whatever
      * its own settings), the tree read may be partial, so the read starts again at the then current version.
      */
     public Current current(Object rootId) {
@@ -228,8 +228,9 @@ public final class VersionReads {
     }
 
     /**
-     * The committed tree as of {@code version}: one round trip (the root, the history record of that version, the
-     * item versions that may be visible at it, the root's floor again).
+     * The committed tree as of {@code version}: one round trip (the root, when it carries the tree of that version or
+     * of the one after it; otherwise one more: the root, the history record of that version, the item versions that
+     * may be visible at it, the root's floor again).
      */
     public VersionedTree readAsOf(Object rootId, long version) {
         Object id = store.rootId(rootId);
@@ -349,8 +350,9 @@ public final class VersionReads {
     }
 
     /**
-     * Item {@code itemId} at the root's current version: one round trip (the root, the item's versions that may be
-     * visible, the root's floor again, so that a version pruned meanwhile is never answered from a partial read).
+     * Item {@code itemId} at the root's current version: one round trip (the root, when it carries the tree of its
+     * version; otherwise one more: the root, the item's versions that may be visible, the root's floor again, so that
+     * a version pruned meanwhile is never answered from a partial read).
      */
     public Optional<Document> get(Object rootId, Object itemId) {
         Object id = store.rootId(rootId);
