@@ -177,7 +177,7 @@ final class Catalogue {
         for (VersionedTree[] pair : pairs) {
             if (pair[0].version() != pair[1].version() || !pair[0].items().equals(pair[1].items())
                     || !pair[0].meta().equals(pair[1].meta())
-                    || pair[0].committedAt().isPresent() != pair[1].committedAt().isPresent()) {
+                    || !pair[0].committedAt().equals(pair[1].committedAt())) {
                 problems.add("version " + pair[1].version() + " reads " + pair[0] + " from the root but " + pair[1]
                         + " from its item versions");
             }

@@ -450,4 +450,48 @@ class VersionedStoreBehaviourTest {
         assertThat(store.read(ROOT).items()).containsOnlyKeys("a", "b", "c", "d");
         assertThat(Catalogue.carriedProblems(db, store, 0, 6)).isEmpty();
     }
+    /**
+     * A version has one commit time however it is read: as the current version, as the one before it, from the item
+     * versions once newer ones exist, in the list of versions, and placed by a read as of that time; before and after
+     * settling. Each commit's compare-and-set stamps one time (a server may stamp two fields of one update a
+     * millisecond apart), and the next commit copies it to the version's entry.
+     */
+    @Test
+    void shouldGiveEachVersionOneCommitTimeHoweverItIsRead(MongoDatabase db) {
+        VersionedStore store = Catalogue.store(db).build();
+        VersionedStore aggregated = Catalogue.store(db).inlineTreeBytes(0).build();
+        store.ensureIndexes();
+        store.createRoot(ROOT);
+        Map<Long, java.time.Instant> seen = new java.util.TreeMap<>();
+        for (int i = 0; i < 60; i++) {
+            int n = i;
+            if (i % 3 == 0) {
+                store.commit(ChangeSet.on(ROOT, i).put("i" + (n % 4), Catalogue.product("P", n)).build());
+            } else {
+                store.update(ROOT, (tree, change) -> change.put("i" + (n % 4), Catalogue.product("P", n)));
+            }
+            VersionedTree current = store.read(ROOT);
+            seen.put(current.version(), current.committedAt().orElseThrow());
+            if (i % 20 == 19) {
+                store.recover(Duration.ZERO);   // settles: the times go to the history records
+            }
+        }
+        store.update(ROOT, (tree, change) -> change.put("last", Catalogue.product("L", 0)));
+        seen.put(61L, store.read(ROOT).committedAt().orElseThrow());
+        for (int settled = 0; settled < 2; settled++) {
+            Map<Long, java.time.Instant> listed = new java.util.TreeMap<>();
+            store.versions(ROOT).forEach(info -> listed.put(info.version(), info.committedAt().orElseThrow()));
+            assertThat(listed).isEqualTo(seen);
+            seen.forEach((version, at) -> {
+                assertThat(store.readAsOf(ROOT, version).committedAt()).as("version %d", version).contains(at);
+                assertThat(aggregated.readAsOf(ROOT, version).committedAt()).as("version %d", version).contains(at);
+                VersionedTree byTime = aggregated.readAsOf(ROOT, at);
+                assertThat(byTime.committedAt()).as("as of the time of version %d", version).contains(at);
+                assertThat(byTime.version()).as("as of the time of version %d", version).isGreaterThanOrEqualTo(version);
+            });
+            store.recover(Duration.ZERO);
+        }
+        assertThat(db.getCollection(VersionedStoreConfig.DEFAULT_ROOTS_COLLECTION).find(Filters.eq("_id", ROOT))
+                .first().get("unsettledAt", Document.class)).as("no time left without its version").isEmpty();
+    }
 }

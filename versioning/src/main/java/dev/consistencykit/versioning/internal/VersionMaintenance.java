@@ -114,7 +114,7 @@ public final class VersionMaintenance implements PatternRecovery {
                     continue;
                 }
                 examined++;
-                Attempt a = Attempt.of(rootId, e.getKey(), entry);
+                Attempt a = Attempt.of(rootId, e.getKey(), entry, root);
                 switch (Passes.orLeftToNextPass(name, "recovery: change set " + Values.show(a.id()),
                         Decision.NONE, () -> decide(root, a))) {
                     case FORWARD -> forward++;

@@ -77,7 +77,7 @@ public final class VersionReads {
 
     /** What a read of the current version uses of a root that carries its tree. */
     private static final String[] CURRENT_FIELDS = {VERSION, FLOOR, FENCE, UNSETTLED_COUNT, META, COMMITTED_AT, TREE,
-        TREE_V};
+        TREE_V, VersionSchema.SLOT};
     /** What a read as of a version uses of a root that carries its tree and what its last commit replaced. */
     private static final String[] AS_OF_FIELDS = {VERSION, FLOOR, META, COMMITTED_AT, TREE, TREE_V, UNDO, PRIOR};
 
@@ -167,7 +167,7 @@ public final class VersionReads {
                 return new Current(new VersionedTree(id, number(root, VERSION), carried,
                         Optional.ofNullable(root.get(META, Document.class)),
                         Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant)),
-                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT));
+                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT), root.get(VersionSchema.SLOT));
             }
         }
         for (int attempt = 1; ; attempt++) {
@@ -180,16 +180,16 @@ public final class VersionReads {
                 return new Current(new VersionedTree(id, version, tree,
                         Optional.ofNullable(root.get(META, Document.class)),
                         Optional.ofNullable(root.getDate(COMMITTED_AT)).map(Date::toInstant)),
-                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT));
+                        number(root, FENCE), (int) number(root, UNSETTLED_COUNT), root.get(VersionSchema.SLOT));
             }
         }
     }
 
     /**
-     * A tree read at the root's current version, with the root's fence and its count of unsettled versions as read
-     * with it: what {@link VersionWrites#commitDirect} needs.
+     * A tree read at the root's current version, with the root's fence, its count of unsettled versions and the slot
+     * of its version as read with it: what {@link VersionWrites#commitDirect} needs.
      */
-    public record Current(VersionedTree tree, long fence, int unsettledCount) {
+    public record Current(VersionedTree tree, long fence, int unsettledCount, Object slot) {
     }
 
     /** The committed tree at the root's current version: one round trip ({@link #current}). */

@@ -56,7 +56,15 @@ final class VersionSchema {
     static final String UNSETTLED_COUNT = "unsettledCount";
     static final String ABANDONED = "abandoned";
     static final String META = "meta";
+    /**
+     * The commit time of the root's version, the only one its compare-and-set stamps (a server that stamps two fields
+     * of one update may give them times a millisecond apart). The compare-and-set that makes the next version copies
+     * it into the version's unsettled entry ({@link #UNSETTLED_AT}), where settlement finds it for the history record,
+     * so a version has one commit time however it is read.
+     */
     static final String COMMITTED_AT = "committedAt";
+    /** The slot of the root's version in {@link #UNSETTLED}: where the next commit copies its time to. */
+    static final String SLOT = "committedSlot";
     /**
      * Moved on by clean-up before it deletes the documents of a direct commit whose writer went quiet with the root
      * still at its base: a direct commit matches only the fence it read (absent reads as 0).
@@ -130,9 +138,31 @@ final class VersionSchema {
         return withTimes(root, PENDING, PENDING_AT);
     }
 
-    /** The unsettled versions by slot, each with its commit time ({@code at}) when the root was read with it. */
+    /**
+     * The unsettled versions by slot, each with its commit time ({@code at}) when the root was read with it: the root's
+     * own for its version (when read with {@link #VERSION} and {@link #COMMITTED_AT}), whose time the next commit
+     * copies to its entry.
+     */
     static Document unsettled(Document root) {
-        return withTimes(root, UNSETTLED, UNSETTLED_AT);
+        Document entries = withTimes(root, UNSETTLED, UNSETTLED_AT);
+        if (!(root.get(COMMITTED_AT) instanceof java.util.Date committed) || !(root.get(VERSION) instanceof Number)) {
+            return entries;
+        }
+        long version = number(root, VERSION);
+        Document out = new Document();
+        entries.forEach((slot, value) -> {
+            Document entry = (Document) value;
+            if (!entry.containsKey(AT) && number(entry, V) == version) {
+                entry = new Document(entry).append(AT, committed);
+            }
+            out.append(slot, entry);
+        });
+        return out;
+    }
+
+    /** Whether {@code slot}, read back from a root, is a slot as this store names them (and so a safe field name). */
+    static boolean isSlot(Object slot) {
+        return slot instanceof String s && s.matches("c[0-9a-f]{24}");
     }
 
     static Document withTimes(Document root, String entriesField, String timesField) {

@@ -4,12 +4,14 @@ import dev.consistencykit.versioning.VersionedStoreListener;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
 import static dev.consistencykit.versioning.internal.VersionSchema.AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.ATT;
 import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED;
+import static dev.consistencykit.versioning.internal.VersionSchema.COMMITTED_AT;
 import static dev.consistencykit.versioning.internal.VersionSchema.CS;
 import static dev.consistencykit.versioning.internal.VersionSchema.FP;
 import static dev.consistencykit.versioning.internal.VersionSchema.ITEM;
@@ -90,10 +92,11 @@ public final class VersionSettlement {
      * {@code until}, records each version in the history collection, and only then removes it from the root.
      */
     public long settleRoot(Object rootId) {
-        Document root = store.root(rootId, "read unsettled versions", UNSETTLED, UNSETTLED_AT);
+        Document root = store.root(rootId, "read unsettled versions", UNSETTLED, UNSETTLED_AT, VERSION, COMMITTED_AT);
         if (root == null) {
             return 0;
         }
+        removeTimesWithoutEntries(rootId, root);
         TreeMap<Long, Document> entries = new TreeMap<>();
         Map<Long, String> slots = new HashMap<>();
         unsettled(root).forEach((slot, v) -> {
@@ -110,6 +113,28 @@ public final class VersionSettlement {
             Listeners.call(name, () -> listener.onMaintained(rootId, (int) count, 0, 0));
         }
         return settled;
+    }
+
+    /**
+     * Removes the commit times the root holds for no unsettled entry: a commit copies its base's time to the base's
+     * entry ({@link VersionWrites#baseTime}), and the copy can land after settlement removed that entry.
+     */
+    void removeTimesWithoutEntries(Object rootId, Document root) {
+        Document times = root.get(UNSETTLED_AT, Document.class);
+        Document entries = root.get(UNSETTLED, Document.class);
+        if (times == null) {
+            return;
+        }
+        List<WriteModel<Document>> removals = new ArrayList<>();
+        for (String slot : times.keySet()) {
+            if ((entries == null || !entries.containsKey(slot)) && VersionSchema.isSlot(slot)) {
+                removals.add(new UpdateOneModel<>(and(eq("_id", rootId), exists(UNSETTLED + "." + slot, false)),
+                        Updates.unset(UNSETTLED_AT + "." + slot)));
+            }
+        }
+        if (!removals.isEmpty()) {
+            store.trimRoot(rootId, removals);
+        }
     }
 
     long settleBatch(Object rootId, List<Long> versions, Map<Long, Document> entries,

@@ -307,7 +307,7 @@ public final class VersionStore implements PatternSetup {
         pipeline.add(Aggregates.match(eq("_id", id)));
         // what a read uses of the root, no more: each item version of the reply carries it
         List<String> rootFields = new ArrayList<>(List.of(VERSION, FLOOR, FENCE, UNSETTLED, UNSETTLED_COUNT, META,
-                COMMITTED_AT));
+                COMMITTED_AT, VersionSchema.SLOT));
         if (version != null || at != null) {
             rootFields.add(UNSETTLED_AT);   // the commit time of an unsettled version read as of
         }
@@ -410,7 +410,8 @@ public final class VersionStore implements PatternSetup {
     /** Roots with staged attempts: version and pending entries. */
     List<Document> stagedRoots() {
         return retry.execute(name, null, "find staged change sets", () -> roots.find(gt(PENDING_COUNT, 0))
-                .projection(Projections.include(VERSION, PENDING, PENDING_AT)).into(new ArrayList<>()));
+                .projection(Projections.include(VERSION, PENDING, PENDING_AT, COMMITTED_AT, VersionSchema.SLOT,
+                        UNSETTLED_COUNT)).into(new ArrayList<>()));
     }
 
     /** Every root's version, floor and prune marks ({@link VersionSchema#PRUNED}, {@link VersionSchema#LATE}). */

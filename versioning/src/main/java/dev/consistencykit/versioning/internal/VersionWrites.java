@@ -208,17 +208,19 @@ public final class VersionWrites {
      * the base tree as its root carried it when this attempt was staged (null when it did not, or is not known).
      */
     record Attempt(Object rootId, String slot, Object id, long base, long version, ObjectId att, int size,
-                   String fingerprint, Document meta, VersionedTree baseTree) {
+                   String fingerprint, Document meta, VersionedTree baseTree, Bson baseTime) {
 
-        static Attempt of(Prepared p, ObjectId att, VersionedTree baseTree) {
+        static Attempt of(Prepared p, ObjectId att, VersionedTree baseTree, Bson baseTime) {
             return new Attempt(p.rootId(), p.slot(), p.id(), p.base(), p.version(), att, p.size(), p.fingerprint(),
-                    p.changeSet().meta().orElse(null), baseTree);
+                    p.changeSet().meta().orElse(null), baseTree, baseTime);
         }
 
-        static Attempt of(Object rootId, String slot, Document entry) {
-            return new Attempt(rootId, slot, entry.get(CS), number(entry, BASE), number(entry, V),
+        /** The attempt a pending {@code entry} holds, with the base's time copied when {@code root} is at its base. */
+        static Attempt of(Object rootId, String slot, Document entry, Document root) {
+            long base = number(entry, BASE);
+            return new Attempt(rootId, slot, entry.get(CS), base, number(entry, V),
                     entry.getObjectId(ATT), (int) number(entry, N), entry.getString(FP),
-                    entry.get(META, Document.class), null);
+                    entry.get(META, Document.class), null, VersionWrites.baseTime(base, root));
         }
 
         OperationId operationId() {
@@ -255,7 +257,8 @@ public final class VersionWrites {
         if (read.unsettledCount() >= config.settleThreshold()) {
             settleBeforeStaging(p.rootId());
         }
-        Attempt a = Attempt.of(p, new ObjectId(), read.tree());
+        Attempt a = Attempt.of(p, new ObjectId(), read.tree(), baseTime(p.base(), read.slot(),
+                read.tree().committedAt().map(java.util.Date::from).orElse(null), read.unsettledCount()));
         List<Document> docs = new ArrayList<>(p.size());
         p.values().forEach((item, value) -> docs.add(itemDocument(a.rootId(), item, a.version(), a.att(), a.id(),
                 value).append(DIRECT, true)));
@@ -390,14 +393,15 @@ public final class VersionWrites {
             // the root as it was, with the tree it carries when it carries one: the base tree this commit's
             // compare-and-set then writes on from
             VersionStore.Staged sent = config.inlineTreeBytes() == 0
-                    ? store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION)
-                    : store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION, META, COMMITTED_AT, TREE,
-                            VersionSchema.TREE_V);
+                    ? store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION, COMMITTED_AT,
+                            VersionSchema.SLOT, UNSETTLED_COUNT)
+                    : store.stage(p.id(), filter, att -> stageUpdate(p, att), VERSION, COMMITTED_AT,
+                            VersionSchema.SLOT, UNSETTLED_COUNT, META, TREE, VersionSchema.TREE_V);
             if (sent.matched() == 1) {
                 counters.staged.increment();
                 Listeners.call(name, () -> listener.onStaged(p.rootId(), p.changeSet().id(), p
                         .version()));
-                return Attempt.of(p, sent.att(), baseCarried(p, sent.root()));
+                return Attempt.of(p, sent.att(), baseCarried(p, sent.root()), baseTime(p.base(), sent.root()));
             }
             Document root = store.findRoot(p.rootId());
             Document staged = pending(root).get(p.slot(), Document.class);
@@ -408,12 +412,12 @@ public final class VersionWrites {
                             + " holds change set " + staged.get(CS));
                 }
                 checkFingerprint(p, staged.getString(FP));
-                return Attempt.of(p.rootId(), p.slot(), staged);
+                return Attempt.of(p.rootId(), p.slot(), staged, root);
             }
             Optional<Long> done = committedVersionOf(root, p);
             if (done.isPresent()) {
                 return new Attempt(p.rootId(), p.slot(), p.id(), p.base(), done.get(), null, p.size(),
-                        p.fingerprint(), null, null);
+                        p.fingerprint(), null, null, null);
             }
             long current = number(root, VERSION);
             if (p.base() < current) {
@@ -495,9 +499,39 @@ public final class VersionWrites {
      * that is that version, with its meta and time.
      */
     static Bson committing(Attempt a) {
-        return Updates.combine(Updates.set(VERSION, a.version()), Updates.set(UNSETTLED + "." + a.slot(),
-                committedEntry(a)), Updates.set(META, a.meta()), Updates.currentDate(UNSETTLED_AT + "." + a.slot()),
-                Updates.currentDate(COMMITTED_AT), Updates.inc(UNSETTLED_COUNT, 1));
+        List<Bson> updates = new ArrayList<>(List.of(Updates.set(VERSION, a.version()),
+                Updates.set(UNSETTLED + "." + a.slot(), committedEntry(a)), Updates.set(META, a.meta()),
+                Updates.currentDate(COMMITTED_AT), Updates.set(VersionSchema.SLOT, a.slot()),
+                Updates.inc(UNSETTLED_COUNT, 1)));
+        if (a.baseTime() != null) {
+            updates.add(a.baseTime());
+        }
+        return Updates.combine(updates);
+    }
+
+    /**
+     * The copy of the base version's commit time into its unsettled entry, which the commit that replaces it as the
+     * root's version writes (the base's time is the root's own until then: {@link VersionSchema#COMMITTED_AT}), from
+     * {@code root} as read at the base; null when it was read at another version or holds no such time.
+     */
+    static Bson baseTime(long base, Document root) {
+        if (root == null || !(root.get(VERSION) instanceof Number version) || version.longValue() != base) {
+            return null;
+        }
+        return baseTime(base, root.get(VersionSchema.SLOT), root.get(COMMITTED_AT) instanceof java.util.Date d ? d
+                : null, number(root, UNSETTLED_COUNT));
+    }
+
+    /**
+     * {@link #baseTime(long, Document)} from its parts: nothing for version 0, which has no entry, nor when no
+     * version was unsettled (the base's entry is settled, its time recorded). A copy that lands after settlement
+     * removed the entry leaves a time without an entry, which the next settlement of the root removes.
+     */
+    static Bson baseTime(long base, Object slot, java.util.Date committedAt, long unsettledCount) {
+        if (base == 0 || committedAt == null || unsettledCount == 0 || !VersionSchema.isSlot(slot)) {
+            return null;
+        }
+        return Updates.set(UNSETTLED_AT + "." + slot, committedAt);
     }
 
     /** What the root records of a committed attempt under {@code unsettled.<slot>}: version N is that attempt. */
