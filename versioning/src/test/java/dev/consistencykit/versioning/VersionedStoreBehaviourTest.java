@@ -463,7 +463,7 @@ class VersionedStoreBehaviourTest {
         store.ensureIndexes();
         store.createRoot(ROOT);
         Map<Long, java.time.Instant> seen = new java.util.TreeMap<>();
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < 150; i++) {
             int n = i;
             if (i % 3 == 0) {
                 store.commit(ChangeSet.on(ROOT, i).put("i" + (n % 4), Catalogue.product("P", n)).build());
@@ -472,12 +472,12 @@ class VersionedStoreBehaviourTest {
             }
             VersionedTree current = store.read(ROOT);
             seen.put(current.version(), current.committedAt().orElseThrow());
-            if (i % 20 == 19) {
+            if (i % 50 == 49) {
                 store.recover(Duration.ZERO);   // settles: the times go to the history records
             }
         }
         store.update(ROOT, (tree, change) -> change.put("last", Catalogue.product("L", 0)));
-        seen.put(61L, store.read(ROOT).committedAt().orElseThrow());
+        seen.put(151L, store.read(ROOT).committedAt().orElseThrow());
         for (int settled = 0; settled < 2; settled++) {
             Map<Long, java.time.Instant> listed = new java.util.TreeMap<>();
             store.versions(ROOT).forEach(info -> listed.put(info.version(), info.committedAt().orElseThrow()));
