@@ -78,6 +78,8 @@ public final class VersionReads {
     /** What a read of the current version uses of a root that carries its tree. */
     private static final String[] CURRENT_FIELDS = {VERSION, FLOOR, FENCE, UNSETTLED_COUNT, META, COMMITTED_AT, TREE,
         TREE_V, VersionSchema.SLOT};
+    /** What a read of the current version alone uses of a root that carries its tree. */
+    private static final String[] READ_FIELDS = {VERSION, META, COMMITTED_AT, TREE, TREE_V};
     /** What a read as of a version uses of a root that carries its tree and what its last commit replaced. */
     private static final String[] AS_OF_FIELDS = {VERSION, FLOOR, META, COMMITTED_AT, TREE, TREE_V, UNDO, PRIOR};
 
@@ -154,13 +156,19 @@ public final class VersionReads {
     /**
      * The committed tree at the root's current version, with what a direct commit made from it needs: one round trip
      * (the root, when it carries the tree of its version; otherwise one more: one aggregation, which reads the root,
-     * then the item versions that may be visible, then the root's floor again). If retention pruned the version while its items were being read (a pruner in another process, whatever
-     * its own settings), the tree read may be partial, so the read starts again at the then current version.
+     * then the item versions that may be visible, then the root's floor again). If retention pruned the version while
+     * its items were being read (a pruner in another process, whatever its own settings), the tree read may be
+     * partial, so the read starts again at the then current version.
      */
     public Current current(Object rootId) {
+        return current(rootId, CURRENT_FIELDS);
+    }
+
+    /** {@link #current(Object)}, reading {@code fields} of a root that carries its tree. */
+    private Current current(Object rootId, String... fields) {
         Object id = store.rootId(rootId);
         if (inline) {
-            Document root = rootCarrying(id, CURRENT_FIELDS);
+            Document root = rootCarrying(id, fields);
             Map<Object, Document> carried = carriedTree(root);
             if (carried != null) {
                 counters.treeReads.increment();
@@ -194,7 +202,7 @@ public final class VersionReads {
 
     /** The committed tree at the root's current version: one round trip ({@link #current}). */
     public VersionedTree read(Object rootId) {
-        return current(rootId).tree();
+        return current(rootId, READ_FIELDS).tree();
     }
 
     VersionStore.TreeRead readTree(Object id, Long version, Object item) {

@@ -64,7 +64,7 @@ final class VersionSchema {
      */
     static final String COMMITTED_AT = "committedAt";
     /** The slot of the root's version in {@link #UNSETTLED}: where the next commit copies its time to. */
-    static final String SLOT = "committedSlot";
+    static final String SLOT = "slot";
     /**
      * Moved on by clean-up before it deletes the documents of a direct commit whose writer went quiet with the root
      * still at its base: a direct commit matches only the fence it read (absent reads as 0).
