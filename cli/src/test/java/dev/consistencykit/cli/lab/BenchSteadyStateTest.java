@@ -28,9 +28,16 @@ class BenchSteadyStateTest {
     /**
      * The commands of one benchmarked operation, as docs/patterns/ and docs/ordering-keys.md give them: from
      * {@code least} to {@code most}, plus, where the pattern releases its records in batches, one write per 64
-     * operations.
+     * operations, and the {@code perHundred} commands one operation in 100 adds (a join that moves a key's entries
+     * into a chunk), counted for each hundred begun: a loaded machine runs few operations in the test's second, and
+     * one such join among 48 adds more than its share of 100.
      */
-    record Steady(String pattern, String variant, double least, double most, boolean batchedReleases) {
+    record Steady(String pattern, String variant, double least, double most, boolean batchedReleases,
+                  int perHundred) {
+
+        Steady(String pattern, String variant, double least, double most, boolean batchedReleases) {
+            this(pattern, variant, least, most, batchedReleases, 0);
+        }
 
         @Override
         public String toString() {
@@ -43,8 +50,9 @@ class BenchSteadyStateTest {
             new Steady("job-queue", "apply", 3, 3, true),
             // an enqueue onto an empty line (5) or behind one job (4), taken in turn
             new Steady("job-queue", "keyed", 4.5, 4.5, true),
-            // behind the backlog; one join in 100 also moves the key's entries into a chunk
-            new Steady("job-queue", "backlog", 3, 3.1, true),
+            // behind the backlog; one join in 100 also moves the key's entries into a chunk: its failed join, the
+            // two reads of the line, the chunk's insert, the key document's update and the join again
+            new Steady("job-queue", "backlog", 3, 3.1, true, 6),
             new Steady("two-phase", "", 7, 7, true),
             new Steady("log-reconciliation", "query", 1, 1, true),
             new Steady("log-reconciliation", "counter", 3, 3, true),
@@ -64,7 +72,9 @@ class BenchSteadyStateTest {
 
         assertThat(report.operations()).isPositive();
         double slack = steady.batchedReleases() ? 1.0 / 64 + 2.0 / report.operations() + 0.0005 : 0;
-        assertThat(report.roundTripsPerOp()).as(steady.toString()).isBetween(steady.least(), steady.most() + slack);
+        double most = Math.max(steady.most(), steady.least()
+                + steady.perHundred() * (report.operations() / 100 + 1) / (double) report.operations());
+        assertThat(report.roundTripsPerOp()).as(steady.toString()).isBetween(steady.least(), most + slack);
     }
 
     @Test
